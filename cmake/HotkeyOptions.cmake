@@ -1,0 +1,30 @@
+# Warnings, sanitizers and the compiler cache, applied to every target of the project.
+
+find_program(HOTKEY_CCACHE ccache)
+if(HOTKEY_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  set(CMAKE_C_COMPILER_LAUNCHER ${HOTKEY_CCACHE})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${HOTKEY_CCACHE})
+endif()
+
+add_library(hotkey_warnings INTERFACE)
+target_compile_options(hotkey_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor>)
+if(HOTKEY_WERROR)
+  target_compile_options(hotkey_warnings INTERFACE -Werror)
+endif()
+
+if(HOTKEY_SANITIZE)
+  set(_san_flags "")
+  foreach(s IN LISTS HOTKEY_SANITIZE)
+    if(NOT s MATCHES "^(address|undefined|thread|leak)$")
+      message(FATAL_ERROR "HOTKEY_SANITIZE: unknown sanitizer '${s}'")
+    endif()
+    list(APPEND _san_flags "-fsanitize=${s}")
+  endforeach()
+  list(JOIN _san_flags " " _san_str)
+  string(APPEND CMAKE_C_FLAGS " ${_san_str} -fno-omit-frame-pointer -fno-sanitize-recover=all")
+  string(APPEND CMAKE_CXX_FLAGS " ${_san_str} -fno-omit-frame-pointer -fno-sanitize-recover=all")
+  string(APPEND CMAKE_EXE_LINKER_FLAGS " ${_san_str}")
+  string(APPEND CMAKE_SHARED_LINKER_FLAGS " ${_san_str}")
+  message(STATUS "hotkey: sanitizers ${_san_str}")
+endif()

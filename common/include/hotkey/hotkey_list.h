@@ -1,0 +1,49 @@
+// The versioned per-topic hot-key list the coordinator publishes and clients route with.
+// Value types; the codecs are pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hotkey/partitioner.h"
+#include "hotkey/report.h"
+#include "hotkey/salt_planner.h"
+
+namespace hotkey {
+
+enum class KeySource : uint8_t { kDetected = 0, kPinned = 1 };
+std::string_view to_string(KeySource source) noexcept;
+
+struct HotKey {
+  std::string key;
+  std::vector<SaltAssignment> salts;  // verified: each salt recomputes to its partition
+  KeySource source = KeySource::kDetected;
+  double rate = 0;   // fleet-wide messages/s
+  double share = 0;  // fraction of the topic's traffic, [0, 1]
+  bool operator==(const HotKey&) const = default;
+};
+
+struct HotKeyList {
+  std::string topic;
+  uint64_t version = 0;
+  int32_t partitions = 0;
+  HashFamily hash = HashFamily::kMurmur2;
+  std::string separator = std::string(kDefaultSeparator);
+  std::vector<HotKey> keys;
+  std::vector<std::string> denied;
+  int64_t updated_at_ms = 0;
+  bool operator==(const HotKeyList&) const = default;
+};
+
+// Checks bounds and invariants: topic name, partitions in [1, max_partitions], separator,
+// every salt table verified with the list's family and separator, no duplicate keys, weights
+// positive. Throws DecodeError.
+void validate_list(const HotKeyList& list, const ReportLimits& limits = {});
+
+std::string list_to_json(const HotKeyList& list);
+// Decodes and validates (including recomputing every salt's partition).
+HotKeyList parse_list_json(std::string_view json, const ReportLimits& limits = {});
+
+}  // namespace hotkey

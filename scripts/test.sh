@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test. Non-zero exit on any failure.
+#
+#   scripts/test.sh              full build + all tests, then unit tests under ASan+UBSan
+#   HOTKEY_SANITIZE_PASS=0       skip the sanitizer pass
+#   HOTKEY_TSAN_PASS=1           also run the concurrency tests under TSan
+#   HOTKEY_JOBS=N                build parallelism (default 2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+JOBS=${HOTKEY_JOBS:-2}
+
+scripts/deps.sh --browser
+
+configure() {  # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTKEY_WERROR=ON "$@" >/dev/null
+}
+
+echo "== build (RelWithDebInfo) =="
+configure build
+cmake --build build -j"$JOBS"
+
+echo "== tests =="
+(cd build && ctest --output-on-failure --timeout 600 -j"$JOBS")
+
+if [ "${HOTKEY_SANITIZE_PASS:-1}" != "0" ]; then
+  echo "== unit tests under ASan+UBSan =="
+  configure build-asan "-DHOTKEY_SANITIZE=address;undefined" -DHOTKEY_BUILD_BENCH=OFF
+  cmake --build build-asan -j"$JOBS"
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     ctest --output-on-failure --timeout 900 -j"$JOBS" -L unit)
+fi
+
+if [ "${HOTKEY_TSAN_PASS:-0}" != "0" ]; then
+  echo "== concurrency tests under TSan =="
+  configure build-tsan -DHOTKEY_SANITIZE=thread -DHOTKEY_BUILD_BENCH=OFF
+  cmake --build build-tsan -j"$JOBS"
+  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure --timeout 900 -L tsan)
+fi
+echo "scripts/test.sh: all passed"
