@@ -27,6 +27,9 @@ done
 
 missing=()
 for p in "${want[@]}"; do
+  # Machines that ship Node.js from another source (whose nodejs package bundles npm and
+  # conflicts with Debian's npm) already have what the browser tests need.
+  if [ "$p" = npm ] && command -v npm >/dev/null 2>&1; then continue; fi
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
