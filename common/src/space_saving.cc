@@ -1,0 +1,629 @@
+#include "hotkey/space_saving.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace hotkey {
+namespace {
+
+__extension__ typedef unsigned __int128 U128;
+
+// 64x64->128 multiply folded to 64 bits (the wyhash mixing step): a few cycles per 16 bytes.
+inline uint64_t mum(uint64_t a, uint64_t b) noexcept {
+  U128 r = static_cast<U128>(a) * b;
+  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
+}
+
+inline uint64_t load64(const unsigned char* p) noexcept {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+inline uint64_t load32(const unsigned char* p) noexcept {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Index hash for key bytes. Only the in-memory index depends on it (never the output order,
+// which is defined by counts and key bytes), so it needs speed and spread, not stability.
+uint64_t key_hash(std::string_view key) noexcept {
+  constexpr uint64_t kP0 = 0xa0761d6478bd642full;
+  constexpr uint64_t kP1 = 0xe7037ed1a0b428dbull;
+  constexpr uint64_t kP2 = 0x8ebc6af09c88c6e3ull;
+  const auto* p = reinterpret_cast<const unsigned char*>(key.data());
+  size_t len = key.size();
+  uint64_t seed = kP0 ^ (static_cast<uint64_t>(len) * kP2);
+  uint64_t a;
+  uint64_t b;
+  if (len <= 16) {
+    if (len >= 4) {
+      a = (load32(p) << 32) | load32(p + ((len >> 3) << 2));
+      b = (load32(p + len - 4) << 32) | load32(p + len - 4 - ((len >> 3) << 2));
+    } else if (len > 0) {
+      a = (static_cast<uint64_t>(p[0]) << 16) | (static_cast<uint64_t>(p[len >> 1]) << 8) |
+          p[len - 1];
+      b = 0;
+    } else {
+      a = b = 0;
+    }
+  } else {
+    size_t i = len;
+    while (i > 16) {
+      seed = mum(load64(p) ^ kP1, load64(p + 8) ^ seed);
+      p += 16;
+      i -= 16;
+    }
+    a = load64(p + i - 16);
+    b = load64(p + i - 8);
+  }
+  return mum(kP1 ^ len, mum(a ^ kP1, b ^ seed));
+}
+
+// Output order of items(): count descending, then key bytes ascending.
+inline bool item_before(uint64_t ca, std::string_view ka, uint64_t cb, std::string_view kb) {
+  if (ca != cb) return ca > cb;
+  return ka < kb;
+}
+
+uint32_t check_capacity(uint64_t capacity) {
+  if (capacity < 1 || capacity > SpaceSaving::kMaxCapacity) {
+    throw std::invalid_argument("space-saving capacity must be in [1, " +
+                                std::to_string(SpaceSaving::kMaxCapacity) + "], got " +
+                                std::to_string(capacity));
+  }
+  return static_cast<uint32_t>(capacity);
+}
+
+size_t table_size_for(size_t entries) {
+  // Load factor <= 1/2 keeps linear-probe chains short.
+  size_t n = 8;
+  while (n < 2 * entries) n <<= 1;
+  return n;
+}
+
+void put_u32(std::string& out, uint32_t v) {
+  char b[4];
+  for (int i = 0; i < 4; ++i) b[i] = static_cast<char>((v >> (8 * i)) & 0xffu);
+  out.append(b, 4);
+}
+
+void put_u64(std::string& out, uint64_t v) {
+  char b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((v >> (8 * i)) & 0xffu);
+  out.append(b, 8);
+}
+
+// Bounds-checked little-endian reader for deserialize().
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  size_t remaining() const { return bytes_.size() - pos_; }
+  size_t pos() const { return pos_; }
+  uint64_t get(size_t width, const char* what) {
+    need(width, what);
+    uint64_t v = 0;
+    for (size_t i = 0; i < width; ++i) {
+      v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes_[pos_ + i])) << (8 * i);
+    }
+    pos_ += width;
+    return v;
+  }
+  std::string_view get_bytes(size_t n, const char* what) {
+    need(n, what);
+    auto s = bytes_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+
+ private:
+  void need(size_t n, const char* what) const {
+    if (remaining() < n) {
+      throw std::invalid_argument(std::string("space-saving bytes truncated: need ") +
+                                  std::to_string(n) + " bytes for " + what + " at offset " +
+                                  std::to_string(pos_) + ", have " + std::to_string(remaining()));
+    }
+  }
+  std::string_view bytes_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+// Slots hold the monitored keys; `heap` is a min-heap of slot ids by count; `index` is an
+// open-addressing (linear probing) table of slot ids keyed by key bytes. Slots beyond `size`
+// are spares whose std::string buffers are reused, so steady-state updates never allocate.
+struct SpaceSaving::Impl {
+  struct Slot {
+    std::string key;
+    uint64_t count = 0;
+    uint64_t error = 0;
+    uint64_t hash = 0;
+    uint32_t heap_pos = 0;
+  };
+  // Index entries: 0 is empty, otherwise (hash high 32 bits << 32) | (slot id + 1).
+  static constexpr uint64_t kEmpty = 0;
+
+  uint32_t capacity;
+  uint32_t size = 0;
+  uint64_t total = 0;
+  std::vector<Slot> slots;
+  std::vector<uint32_t> heap;
+  std::vector<uint64_t> index;
+  size_t mask = 0;
+
+  explicit Impl(uint32_t cap) : capacity(cap) {
+    index.assign(table_size_for(std::min<size_t>(cap, 64)), kEmpty);
+    mask = index.size() - 1;
+  }
+
+  static uint64_t tag_of(uint64_t hash) { return hash & 0xffffffff00000000ull; }
+
+  // Returns the index position holding key, or the empty position where it would go.
+  size_t probe(std::string_view key, uint64_t hash, bool* found) const {
+    const uint64_t tag = tag_of(hash);
+    size_t i = static_cast<size_t>(hash) & mask;
+    while (true) {
+      uint64_t e = index[i];
+      if (e == kEmpty) {
+        *found = false;
+        return i;
+      }
+      if ((e & 0xffffffff00000000ull) == tag) {
+        const Slot& s = slots[static_cast<uint32_t>(e) - 1];
+        if (s.key.size() == key.size() && std::memcmp(s.key.data(), key.data(), key.size()) == 0) {
+          *found = true;
+          return i;
+        }
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
+  void index_insert(uint32_t slot_id) {
+    const Slot& s = slots[slot_id];
+    size_t i = static_cast<size_t>(s.hash) & mask;
+    while (index[i] != kEmpty) i = (i + 1) & mask;
+    index[i] = tag_of(s.hash) | (static_cast<uint64_t>(slot_id) + 1);
+  }
+
+  // Backward-shift deletion keeps probe chains intact without tombstones.
+  void index_erase_at(size_t i) {
+    size_t hole = i;
+    size_t j = i;
+    while (true) {
+      j = (j + 1) & mask;
+      uint64_t e = index[j];
+      if (e == kEmpty) break;
+      size_t home = static_cast<size_t>(slots[static_cast<uint32_t>(e) - 1].hash) & mask;
+      // Move e into the hole unless its home lies cyclically in (hole, j].
+      bool home_between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+      if (!home_between) {
+        index[hole] = e;
+        hole = j;
+      }
+    }
+    index[hole] = kEmpty;
+  }
+
+  void index_erase(uint32_t slot_id) {
+    const Slot& s = slots[slot_id];
+    bool found = false;
+    size_t i = probe(s.key, s.hash, &found);
+    if (found) index_erase_at(i);
+  }
+
+  void maybe_grow_index() {
+    if (2 * static_cast<size_t>(size) < index.size()) return;
+    index.assign(index.size() * 2, kEmpty);
+    mask = index.size() - 1;
+    for (uint32_t id = 0; id < size; ++id) index_insert(id);
+  }
+
+  bool less(uint32_t a, uint32_t b) const { return slots[a].count < slots[b].count; }
+
+  void sift_up(uint32_t pos) {
+    uint32_t id = heap[pos];
+    const uint64_t c = slots[id].count;
+    while (pos > 0) {
+      uint32_t parent = (pos - 1) / 2;
+      uint32_t pid = heap[parent];
+      if (slots[pid].count <= c) break;
+      heap[pos] = pid;
+      slots[pid].heap_pos = pos;
+      pos = parent;
+    }
+    heap[pos] = id;
+    slots[id].heap_pos = pos;
+  }
+
+  void sift_down(uint32_t pos) {
+    uint32_t id = heap[pos];
+    const uint64_t c = slots[id].count;
+    const uint32_t n = size;
+    while (true) {
+      uint32_t child = 2 * pos + 1;
+      if (child >= n) break;
+      uint64_t cc = slots[heap[child]].count;
+      if (child + 1 < n) {
+        uint64_t rc = slots[heap[child + 1]].count;
+        if (rc < cc) {
+          ++child;
+          cc = rc;
+        }
+      }
+      if (c <= cc) break;
+      heap[pos] = heap[child];
+      slots[heap[pos]].heap_pos = pos;
+      pos = child;
+    }
+    heap[pos] = id;
+    slots[id].heap_pos = pos;
+  }
+
+  // Appends a new monitored key; caller checked size < capacity and absence.
+  uint32_t add_slot(std::string_view key, uint64_t hash, uint64_t count, uint64_t error) {
+    push_unordered(key, hash, count, error);
+    return size - 1;
+  }
+
+  void update(std::string_view key, uint64_t weight) {
+    total += weight;
+    const uint64_t h = key_hash(key);
+    bool found = false;
+    size_t pos = probe(key, h, &found);
+    if (found) {
+      Slot& s = slots[static_cast<uint32_t>(index[pos]) - 1];
+      s.count += weight;
+      sift_down(s.heap_pos);
+      return;
+    }
+    if (size < capacity) {
+      uint32_t id = add_slot(key, h, weight, 0);
+      sift_up(slots[id].heap_pos);
+      return;
+    }
+    // Replace the minimum: the newcomer inherits its count as error (Metwally et al.).
+    uint32_t id = heap[0];
+    Slot& s = slots[id];
+    index_erase(id);
+    s.key.assign(key.data(), key.size());
+    s.hash = h;
+    s.error = s.count;
+    s.count += weight;
+    index_insert(id);
+    sift_down(0);
+  }
+
+  const Slot* lookup(std::string_view key) const {
+    bool found = false;
+    size_t pos = probe(key, key_hash(key), &found);
+    return found ? &slots[static_cast<uint32_t>(index[pos]) - 1] : nullptr;
+  }
+
+  uint64_t min_count() const { return size == capacity ? slots[heap[0]].count : 0; }
+
+  // Bulk load: append without heap order, then heapify() once (O(k) instead of O(k log k)).
+  void push_unordered(std::string_view key, uint64_t hash, uint64_t count, uint64_t error) {
+    uint32_t id = size;
+    if (id == slots.size()) slots.emplace_back();
+    Slot& s = slots[id];
+    s.key.assign(key.data(), key.size());
+    s.count = count;
+    s.error = error;
+    s.hash = hash;
+    ++size;
+    if (heap.size() < size) heap.resize(size);
+    heap[id] = id;
+    s.heap_pos = id;
+    maybe_grow_index();
+    index_insert(id);
+  }
+
+  void heapify() {
+    for (uint32_t pos = size / 2; pos-- > 0;) sift_down(pos);
+  }
+
+  // Loads validated items; rejects duplicate keys.
+  void load_items(const std::vector<Item>& items) {
+    slots.reserve(items.size());
+    heap.reserve(items.size());
+    for (const auto& it : items) {
+      uint64_t h = key_hash(it.key);
+      bool found = false;
+      probe(it.key, h, &found);
+      if (found) {
+        throw std::invalid_argument("space-saving items contain a duplicate key (" +
+                                    std::to_string(it.key.size()) + " bytes)");
+      }
+      push_unordered(it.key, h, it.count, it.error);
+    }
+    heapify();
+  }
+
+  void clear() {
+    size = 0;
+    total = 0;
+    std::fill(index.begin(), index.end(), kEmpty);
+  }
+};
+
+namespace {
+
+void validate_item(const SpaceSaving::Item& it, size_t i) {
+  if (it.count == 0) {
+    throw std::invalid_argument("space-saving item " + std::to_string(i) + ": count must be >= 1");
+  }
+  if (it.error > it.count) {
+    throw std::invalid_argument("space-saving item " + std::to_string(i) + ": error " +
+                                std::to_string(it.error) + " exceeds count " +
+                                std::to_string(it.count));
+  }
+}
+
+// Adds count to sum, rejecting a running sum above total: a real summary's counts never add up
+// to more than the weight it has seen, and min_count() <= total/k depends on that.
+void add_to_sum(uint64_t& sum, uint64_t count, uint64_t total) {
+  if (count > total - sum) {
+    throw std::invalid_argument("space-saving counts add up to more than the total " +
+                                std::to_string(total));
+  }
+  sum += count;
+}
+
+}  // namespace
+
+SpaceSaving::SpaceSaving(uint32_t capacity) : impl_(new Impl(check_capacity(capacity))) {}
+
+SpaceSaving::SpaceSaving(const SpaceSaving& other)
+    : impl_(other.impl_ ? new Impl(*other.impl_) : nullptr) {}
+
+SpaceSaving& SpaceSaving::operator=(const SpaceSaving& other) {
+  if (this != &other) {
+    Impl* copy = other.impl_ ? new Impl(*other.impl_) : nullptr;
+    delete impl_;
+    impl_ = copy;
+  }
+  return *this;
+}
+
+SpaceSaving::SpaceSaving(SpaceSaving&& other) noexcept
+    : impl_(std::exchange(other.impl_, nullptr)) {}
+
+SpaceSaving& SpaceSaving::operator=(SpaceSaving&& other) noexcept {
+  std::swap(impl_, other.impl_);
+  return *this;
+}
+
+SpaceSaving::~SpaceSaving() { delete impl_; }
+
+void SpaceSaving::update(std::string_view key, uint64_t weight) {
+  if (weight == 0) return;
+  impl_->update(key, weight);
+}
+
+void SpaceSaving::merge(const SpaceSaving& other) {
+  const SpaceSaving* parts[2] = {this, &other};
+  *this = merge_all(parts, impl_->capacity);
+}
+
+SpaceSaving SpaceSaving::merge_all(std::span<const SpaceSaving* const> parts, uint32_t capacity) {
+  check_capacity(capacity);
+  // Every key's merged count is sum(min of every part) - sum(min of the parts holding it)
+  // + sum(its counts); same for errors. Sums commute, and the final cut is by (count, key), so
+  // the result does not depend on the order of parts.
+  struct Acc {
+    std::string_view key;
+    uint64_t hash;
+    uint64_t count;
+    uint64_t error;
+    uint64_t mins;  // sum of min_count() of the parts that hold the key
+  };
+  uint64_t sum_min = 0;
+  uint64_t total = 0;
+  size_t upper = 0;
+  for (const SpaceSaving* p : parts) {
+    if (p == nullptr || p->impl_ == nullptr) continue;
+    sum_min += p->impl_->min_count();
+    total += p->impl_->total;
+    upper += p->impl_->size;
+  }
+  std::vector<Acc> accs;
+  accs.reserve(upper);
+  std::vector<uint32_t> table(table_size_for(upper), 0);
+  const size_t mask = table.size() - 1;
+  for (const SpaceSaving* p : parts) {
+    if (p == nullptr || p->impl_ == nullptr) continue;
+    const Impl& in = *p->impl_;
+    const uint64_t m = in.min_count();
+    for (uint32_t id = 0; id < in.size; ++id) {
+      const Impl::Slot& s = in.slots[id];
+      size_t i = static_cast<size_t>(s.hash) & mask;
+      while (true) {
+        uint32_t e = table[i];
+        if (e == 0) {
+          accs.push_back(Acc{s.key, s.hash, s.count, s.error, m});
+          table[i] = static_cast<uint32_t>(accs.size());
+          break;
+        }
+        Acc& a = accs[e - 1];
+        if (a.hash == s.hash && a.key == s.key) {
+          a.count += s.count;
+          a.error += s.error;
+          a.mins += m;
+          break;
+        }
+        i = (i + 1) & mask;
+      }
+    }
+  }
+  for (Acc& a : accs) {
+    a.count += sum_min - a.mins;
+    a.error += sum_min - a.mins;
+  }
+  auto before = [](const Acc& x, const Acc& y) {
+    return item_before(x.count, x.key, y.count, y.key);
+  };
+  if (accs.size() > capacity) {
+    std::nth_element(accs.begin(), accs.begin() + capacity, accs.end(), before);
+    accs.resize(capacity);
+  }
+  SpaceSaving out(capacity);
+  Impl& impl = *out.impl_;
+  impl.total = total;
+  impl.slots.reserve(accs.size());
+  impl.heap.reserve(accs.size());
+  for (const Acc& a : accs) impl.push_unordered(a.key, a.hash, a.count, a.error);
+  impl.heapify();
+  return out;
+}
+
+SpaceSaving SpaceSaving::from_items(uint32_t capacity, uint64_t total, std::vector<Item> items) {
+  check_capacity(capacity);
+  if (items.size() > capacity) {
+    throw std::invalid_argument("space-saving has " + std::to_string(items.size()) +
+                                " items, more than its capacity " + std::to_string(capacity));
+  }
+  uint64_t sum = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    validate_item(items[i], i);
+    add_to_sum(sum, items[i].count, total);
+  }
+  SpaceSaving out(capacity);
+  out.impl_->total = total;
+  out.impl_->load_items(items);
+  return out;
+}
+
+uint32_t SpaceSaving::capacity() const noexcept { return impl_->capacity; }
+size_t SpaceSaving::size() const noexcept { return impl_->size; }
+uint64_t SpaceSaving::total() const noexcept { return impl_->total; }
+uint64_t SpaceSaving::min_count() const noexcept { return impl_->min_count(); }
+
+std::optional<SpaceSaving::Item> SpaceSaving::find(std::string_view key) const {
+  const Impl::Slot* s = impl_->lookup(key);
+  if (s == nullptr) return std::nullopt;
+  return Item{s->key, s->count, s->error};
+}
+
+uint64_t SpaceSaving::estimate(std::string_view key) const {
+  const Impl::Slot* s = impl_->lookup(key);
+  return s ? s->count : impl_->min_count();
+}
+
+std::vector<SpaceSaving::Item> SpaceSaving::items() const { return top(impl_->size); }
+
+std::vector<SpaceSaving::Item> SpaceSaving::top(size_t n) const {
+  const Impl& impl = *impl_;
+  std::vector<uint32_t> ids(impl.size);
+  for (uint32_t i = 0; i < impl.size; ++i) ids[i] = i;
+  auto before = [&](uint32_t a, uint32_t b) {
+    return item_before(impl.slots[a].count, impl.slots[a].key, impl.slots[b].count,
+                       impl.slots[b].key);
+  };
+  n = std::min(n, ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(n), ids.end(), before);
+  std::vector<Item> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto& s = impl.slots[ids[i]];
+    out.push_back(Item{s.key, s.count, s.error});
+  }
+  return out;
+}
+
+void SpaceSaving::clear() noexcept { impl_->clear(); }
+
+std::string SpaceSaving::serialize() const {
+  auto all = items();
+  size_t bytes = 1 + 4 + 8 + 4;
+  for (const auto& it : all) bytes += 4 + it.key.size() + 16;
+  std::string out;
+  out.reserve(bytes);
+  out.push_back(static_cast<char>(kFormatVersion));
+  put_u32(out, impl_->capacity);
+  put_u64(out, impl_->total);
+  put_u32(out, static_cast<uint32_t>(all.size()));
+  for (const auto& it : all) {
+    put_u32(out, static_cast<uint32_t>(it.key.size()));
+    out.append(it.key);
+    put_u64(out, it.count);
+    put_u64(out, it.error);
+  }
+  return out;
+}
+
+SpaceSaving SpaceSaving::deserialize(std::string_view bytes) {
+  Reader r(bytes);
+  const auto version = static_cast<uint8_t>(r.get(1, "the format version"));
+  if (version != kFormatVersion) {
+    throw std::invalid_argument("space-saving format version " + std::to_string(version) +
+                                " is not supported (expected " + std::to_string(kFormatVersion) +
+                                ")");
+  }
+  const uint64_t capacity = r.get(4, "the capacity");
+  check_capacity(capacity);
+  const uint64_t total = r.get(8, "the total");
+  const uint64_t n = r.get(4, "the item count");
+  if (n > capacity) {
+    throw std::invalid_argument("space-saving bytes declare " + std::to_string(n) +
+                                " items, more than the capacity " + std::to_string(capacity));
+  }
+  constexpr size_t kMinItemBytes = 4 + 8 + 8;
+  if (n > r.remaining() / kMinItemBytes) {
+    throw std::invalid_argument("space-saving bytes truncated: " + std::to_string(n) +
+                                " items declared but only " + std::to_string(r.remaining()) +
+                                " bytes follow");
+  }
+  std::vector<Item> items;
+  items.reserve(n);
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t len = r.get(4, "a key length");
+    if (len > kMaxKeyBytes) {
+      throw std::invalid_argument("space-saving item " + std::to_string(i) + ": key of " +
+                                  std::to_string(len) + " bytes exceeds the limit " +
+                                  std::to_string(kMaxKeyBytes));
+    }
+    Item it;
+    it.key = std::string(r.get_bytes(len, "a key"));
+    it.count = r.get(8, "a count");
+    it.error = r.get(8, "an error");
+    validate_item(it, i);
+    if (!items.empty()) {
+      const Item& prev = items.back();
+      if (!item_before(prev.count, prev.key, it.count, it.key)) {
+        throw std::invalid_argument("space-saving item " + std::to_string(i) +
+                                    " is out of order (items must be count descending, then key "
+                                    "ascending, without duplicates)");
+      }
+    }
+    add_to_sum(sum, it.count, total);
+    items.push_back(std::move(it));
+  }
+  if (r.remaining() != 0) {
+    throw std::invalid_argument("space-saving bytes have " + std::to_string(r.remaining()) +
+                                " trailing bytes after offset " + std::to_string(r.pos()));
+  }
+  SpaceSaving out(static_cast<uint32_t>(capacity));
+  out.impl_->total = total;
+  out.impl_->load_items(items);
+  return out;
+}
+
+bool SpaceSaving::operator==(const SpaceSaving& other) const {
+  if (impl_->total != other.impl_->total || impl_->size != other.impl_->size) return false;
+  for (uint32_t id = 0; id < impl_->size; ++id) {
+    const auto& s = impl_->slots[id];
+    const Impl::Slot* o = other.impl_->lookup(s.key);
+    if (o == nullptr || o->count != s.count || o->error != s.error) return false;
+  }
+  return true;
+}
+
+}  // namespace hotkey
