@@ -1,0 +1,738 @@
+// hotkey dashboard. Plain script, no dependencies, loaded from /static so that a strict
+// Content-Security-Policy (script-src 'self') holds. Every piece of data reaches the page
+// through textContent or attribute setters, never as HTML: keys are arbitrary bytes.
+'use strict';
+
+(() => {
+  const POLL_MS = 1500;
+  const AUDIT_EVERY = 4;  // polls between audit refreshes (actions refresh it at once)
+  const HISTORY_POINTS = 120;
+  const SKEW_WARN = 2.0;  // the common alert threshold for max/avg partition load
+  const TOKEN_KEY = 'hotkey.operatorToken';
+
+  const $ = (id) => document.getElementById(id);
+
+  // ---- small DOM helpers (text only) ----
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    if (props) {
+      for (const [k, v] of Object.entries(props)) {
+        if (v === undefined || v === null || v === false) continue;
+        if (k === 'class') node.className = v;
+        else if (k === 'text') node.textContent = v;
+        else if (k === 'title') node.title = v;
+        else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+        else if (k === 'dataset') Object.assign(node.dataset, v);
+        else node.setAttribute(k, v === true ? '' : String(v));
+      }
+    }
+    for (const c of children) {
+      if (c === undefined || c === null || c === false) continue;
+      node.append(c instanceof Node ? c : String(c));
+    }
+    return node;
+  }
+  const td = (text, cls, title) => el('td', { class: cls, text: text, title: title });
+  function svg(tag, attrs) {
+    const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+    return node;
+  }
+
+  // ---- formatting ----
+  const nf0 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+  const nf1 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+  const nf2 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  const num = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  const fmtRate = (v) => (num(v) === null ? '–' : v >= 100 ? nf0.format(v) : nf1.format(v));
+  const fmtInt = (v) => (num(v) === null ? '–' : nf0.format(v));
+  const fmtPct = (v) => (num(v) === null ? '–' : nf1.format(v * 100) + '%');
+  const fmtSkew = (v) => (num(v) === null ? '–' : nf2.format(v));
+  function fmtTime(ms) {
+    if (num(ms) === null || ms <= 0) return '–';
+    const d = new Date(ms);
+    return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  }
+  function fmtAgo(ms) {
+    if (num(ms) === null || ms <= 0) return '';
+    const s = Math.round((ms - Date.now()) / 1000);
+    const a = Math.abs(s);
+    const txt = a < 90 ? a + 's' : a < 5400 ? Math.round(a / 60) + 'm' : Math.round(a / 3600) + 'h';
+    return s >= 0 ? 'in ' + txt : txt + ' ago';
+  }
+
+  // ---- keys are bytes: "key" (UTF-8 text) or "key_b64" ----
+  function keyRef(obj) {
+    if (obj && typeof obj.key_b64 === 'string') return { field: 'key_b64', value: obj.key_b64 };
+    if (obj && typeof obj.key === 'string') return { field: 'key', value: obj.key };
+    return { field: 'key', value: '' };
+  }
+  const keyId = (ref) => ref.field + ':' + ref.value;
+  function b64ToBytes(b64) {
+    try {
+      const bin = atob(b64);
+      const out = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+      return out;
+    } catch (e) {
+      return null;
+    }
+  }
+  // Printable form of a key for one line: control characters and non-UTF-8 bytes as \xNN.
+  function printableKey(ref) {
+    if (ref.field === 'key_b64') {
+      const bytes = b64ToBytes(ref.value);
+      if (!bytes) return '(bad base64) ' + ref.value;
+      let s = '';
+      for (const b of bytes) {
+        if (b === 0x5c) s += '\\\\';
+        else if (b >= 0x20 && b < 0x7f) s += String.fromCharCode(b);
+        else s += '\\x' + b.toString(16).padStart(2, '0');
+      }
+      return s;
+    }
+    return ref.value.replace(/[\u0000-\u001f\u007f\\]/g, (c) =>
+      c === '\\' ? '\\\\' : '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0'));
+  }
+  function keyCell(ref, extraClass) {
+    const cell = el('td', { class: 'key' + (extraClass ? ' ' + extraClass : '') });
+    if (ref.field === 'key_b64') cell.append(el('span', { class: 'badge bin', text: 'bin', title: 'binary key; base64 ' + ref.value }));
+    const text = printableKey(ref);
+    cell.append(el('span', { class: 'k', text: text, title: text }));
+    return cell;
+  }
+
+  // ---- field access tolerant of naming differences between API versions ----
+  function pick(obj, names, dflt) {
+    if (!obj) return dflt;
+    for (const n of names) if (obj[n] !== undefined && obj[n] !== null) return obj[n];
+    return dflt;
+  }
+  function asArray(body, names) {
+    if (Array.isArray(body)) return body;
+    const v = pick(body, names, []);
+    return Array.isArray(v) ? v : [];
+  }
+
+  // ---- operator token: entered once per browser session ----
+  const token = {
+    get: () => sessionStorage.getItem(TOKEN_KEY) || '',
+    set: (t) => (t ? sessionStorage.setItem(TOKEN_KEY, t) : sessionStorage.removeItem(TOKEN_KEY)),
+  };
+  function showTokenState(extra) {
+    const has = token.get() !== '';
+    $('token-state').textContent = extra || (has ? 'set for this session' : 'not set');
+    $('token-forget').hidden = !has;
+  }
+
+  // ---- HTTP ----
+  async function api(method, path, body) {
+    const headers = { Accept: 'application/json' };
+    const t = token.get();
+    if (t) headers.Authorization = 'Bearer ' + t;
+    const init = { method, headers, cache: 'no-store' };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    let res;
+    try {
+      res = await fetch(path, init);
+    } catch (e) {
+      return { ok: false, status: 0, body: { error: 'coordinator unreachable: ' + e.message }, text: '' };
+    }
+    const text = await res.text();
+    let parsed = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch (e) {
+      parsed = null;
+    }
+    return { ok: res.ok, status: res.status, body: parsed, text };
+  }
+  const topicPath = (t) => 'v1/topics/' + encodeURIComponent(t);
+
+  // ---- state ----
+  const state = {
+    topics: [],
+    topicsSig: '',
+    sort: { key: 'skew', dir: 'desc' },
+    selected: null,
+    detail: null,
+    top: [],
+    list: null,
+    renderSig: '',
+    expanded: new Set(),
+    history: new Map(),  // topic -> [{t, skew, hot}]
+    polls: 0,
+    auditSig: '',
+  };
+
+  // ---- topics overview ----
+  function topicRow(t) {
+    return {
+      topic: String(pick(t, ['topic', 'name'], '')),
+      rate: num(pick(t, ['rate', 'rate_per_s', 'messages_per_s'])),
+      partitions: num(pick(t, ['partitions'])),
+      producers: num(pick(t, ['producers', 'producer_count'])),
+      version: num(pick(t, ['version'])),
+      skew: num(pick(t, ['skew', 'skew_max_avg', 'max_avg'])),
+      idle: num(pick(t, ['idle_share', 'idle_partition_share', 'idle_fraction', 'idle'])),
+      hot: num(pick(t, ['hot_keys', 'hot_key_count', 'hot_count'])),
+    };
+  }
+  function recordHistory(topic, skew, hot) {
+    let h = state.history.get(topic);
+    if (!h) state.history.set(topic, (h = []));
+    h.push({ t: Date.now(), skew, hot });
+    if (h.length > HISTORY_POINTS) h.splice(0, h.length - HISTORY_POINTS);
+  }
+  function renderTopics() {
+    const filter = $('topic-filter').value.trim().toLowerCase();
+    const { key, dir } = state.sort;
+    const rows = state.topics.filter((r) => !filter || r.topic.toLowerCase().includes(filter));
+    rows.sort((a, b) => {
+      const x = a[key], y = b[key];
+      let c;
+      if (typeof x === 'string' || typeof y === 'string') c = String(x).localeCompare(String(y));
+      else c = (x ?? -Infinity) - (y ?? -Infinity);
+      return dir === 'asc' ? c : -c;
+    });
+    const frag = document.createDocumentFragment();
+    for (const r of rows) {
+      const skewWarn = r.skew !== null && r.skew > SKEW_WARN;
+      const tr = el('tr', { dataset: { topic: r.topic }, class: r.topic === state.selected ? 'selected' : '' },
+        td(r.topic, 'name'),
+        td(fmtRate(r.rate), 'num'),
+        td(fmtInt(r.partitions), 'num'),
+        td(fmtInt(r.producers), 'num'),
+        td(fmtInt(r.version), 'num'),
+        td(fmtSkew(r.skew), 'num skew' + (skewWarn ? ' warn' : ''), skewWarn ? 'max/avg above ' + SKEW_WARN : undefined),
+        td(fmtPct(r.idle), 'num'),
+        td(fmtInt(r.hot), 'num'));
+      frag.append(tr);
+    }
+    $('topics').tBodies[0].replaceChildren(frag);
+    $('topics-empty').hidden = state.topics.length !== 0;
+    $('topic-count').textContent = state.topics.length
+      ? (rows.length === state.topics.length ? '' : rows.length + ' of ') + state.topics.length + ' topics'
+      : '';
+    for (const th of $('topics').tHead.rows[0].cells) {
+      if (th.dataset.sort === key) th.dataset.sorted = dir;
+      else delete th.dataset.sorted;
+    }
+  }
+
+  // ---- one topic ----
+  function listIndex() {
+    const hot = new Map();
+    const denied = new Map();
+    const list = state.list;
+    if (list) {
+      for (const k of asArray(list, ['keys'])) hot.set(keyId(keyRef(k)), k);
+      for (const d of asArray(list, ['denied'])) {
+        const ref = typeof d === 'string' ? { field: 'key', value: d } : keyRef(d);
+        denied.set(keyId(ref), d);
+      }
+    }
+    return { hot, denied };
+  }
+  function saltsOf(k) {
+    return asArray(k, ['salts']).map((s) => ({
+      salt: pick(s, ['salt']), partition: pick(s, ['partition']), weight: num(pick(s, ['weight'])),
+    }));
+  }
+  function saltTable(k, captionText) {
+    const salts = saltsOf(k);
+    const ref = keyRef(k);
+    const box = el('div', { class: 'salt-table', dataset: { key: keyId(ref) } });
+    const head = el('h4', { title: printableKey(ref) });
+    const src = String(pick(k, ['source'], 'detected'));
+    head.append(el('span', { class: 'badge ' + (src === 'pinned' ? 'pinned' : 'hot'), text: src }));
+    if (ref.field === 'key_b64') head.append(el('span', { class: 'badge bin', text: 'bin' }));
+    head.append(el('span', { text: printableKey(ref) }));
+    box.append(head);
+    if (captionText) box.append(el('div', { class: 'muted small', text: captionText }));
+    const totalW = salts.reduce((a, s) => a + (s.weight || 0), 0) || 1;
+    const tbl = el('table', null, el('thead', null, el('tr', null,
+      el('th', { text: 'salt' }), el('th', { text: 'partition' }), el('th', { text: 'weight' }))));
+    const body = el('tbody');
+    for (const s of salts) {
+      body.append(el('tr', null, el('td', { text: String(s.salt) }), el('td', { text: String(s.partition) }),
+        el('td', { text: s.weight === null ? '–' : nf2.format(s.weight) + (totalW !== 1 ? ' (' + fmtPct(s.weight / totalW) + ')' : '') })));
+    }
+    tbl.append(body);
+    box.append(tbl);
+    return box;
+  }
+  function whyText(item, inList, denied) {
+    const server = pick(item, ['why', 'reason']);
+    if (typeof server === 'string' && server) return server;
+    if (denied) return 'denied: never salted (ordering-critical)';
+    if (inList) {
+      const src = pick(inList, ['source'], 'detected');
+      if (src === 'pinned') return 'pinned by an operator';
+      const share = num(pick(inList, ['share']));
+      return 'detected: ' + (share !== null ? fmtPct(share) + ' of the topic' : 'above the hot threshold');
+    }
+    const parts = num(pick(state.detail, ['partitions'])) || num(pick(state.list, ['partitions']));
+    const share = num(pick(item, ['share']));
+    if (parts && share !== null) return 'fair share per partition is ' + fmtPct(1 / parts);
+    return '';
+  }
+  function renderKeys() {
+    const { hot, denied } = listIndex();
+    const filter = $('key-filter').value.trim().toLowerCase();
+    const seen = new Set();
+    const rows = [];
+    for (const item of state.top) {
+      const ref = keyRef(item);
+      const id = keyId(ref);
+      seen.add(id);
+      rows.push({ item, ref, id });
+    }
+    // Listed keys that fell out of the top-N (pins of quiet keys) still deserve a row.
+    for (const [id, k] of hot) if (!seen.has(id)) rows.push({ item: k, ref: keyRef(k), id });
+    const frag = document.createDocumentFragment();
+    let shown = 0;
+    for (const { item, ref, id } of rows) {
+      if (filter && !printableKey(ref).toLowerCase().includes(filter)) continue;
+      shown++;
+      const inList = hot.get(id);
+      const isDenied = denied.has(id);
+      const serverHot = pick(item, ['hot']);
+      const isHot = !!inList || serverHot === true;
+      const stateCell = el('td');
+      if (inList) {
+        const src = pick(inList, ['source'], 'detected');
+        stateCell.append(el('span', { class: 'badge ' + (src === 'pinned' ? 'pinned' : 'hot'), text: src === 'pinned' ? 'pinned' : 'hot' }));
+      } else if (isHot) {
+        stateCell.append(el('span', { class: 'badge hot', text: 'hot' }));
+      }
+      if (isDenied) stateCell.append(el('span', { class: 'badge denied', text: 'denied' }));
+      if (!isHot && !isDenied) stateCell.append(el('span', { class: 'badge cold', text: 'cold' }));
+      const salts = inList ? saltsOf(inList) : [];
+      const saltCell = el('td');
+      if (salts.length) {
+        saltCell.append(el('button', {
+          type: 'button', class: 'link', text: salts.length + ' salts ' + (state.expanded.has(id) ? '▾' : '▸'),
+          dataset: { expand: id }, 'aria-expanded': state.expanded.has(id) ? 'true' : 'false',
+        }));
+      }
+      const act = el('td', null, el('button', { type: 'button', class: 'link', text: 'act…', dataset: { act: id } }));
+      const tr = el('tr', { dataset: { key: id }, class: isHot ? 'hot' : '' },
+        keyCell(ref),
+        td(fmtRate(num(pick(item, ['rate']))), 'num'),
+        td(fmtPct(num(pick(item, ['share']))), 'num'),
+        td(fmtInt(num(pick(item, ['count']))), 'num'),
+        td(fmtInt(num(pick(item, ['error', 'error_bound']))), 'num'),
+        stateCell,
+        td(whyText(item, inList, isDenied), 'why'),
+        saltCell, act);
+      frag.append(tr);
+      if (salts.length && state.expanded.has(id)) {
+        const cell = el('td', { colspan: 9 });
+        cell.append(saltTable(inList));
+        frag.append(el('tr', { class: 'salts-row' }, cell));
+      }
+    }
+    $('keys').tBodies[0].replaceChildren(frag);
+    $('key-count').textContent = shown + (shown !== rows.length ? ' of ' + rows.length : '') + ' keys';
+    state.rowsById = new Map(rows.map((r) => [r.id, r]));
+  }
+  function renderList() {
+    const list = state.list;
+    const box = $('salt-tables');
+    if (!list) {
+      box.replaceChildren(el('p', { class: 'muted', text: 'No hot-key list published for this topic yet.' }));
+      $('list-caption').textContent = '';
+      $('denied-line').textContent = '';
+      return;
+    }
+    const keys = asArray(list, ['keys']);
+    $('list-caption').textContent = 'version ' + fmtInt(num(list.version)) + ', ' + keys.length +
+      ' salted key' + (keys.length === 1 ? '' : 's') + ', hash ' + (list.hash || '?') + ', separator "' +
+      (list.separator ?? '#') + '"';
+    const frag = document.createDocumentFragment();
+    for (const k of keys) {
+      const rate = num(pick(k, ['rate']));
+      const share = num(pick(k, ['share']));
+      frag.append(saltTable(k, fmtRate(rate) + '/s, ' + fmtPct(share) + ' of the topic'));
+    }
+    if (!keys.length) frag.append(el('p', { class: 'muted', text: 'No key is salted right now.' }));
+    box.replaceChildren(frag);
+    const denied = asArray(list, ['denied']).map((d) =>
+      printableKey(typeof d === 'string' ? { field: 'key', value: d } : keyRef(d)));
+    $('denied-line').textContent = denied.length ? 'Denied (never salted): ' + denied.join(', ') : '';
+  }
+  function partitionLoads() {
+    const d = state.detail || {};
+    const parts = asArray(d, ['partition_rates', 'partition_load', 'partition_loads', 'partition_counts', 'load']);
+    return parts.map((p) => (typeof p === 'number' ? p : num(pick(p, ['rate', 'count', 'load'])) || 0));
+  }
+  function renderLoad() {
+    const loads = partitionLoads();
+    const salted = new Map();
+    for (const k of asArray(state.list, ['keys'])) {
+      for (const s of saltsOf(k)) {
+        const names = salted.get(s.partition) || [];
+        names.push(printableKey(keyRef(k)) + '#' + s.salt);
+        salted.set(s.partition, names);
+      }
+    }
+    const box = $('load-bars');
+    if (!loads.length) {
+      box.replaceChildren(el('p', { class: 'muted', text: 'No per-partition counts reported yet.' }));
+      $('load-caption').textContent = '';
+      return;
+    }
+    const max = Math.max(...loads, 1e-9);
+    const avg = loads.reduce((a, b) => a + b, 0) / loads.length;
+    const frag = document.createDocumentFragment();
+    loads.forEach((v, i) => {
+      const fill = el('div', { class: 'fill' + (avg > 0 && v / avg > SKEW_WARN ? ' hot' : '') });
+      fill.style.width = ((100 * v) / max).toFixed(2) + '%';
+      const track = el('div', { class: 'track' }, fill);
+      const names = salted.get(i);
+      if (names) track.append(el('div', { class: 'salted', title: 'salted traffic: ' + names.join(', ') }));
+      frag.append(el('div', { class: 'b', dataset: { partition: i }, title: 'partition ' + i + (names ? '; salts: ' + names.join(', ') : '') },
+        el('span', { text: 'p' + i }), track, el('span', { class: 'v', text: fmtRate(v) + (avg > 0 ? ' ×' + nf2.format(v / avg) : '') })));
+    });
+    box.replaceChildren(frag);
+    $('load-caption').textContent = loads.length + ' partitions, bars scaled to the busiest; purple mark = receives salted traffic';
+  }
+  function renderHistory() {
+    const h = state.history.get(state.selected) || [];
+    const W = 360, H = 120, pad = 14;
+    const root = $('history');
+    root.replaceChildren();
+    if (h.length < 2) {
+      const t = svg('text', { x: 8, y: 20 });
+      t.textContent = 'collecting…';
+      root.append(t);
+      $('history-caption').textContent = '';
+      return;
+    }
+    const skews = h.map((p) => p.skew ?? 0);
+    const hots = h.map((p) => p.hot ?? 0);
+    const maxSkew = Math.max(SKEW_WARN * 1.2, ...skews);
+    const maxHot = Math.max(1, ...hots);
+    const x = (i) => pad + ((W - 2 * pad) * i) / (HISTORY_POINTS - 1);
+    const ys = (v) => H - pad - ((H - 2 * pad) * v) / maxSkew;
+    const yh = (v) => H - pad - ((H - 2 * pad) * v) / maxHot;
+    const off = HISTORY_POINTS - h.length;
+    const line = (vals, y) => vals.map((v, i) => (i ? 'L' : 'M') + x(i + off).toFixed(1) + ' ' + y(v).toFixed(1)).join(' ');
+    root.append(svg('line', { x1: pad, x2: W - pad, y1: ys(SKEW_WARN), y2: ys(SKEW_WARN), class: 'threshold' }));
+    const lbl = svg('text', { x: 2, y: ys(SKEW_WARN) - 2 });
+    lbl.textContent = SKEW_WARN.toFixed(1);
+    root.append(lbl);
+    root.append(svg('path', { d: line(skews, ys), class: 'skew' }));
+    root.append(svg('path', { d: line(hots, yh), class: 'hot' }));
+    const last = h[h.length - 1];
+    $('history-caption').textContent = 'last ' + Math.round((last.t - h[0].t) / 1000) + ' s: skew now ' +
+      fmtSkew(last.skew) + ' (peak ' + fmtSkew(Math.max(...skews)) + '), ' + (last.hot ?? 0) + ' hot keys (peak ' + maxHot + ')';
+  }
+  function renderTopic() {
+    const d = state.detail;
+    const t = state.selected;
+    $('topic-title').textContent = t;
+    if (d) {
+      const r = topicRow(d);
+      const skew = r.skew;
+      const summary = $('topic-summary');
+      summary.replaceChildren(
+        el('span', { text: fmtRate(r.rate) + ' msg/s · ' + fmtInt(r.partitions) + ' partitions · ' + fmtInt(r.producers) + ' producers · version ' + fmtInt(r.version) + ' · skew ' }),
+        el('span', { class: skew !== null && skew > SKEW_WARN ? 'warn' : '', text: fmtSkew(skew) }),
+        el('span', { text: ' · idle ' + fmtPct(r.idle) }));
+    }
+    renderKeys();
+    renderList();
+    renderLoad();
+    renderHistory();
+  }
+
+  // ---- audit ----
+  function auditDetail(e) {
+    const d = pick(e, ['detail']);
+    if (d === undefined || d === null || d === '') return '';
+    if (typeof d === 'string') return d;
+    return JSON.stringify(d);
+  }
+  async function refreshAudit() {
+    const r = await api('GET', 'v1/audit?limit=200');
+    if (!r.ok) {
+      $('audit-state').textContent = r.status === 401 || r.status === 403
+        ? 'enter the operator token to read the audit log'
+        : 'could not load: ' + (pick(r.body, ['error'], r.text) || r.status);
+      return;
+    }
+    const entries = asArray(r.body, ['entries', 'audit', 'items']);
+    const sig = JSON.stringify(entries);
+    $('audit-state').textContent = entries.length + ' entries, newest first';
+    if (sig === state.auditSig) return;
+    state.auditSig = sig;
+    const frag = document.createDocumentFragment();
+    for (const e of entries) {
+      const ref = keyRef(e);
+      const at = num(pick(e, ['at_ms', 'time_ms', 'ts_ms']));
+      frag.append(el('tr', null,
+        td(fmtTime(at), '', at ? fmtAgo(at) : undefined),
+        td(String(pick(e, ['who', 'by', 'actor'], ''))),
+        td(String(pick(e, ['action'], ''))),
+        td(String(pick(e, ['topic'], ''))),
+        keyCell(ref),
+        td(fmtInt(num(pick(e, ['version']))), 'num'),
+        td(auditDetail(e), 'detail')));
+    }
+    $('audit').tBodies[0].replaceChildren(frag);
+  }
+
+  // ---- actions ----
+  function parseTtl(text) {
+    const t = text.trim();
+    if (!t) return undefined;
+    const m = /^(\d+(?:\.\d+)?)\s*(s|m|h|d)?$/i.exec(t);
+    if (!m) throw new Error('TTL must look like 90s, 30m, 2h or 1d');
+    const mult = { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] || 's').toLowerCase()];
+    const secs = Math.round(parseFloat(m[1]) * mult);
+    if (secs <= 0) throw new Error('TTL must be positive');
+    return secs;
+  }
+  function confirmDialog(title, text, body) {
+    return new Promise((resolve) => {
+      const dlg = $('confirm');
+      $('confirm-title').textContent = title;
+      $('confirm-text').textContent = text;
+      $('confirm-body').textContent = body;
+      dlg.returnValue = '';
+      dlg.addEventListener('close', () => resolve(dlg.returnValue === 'ok'), { once: true });
+      dlg.showModal();
+      $('confirm-ok').focus();
+    });
+  }
+  function showAnswer(kind, head, body) {
+    const box = $('answer');
+    box.hidden = false;
+    box.className = 'answer ' + kind;
+    $('answer-head').textContent = head;
+    $('answer-body').textContent = body || '';
+  }
+  async function doAction(action) {
+    const topic = state.selected;
+    if (!topic) return;
+    const keyText = $('act-key').value;
+    const isB64 = $('act-b64').checked;
+    if (!keyText) return showAnswer('error', 'Enter a key first.', '');
+    if (isB64 && !b64ToBytes(keyText)) return showAnswer('error', 'The key is not valid base64.', '');
+    const ref = { field: isB64 ? 'key_b64' : 'key', value: keyText };
+    const reason = $('act-reason').value.trim();
+    let method, path, body;
+    const q = '?' + ref.field + '=' + encodeURIComponent(ref.value);
+    try {
+      if (action === 'pin') {
+        if (!reason) return showAnswer('error', 'A reason is required to pin a key.', '');
+        body = { [ref.field]: ref.value, reason };
+        const salts = $('act-salts').value.trim();
+        if (salts) {
+          const n = Number(salts);
+          if (!Number.isInteger(n) || n < 1) return showAnswer('error', 'Salts must be a whole number ≥ 1.', '');
+          body.salts = n;
+        }
+        const ttl = parseTtl($('act-ttl').value);
+        if (ttl !== undefined) body.ttl_s = ttl;
+        method = 'POST'; path = topicPath(topic) + '/pins';
+      } else if (action === 'unpin') {
+        method = 'DELETE'; path = topicPath(topic) + '/pins' + q;
+      } else if (action === 'deny') {
+        if (!reason) return showAnswer('error', 'A reason is required to deny a key.', '');
+        body = { [ref.field]: ref.value, reason };
+        method = 'POST'; path = topicPath(topic) + '/denies';
+      } else if (action === 'allow') {
+        method = 'DELETE'; path = topicPath(topic) + '/denies' + q;
+      } else {
+        return;
+      }
+    } catch (e) {
+      return showAnswer('error', e.message, '');
+    }
+    if (!token.get()) {
+      $('token-input').focus();
+      return showAnswer('error', 'Enter the operator token (top right) first.', '');
+    }
+    const verb = { pin: 'Pin (force salting of)', unpin: 'Unpin', deny: 'Deny (never salt)', allow: 'Allow again' }[action];
+    const ok = await confirmDialog(verb + ' this key?',
+      verb + ' key "' + printableKey(ref) + '" on topic "' + topic + '".',
+      method + ' /' + path + (body ? '\n' + JSON.stringify(body, null, 2) : ''));
+    if (!ok) return showAnswer('', 'Cancelled; nothing was sent.', '');
+    const r = await api(method, path, body);
+    const text = r.body ? JSON.stringify(r.body, null, 2) : r.text;
+    if (r.ok) {
+      showAnswer('ok', 'Done: ' + action + ' accepted (HTTP ' + r.status + ')', text);
+      showTokenState();
+    } else if (r.status === 401 || r.status === 403) {
+      showAnswer('error', 'Refused (HTTP ' + r.status + '): the operator token was not accepted', text);
+      showTokenState('token refused by the coordinator');
+    } else if (r.status === 0) {
+      showAnswer('error', 'The coordinator is unreachable', text);
+    } else {
+      showAnswer('error', 'Refused (HTTP ' + r.status + '): ' + pick(r.body, ['error'], 'error'), text);
+    }
+    await Promise.all([refreshAudit(), pollTopic(true)]);
+  }
+  function prefill(id) {
+    const row = state.rowsById && state.rowsById.get(id);
+    if (!row) return;
+    $('act-key').value = row.ref.value;
+    $('act-b64').checked = row.ref.field === 'key_b64';
+    $('actions').scrollIntoView({ behavior: 'smooth', block: 'center' });
+    $('act-reason').focus();
+  }
+
+  // ---- polling ----
+  function setConn(kind, text) {
+    const c = $('conn');
+    c.dataset.state = kind;
+    c.textContent = text;
+  }
+  async function pollTopics() {
+    const r = await api('GET', 'v1/topics');
+    if (!r.ok) {
+      setConn('error', r.status === 0 ? 'coordinator unreachable' : 'topics: HTTP ' + r.status);
+      return false;
+    }
+    setConn('ok', 'live · ' + new Date().toLocaleTimeString());
+    state.topics = asArray(r.body, ['topics']).map(topicRow);
+    for (const t of state.topics) {
+      if (t.topic !== state.selected) recordHistory(t.topic, t.skew, t.hot);
+    }
+    const sig = JSON.stringify(state.topics);
+    if (sig !== state.topicsSig) {
+      state.topicsSig = sig;
+      renderTopics();
+    }
+    return true;
+  }
+  async function pollTopic(force) {
+    const t = state.selected;
+    if (!t) return;
+    const n = $('top-n').value;
+    const [d, top, list] = await Promise.all([
+      api('GET', topicPath(t)),
+      api('GET', topicPath(t) + '/top?n=' + encodeURIComponent(n)),
+      api('GET', 'v1/hotkeys?topic=' + encodeURIComponent(t)),
+    ]);
+    if (t !== state.selected) return;  // the operator moved on meanwhile
+    if (d.status === 404) {
+      $('topic-summary').textContent = 'unknown topic (no reports yet)';
+    }
+    state.detail = d.ok ? d.body : null;
+    state.top = top.ok ? asArray(top.body, ['top', 'keys', 'items']) : [];
+    state.list = list.ok && list.body ? list.body : null;
+    const detailRow = state.detail ? topicRow(state.detail) : null;
+    const hotCount = state.list ? asArray(state.list, ['keys']).length : detailRow && detailRow.hot;
+    recordHistory(t, detailRow ? detailRow.skew : null, hotCount ?? 0);
+    const sig = JSON.stringify([state.detail, state.top, state.list, n]);
+    if (force || sig !== state.renderSig) {
+      state.renderSig = sig;
+      renderTopic();
+    } else {
+      renderHistory();
+    }
+  }
+  let timer = null;
+  async function tick() {
+    timer = null;
+    try {
+      if (await pollTopics()) {
+        await pollTopic(false);
+        if (state.polls % AUDIT_EVERY === 0) await refreshAudit();
+      }
+      state.polls++;
+    } finally {
+      schedule();
+    }
+  }
+  function schedule() {
+    if (timer === null) timer = setTimeout(tick, document.hidden ? POLL_MS * 4 : POLL_MS);
+  }
+
+  // ---- routing ----
+  function route() {
+    const m = /^#\/topic\/(.+)$/.exec(location.hash);
+    const t = m ? decodeURIComponent(m[1]) : null;
+    if (t === state.selected) return;
+    state.selected = t;
+    state.detail = null;
+    state.top = [];
+    state.list = null;
+    state.renderSig = '';
+    state.expanded.clear();
+    $('topic').hidden = !t;
+    $('answer').hidden = true;
+    renderTopics();
+    if (t) {
+      renderTopic();
+      pollTopic(true);
+    }
+  }
+
+  // ---- wiring ----
+  function init() {
+    showTokenState();
+    $('token-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const v = $('token-input').value.trim();
+      token.set(v);
+      $('token-input').value = '';
+      showTokenState();
+      refreshAudit();
+    });
+    $('token-forget').addEventListener('click', () => {
+      token.set('');
+      showTokenState();
+    });
+    $('topics').tBodies[0].addEventListener('click', (ev) => {
+      const tr = ev.target.closest('tr[data-topic]');
+      if (tr) location.hash = '#/topic/' + encodeURIComponent(tr.dataset.topic);
+    });
+    $('topics').tHead.addEventListener('click', (ev) => {
+      const th = ev.target.closest('th[data-sort]');
+      if (!th) return;
+      const k = th.dataset.sort;
+      state.sort = { key: k, dir: state.sort.key === k && state.sort.dir === 'desc' ? 'asc' : 'desc' };
+      renderTopics();
+    });
+    $('topic-filter').addEventListener('input', renderTopics);
+    $('key-filter').addEventListener('input', renderKeys);
+    $('top-n').addEventListener('change', () => pollTopic(true));
+    $('keys').tBodies[0].addEventListener('click', (ev) => {
+      const b = ev.target.closest('button');
+      if (!b) return;
+      if (b.dataset.expand) {
+        const id = b.dataset.expand;
+        if (state.expanded.has(id)) state.expanded.delete(id);
+        else state.expanded.add(id);
+        renderKeys();
+      } else if (b.dataset.act) {
+        prefill(b.dataset.act);
+      }
+    });
+    for (const b of document.querySelectorAll('#action-form button[data-action]')) {
+      b.addEventListener('click', () => doAction(b.dataset.action));
+    }
+    $('action-form').addEventListener('submit', (ev) => ev.preventDefault());
+    $('audit-refresh').addEventListener('click', refreshAudit);
+    document.addEventListener('visibilitychange', () => {
+      if (!document.hidden && timer !== null) {
+        clearTimeout(timer);
+        timer = null;
+        tick();
+      }
+    });
+    window.addEventListener('hashchange', route);
+    route();
+    tick();
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
+  else init();
+})();
