@@ -1,0 +1,52 @@
+// A plain librdkafka producer for one topic with the Java-compatible murmur2_random
+// partitioner, counting delivery reports. The baselines send through it.
+//
+// Not thread-safe: produce, poll and flush from one thread.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "strategy.h"
+
+struct rd_kafka_s;
+struct rd_kafka_topic_s;
+struct rd_kafka_message_s;
+
+namespace hotkey::loadgen {
+
+class KafkaProducer {
+ public:
+  // Connects and waits up to 10 s for the topic's metadata; std::runtime_error otherwise.
+  explicit KafkaProducer(const StrategyOptions& options);
+  KafkaProducer(const KafkaProducer&) = delete;
+  KafkaProducer& operator=(const KafkaProducer&) = delete;
+  ~KafkaProducer();
+
+  // False when the local queue is full.
+  bool produce(std::string_view key, std::string_view value);
+  void poll(int timeout_ms);
+  bool flush(int timeout_ms);
+  int32_t partitions() const { return partitions_; }
+  uint64_t delivered() const { return delivered_; }
+  uint64_t failed() const { return failed_; }
+
+ private:
+  static void on_delivery(rd_kafka_s* rk, const rd_kafka_message_s* msg, void* opaque);
+
+  rd_kafka_s* rk_ = nullptr;
+  rd_kafka_topic_s* rkt_ = nullptr;
+  int32_t partitions_ = 0;
+  uint64_t delivered_ = 0;
+  uint64_t failed_ = 0;
+};
+
+// Applies the options' shared Kafka settings (bootstrap, batching, extra kafka_props) to a
+// librdkafka configuration; std::invalid_argument on a property librdkafka rejects.
+void apply_kafka_settings(struct rd_kafka_conf_s* conf, const StrategyOptions& options);
+
+// Reads the topic's partition count from live metadata, waiting up to `timeout_ms` for the
+// topic to appear; std::runtime_error when it does not.
+int32_t wait_for_partitions(rd_kafka_s* rk, std::string_view topic, int timeout_ms);
+
+}  // namespace hotkey::loadgen
