@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs the validators the deploy/ tests use: promtool (Debian package prometheus),
-# PyYAML (python3-yaml) and systemd-analyze (systemd). Idempotent: when everything is
-# present it only checks and exits. The tests skip, saying why, when a tool is missing,
-# so this script is optional for a build but needed for full deploy/ coverage.
+# Installs the validators the deploy/ tests use: promtool (Debian package prometheus), PyYAML
+# (python3-yaml), systemd-analyze (systemd) and ldb (rocksdb-tools, for the backup test).
+# Idempotent: when everything is present it only checks and exits. The tests skip, saying
+# why, when a tool is missing, so this script is optional for a build but needed for full
+# deploy/ coverage.
 set -euo pipefail
 
-PKGS=(prometheus python3-yaml systemd)
+PKGS=(prometheus python3-yaml systemd rocksdb-tools)
 
 missing=()
 for p in "${PKGS[@]}"; do
