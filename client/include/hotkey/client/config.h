@@ -1,0 +1,77 @@
+// Client configuration: librdkafka-style "hotkey.*" properties, parsed and checked once.
+// A value type; parse_client_config is a pure function, safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hotkey/partitioner.h"
+
+namespace hotkey::client {
+
+// Properties as the application gives them: name -> value, like librdkafka's conf.
+using Properties = std::map<std::string, std::string, std::less<>>;
+
+// How a salted record travels (DESIGN.md "Salted keys").
+enum class RoutingMode : uint8_t {
+  kRekey = 0,  // the key becomes key<sep><salt>; its partition is the family hash of that key
+  kRoute = 1,  // the key stays; the partition comes from the salt table
+};
+// Which salt of a hot key a record takes.
+enum class SaltPolicy : uint8_t {
+  kWeightedRoundRobin = 0,  // smooth weighted round-robin per key: best balance
+  kValueHash = 1,           // from the payload's hash: an application resend lands the same
+  kRandom = 2,
+};
+// What routing does once the last good list is older than hotkey.list.ttl.ms without any
+// successful contact with the coordinator.
+enum class ExpiredPolicy : uint8_t {
+  kKeep = 0,   // keep salting with the last good list
+  kPlain = 1,  // fall back to plain hashing (every key cold)
+};
+
+std::string_view to_string(RoutingMode mode) noexcept;
+std::string_view to_string(SaltPolicy policy) noexcept;
+std::string_view to_string(ExpiredPolicy policy) noexcept;
+
+struct ClientConfig {
+  std::string coordinator_url;        // hotkey.coordinator.url; empty: no reports, no lists
+  std::string producer_id;            // hotkey.producer.id; default host name + pid
+  std::string token;                  // hotkey.token: Bearer token for reports and list reads
+  uint32_t report_interval_ms = 500;  // hotkey.report.interval.ms
+  double sample_rate = 1.0;           // hotkey.sample.rate, (0, 1]: 1-in-round(1/rate) sampled
+  uint32_t sketch_capacity = 256;     // hotkey.sketch.capacity
+  RoutingMode routing_mode = RoutingMode::kRekey;            // hotkey.routing.mode
+  SaltPolicy salt_policy = SaltPolicy::kWeightedRoundRobin;  // hotkey.salt.policy
+  uint32_t list_ttl_ms = 600000;                             // hotkey.list.ttl.ms
+  ExpiredPolicy expired_policy = ExpiredPolicy::kKeep;       // hotkey.list.expired.policy
+  HashFamily hash = HashFamily::kCrc32;  // hotkey.hash; the family keyed records use
+  bool hash_set = false;                 // hotkey.hash was given explicitly
+  uint32_t poll_wait_ms = 30000;         // hotkey.poll.wait.ms: long-poll wait per request
+  uint32_t http_timeout_ms = 5000;       // hotkey.http.timeout.ms: connect/read/write timeout
+  uint32_t backoff_initial_ms = 100;     // hotkey.backoff.initial.ms
+  uint32_t backoff_max_ms = 10000;       // hotkey.backoff.max.ms
+  uint32_t report_queue_max = 4;         // hotkey.report.queue.max: pending reports per topic
+  bool report_json = false;              // hotkey.report.format=json|binary (default binary)
+  std::vector<std::string> topics;       // hotkey.topics: subscribe before the first send
+};
+
+// True for names this library owns ("hotkey." prefix).
+bool is_client_property(std::string_view name) noexcept;
+
+// Parses every "hotkey.*" entry of `props` (others are ignored: they belong to librdkafka).
+// Unknown hotkey.* names and bad values throw std::invalid_argument naming the property.
+ClientConfig parse_client_config(const Properties& props);
+
+// The entries of `props` that are not hotkey.* properties, for librdkafka.
+std::vector<std::pair<std::string, std::string>> kafka_properties(const Properties& props);
+
+// The family a librdkafka `partitioner` value hashes keyed records with ("murmur2_random" ->
+// murmur2, "consistent_random" -> crc32, ...); std::invalid_argument for "random" and unknown.
+HashFamily family_of_rdkafka_partitioner(std::string_view partitioner);
+
+}  // namespace hotkey::client

@@ -1,0 +1,99 @@
+// The send-path router: for one keyed record, the partition (and salt) it goes to.
+//
+// Router is thread-safe. route() reads an immutable per-topic snapshot through a per-thread
+// cache, so a record takes no lock, does no allocation and makes no syscall; publishing a new
+// list builds a new snapshot off the send path and swaps it in.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "hotkey/client/config.h"
+#include "hotkey/hotkey_list.h"
+#include "hotkey/partitioner.h"
+
+namespace hotkey::client {
+
+// Stable index of a topic inside one Router (or Client).
+using TopicId = uint32_t;
+
+// Where one record goes.
+struct RouteDecision {
+  // -1 when the router leaves the choice to librdkafka (null key, or no partition count yet).
+  int32_t partition = -1;
+  bool salted = false;
+  uint32_t salt = 0;
+  uint64_t version = 0;  // version of the list the decision came from; 0 without a list
+  uint8_t separator_len = 0;
+  char separator[kMaxSeparatorBytes] = {};
+
+  std::string_view separator_view() const noexcept { return {separator, separator_len}; }
+  // Writes key + separator + decimal salt to `out` (key.size() + kMaxSaltSuffixBytes bytes)
+  // and returns the length. Only meaningful when salted.
+  size_t write_salted_key(std::string_view key, char* out) const noexcept;
+};
+
+struct RouterOptions {
+  HashFamily family = HashFamily::kCrc32;  // the producer's own partitioner family
+  SaltPolicy policy = SaltPolicy::kWeightedRoundRobin;
+};
+
+// The family's partition of a keyed record exactly as librdkafka's `<family>_random`
+// partitioner computes it; -1 where librdkafka would pick at random (null key; empty key with
+// consistent_random) or partition_cnt < 1.
+int32_t cold_partition(HashFamily family, const void* key, size_t keylen,
+                       int32_t partition_cnt) noexcept;
+
+class Router {
+ public:
+  static constexpr uint32_t kMaxTopics = 4096;
+
+  explicit Router(RouterOptions options = {});
+  ~Router();
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  const RouterOptions& options() const noexcept;
+
+  // Registers `name` (idempotent) and returns its id. std::invalid_argument for an invalid
+  // topic name or more than kMaxTopics topics.
+  TopicId topic(std::string_view name);
+  std::optional<TopicId> find_topic(std::string_view name) const;
+  std::string topic_name(TopicId id) const;
+  size_t topic_count() const noexcept;
+
+  // Makes `list` the topic's routing table if its version is newer than the current one.
+  // The list must be valid (parse_list_json validates). Returns false (and changes nothing)
+  // for a version <= the current one: versions never go back.
+  bool publish(const HotKeyList& list);
+
+  // plain=true: route every key of the topic cold (expired list under policy "plain") while
+  // keeping the last good list; plain=false routes with that list again.
+  void set_plain(TopicId id, bool plain);
+  bool plain(TopicId id) const;
+
+  // The version of the newest list published for the topic (0: none).
+  uint64_t version(TopicId id) const noexcept;
+  // The newest list published for the topic, or null.
+  std::shared_ptr<const HotKeyList> list(TopicId id) const;
+  // The partition count route() last saw for the topic (0: none yet).
+  int32_t live_partitions(TopicId id) const noexcept;
+
+  // Routes one record. key == nullptr is a null key. partition_cnt is the live count from
+  // metadata. `value` feeds the value_hash policy. When partition_cnt differs from the count
+  // the table was built for, the first record to notice rebuilds the table with first-fit
+  // verified salts for the live count (the only allocation, once per change); records racing
+  // with that rebuild route cold. Never returns a partition outside [0, partition_cnt).
+  RouteDecision route(TopicId id, const void* key, size_t keylen, std::string_view value,
+                      int32_t partition_cnt) const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hotkey::client

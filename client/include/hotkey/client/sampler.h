@@ -1,0 +1,65 @@
+// Per-topic traffic sampler: a Space-Saving sketch of the keys sent plus totals and
+// per-partition counts, for one report window.
+//
+// Thread-safe. Each producing thread records into its own shard (shards are picked per thread,
+// so a shard's mutex is uncontended except while drain() swaps it out); drain() merges the
+// shards into one window. There is no lock shared by all senders.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "hotkey/space_saving.h"
+
+namespace hotkey::client {
+
+class Sampler {
+ public:
+  static constexpr uint32_t kShards = 16;
+
+  // capacity: sketch capacity (>= 1); sample_rate in (0, 1]: one record in round(1/rate) feeds
+  // the sketch. std::invalid_argument otherwise.
+  Sampler(uint32_t capacity, double sample_rate);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // One keyed record (the logical key) sent to `partition` (-1: unknown, not counted per
+  // partition). No allocation once the shard's sketch is warm and the partition seen before.
+  void record(std::string_view key, int32_t partition, bool salted) noexcept;
+  // One record without a key: counted in the statistics only.
+  void record_null() noexcept;
+
+  // What one window saw.
+  struct Window {
+    SpaceSaving sketch{1};
+    uint64_t total = 0;         // keyed records
+    uint64_t sketch_total = 0;  // records fed to the sketch
+    std::vector<uint64_t> partition_counts;
+  };
+  // Merges and resets every shard's window. partition_counts gets `partitions` entries
+  // (counts for partitions >= `partitions` are dropped).
+  Window drain(int32_t partitions);
+
+  // Lifetime counters (not reset by drain).
+  struct Counters {
+    uint64_t salted = 0;
+    uint64_t cold = 0;
+    uint64_t null_key = 0;
+  };
+  Counters counters() const;
+
+  uint32_t capacity() const noexcept;
+  double sample_rate() const noexcept;
+
+ private:
+  struct Shard;
+  uint32_t capacity_;
+  double sample_rate_;
+  uint32_t sample_every_;
+  std::unique_ptr<Shard[]> shards_;
+};
+
+}  // namespace hotkey::client

@@ -1,0 +1,415 @@
+#include "hotkey/client/client.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include "hotkey/client/sampler.h"
+#include "hotkey/hotkey_list.h"
+#include "hotkey/report.h"
+
+namespace hotkey::client {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::unique_ptr<httplib::Client> make_http(const ClientConfig& c, uint32_t extra_read_ms) {
+  auto cli = std::make_unique<httplib::Client>(c.coordinator_url);
+  auto set = [](uint32_t ms) { return std::pair<time_t, time_t>(ms / 1000, (ms % 1000) * 1000); };
+  auto [cs, cu] = set(c.http_timeout_ms);
+  cli->set_connection_timeout(cs, cu);
+  auto [ws, wu] = set(c.http_timeout_ms);
+  cli->set_write_timeout(ws, wu);
+  auto [rs, ru] = set(c.http_timeout_ms + extra_read_ms);
+  cli->set_read_timeout(rs, ru);
+  cli->set_keep_alive(true);
+  if (!c.token.empty()) cli->set_bearer_token_auth(c.token.c_str());
+  return cli;
+}
+
+// Exponential backoff with full jitter in [cur/2, cur].
+class Backoff {
+ public:
+  Backoff(uint32_t initial_ms, uint32_t max_ms)
+      : initial_(initial_ms), max_(max_ms), cur_(initial_ms), rng_(std::random_device{}()) {}
+  milliseconds next() {
+    std::uniform_int_distribution<uint32_t> d(cur_ / 2, cur_);
+    milliseconds out(d(rng_));
+    cur_ = std::min<uint64_t>(max_, uint64_t{cur_} * 2);
+    return out;
+  }
+  void reset() { cur_ = initial_; }
+
+ private:
+  uint32_t initial_, max_, cur_;
+  std::mt19937 rng_;
+};
+
+}  // namespace
+
+struct Client::Impl {
+  ClientConfig config;
+  HashFamily family;
+  Router router;
+
+  std::mutex topics_mu;                            // guards samplers growth and subscribers
+  std::vector<std::unique_ptr<Sampler>> samplers;  // indexed by TopicId
+  std::atomic<Sampler*> sampler_by_id[Router::kMaxTopics] = {};
+
+  std::atomic<uint64_t> reports_sent{0}, reports_failed{0}, reports_rejected{0}, reports_dropped{0},
+      list_updates{0}, list_errors{0};
+
+  // Shutdown and wake-ups of the background threads.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;               // guarded by mu
+  bool report_requested = false;       // guarded by mu
+  uint64_t report_rounds = 0;          // guarded by mu
+  std::condition_variable version_cv;  // notified on every publish (with mu)
+
+  struct Subscriber {
+    TopicId id = 0;
+    std::thread thread;
+    std::mutex http_mu;
+    httplib::Client* http = nullptr;  // guarded by http_mu, for stop()
+    std::atomic<bool> done{false};
+  };
+  std::vector<std::unique_ptr<Subscriber>> subscribers;  // guarded by topics_mu
+  std::thread reporter;
+  std::mutex reporter_http_mu;
+  httplib::Client* reporter_http = nullptr;  // guarded by reporter_http_mu
+
+  Impl(const Properties& props, std::optional<HashFamily> fam)
+      : config(parse_client_config(props)),
+        family(fam ? *fam : config.hash),
+        router(RouterOptions{family, config.salt_policy}) {}
+
+  bool enabled() const { return !config.coordinator_url.empty(); }
+
+  bool wait_stop(milliseconds d) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, d, [&] { return stopping; });
+  }
+
+  // ---- subscriber -------------------------------------------------------------------------
+  void subscribe_loop(Subscriber* sub) {
+    const std::string topic = router.topic_name(sub->id);
+    auto http = make_http(config, config.poll_wait_ms);
+    {
+      std::lock_guard lock(sub->http_mu);
+      sub->http = http.get();
+    }
+    Backoff backoff(config.backoff_initial_ms, config.backoff_max_ms);
+    Clock::time_point last_contact = Clock::now();
+    for (;;) {
+      {
+        std::lock_guard lock(mu);
+        if (stopping) break;
+      }
+      uint64_t since = router.version(sub->id);
+      std::string path = "/v1/hotkeys?topic=" + topic + "&since=" + std::to_string(since) +
+                         "&wait_ms=" + std::to_string(config.poll_wait_ms);
+      auto res = http->Get(path);
+      bool ok = false;
+      if (res && res->status == 304) {
+        ok = true;
+        last_contact = Clock::now();
+      } else if (res && res->status == 200) {
+        last_contact = Clock::now();
+        try {
+          HotKeyList list = parse_list_json(res->body);
+          if (list.topic != topic) throw DecodeError("list for topic \"" + list.topic + "\"");
+          if (list.version > since) {
+            ok = true;
+            if (router.publish(list)) {
+              list_updates.fetch_add(1);
+              std::lock_guard lock(mu);
+              version_cv.notify_all();
+            }
+          }
+        } catch (const std::exception&) {
+          ok = false;  // garbage: keep the last good list
+        }
+      }
+      if (ok) {
+        backoff.reset();
+        if (router.plain(sub->id)) router.set_plain(sub->id, false);
+        continue;
+      }
+      list_errors.fetch_add(1);
+      if (config.list_ttl_ms > 0 && config.expired_policy == ExpiredPolicy::kPlain &&
+          Clock::now() - last_contact > milliseconds(config.list_ttl_ms) &&
+          !router.plain(sub->id)) {
+        router.set_plain(sub->id, true);
+      }
+      milliseconds wait = backoff.next();
+      if (config.list_ttl_ms > 0 && config.expired_policy == ExpiredPolicy::kPlain) {
+        wait = std::min(wait, milliseconds(std::max<uint32_t>(config.list_ttl_ms / 2, 1)));
+      }
+      if (wait_stop(wait)) break;
+    }
+    {
+      std::lock_guard lock(sub->http_mu);
+      sub->http = nullptr;
+    }
+    sub->done.store(true);
+  }
+
+  void start_subscriber(TopicId id) {
+    // Caller holds topics_mu.
+    for (const auto& s : subscribers) {
+      if (s->id == id) return;
+    }
+    auto sub = std::make_unique<Subscriber>();
+    sub->id = id;
+    Subscriber* raw = sub.get();
+    subscribers.push_back(std::move(sub));
+    raw->thread = std::thread([this, raw] { subscribe_loop(raw); });
+  }
+
+  // ---- reporter ---------------------------------------------------------------------------
+  struct Pending {
+    std::string body;
+  };
+
+  void report_loop() {
+    auto http = make_http(config, 0);
+    {
+      std::lock_guard lock(reporter_http_mu);
+      reporter_http = http.get();
+    }
+    Backoff backoff(config.backoff_initial_ms, config.backoff_max_ms);
+    std::deque<Pending> queue;
+    Clock::time_point next = Clock::now() + milliseconds(config.report_interval_ms);
+    Clock::time_point retry_at = Clock::now();
+    Clock::time_point window_start = Clock::now();
+    uint64_t seq = 0;
+    for (;;) {
+      bool forced = false;
+      {
+        std::unique_lock lock(mu);
+        cv.wait_until(lock, next, [&] { return stopping || report_requested; });
+        if (stopping) break;
+        forced = report_requested;
+        report_requested = false;
+      }
+      Clock::time_point now = Clock::now();
+      if (now >= next) next = now + milliseconds(config.report_interval_ms);
+      auto window_ms = std::chrono::duration_cast<milliseconds>(now - window_start).count();
+      window_start = now;
+      build_reports(queue, static_cast<uint32_t>(std::max<int64_t>(window_ms, 1)), seq);
+      if (forced || now >= retry_at) {
+        while (!queue.empty()) {
+          auto res = http->Post(
+              "/v1/reports", queue.front().body,
+              config.report_json ? "application/json" : std::string(kReportBinaryContentType));
+          if (res && res->status >= 200 && res->status < 300) {
+            reports_sent.fetch_add(1);
+            queue.pop_front();
+            backoff.reset();
+          } else if (res && (res->status == 400 || res->status == 413 || res->status == 422)) {
+            reports_rejected.fetch_add(1);
+            queue.pop_front();
+          } else {
+            reports_failed.fetch_add(1);
+            retry_at = Clock::now() + backoff.next();
+            break;
+          }
+        }
+      }
+      std::lock_guard lock(mu);
+      ++report_rounds;
+      version_cv.notify_all();
+    }
+    std::lock_guard lock(reporter_http_mu);
+    reporter_http = nullptr;
+  }
+
+  void build_reports(std::deque<Pending>& queue, uint32_t window_ms, uint64_t& seq) {
+    size_t n = router.topic_count();
+    for (TopicId id = 0; id < n; ++id) {
+      Sampler* sampler = sampler_by_id[id].load(std::memory_order_acquire);
+      if (sampler == nullptr) continue;
+      int32_t partitions = router.live_partitions(id);
+      auto list = router.list(id);
+      if (partitions < 1 && list) partitions = list->partitions;
+      if (partitions < 1) continue;  // nothing sent yet
+      Sampler::Window w = sampler->drain(partitions);
+      if (w.total == 0) continue;
+      Report r;
+      r.producer = config.producer_id;
+      r.topic = router.topic_name(id);
+      r.partitions = partitions;
+      r.hash = family;
+      if (list) r.separator = list->separator;
+      r.window_ms = window_ms;
+      r.sample_rate = config.sample_rate;
+      r.total = w.total;
+      r.partition_counts = std::move(w.partition_counts);
+      r.seq = ++seq;
+      r.sent_at_ms = wall_ms();
+      r.list_version = router.version(id);
+      r.sketch_capacity = w.sketch.capacity();
+      r.sketch_min = w.sketch.min_count();
+      r.sketch_total = w.sketch_total;
+      for (auto& item : w.sketch.items()) {
+        r.items.push_back(ReportItem{std::move(item.key), item.count, item.error});
+      }
+      try {
+        Pending p{config.report_json ? report_to_json(r) : encode_report_binary(r)};
+        queue.push_back(std::move(p));
+      } catch (const std::exception&) {
+        reports_rejected.fetch_add(1);
+        continue;
+      }
+      while (queue.size() > config.report_queue_max) {
+        queue.pop_front();
+        reports_dropped.fetch_add(1);
+      }
+    }
+  }
+
+  void stop_all() {
+    {
+      std::lock_guard lock(mu);
+      stopping = true;
+      cv.notify_all();
+      version_cv.notify_all();
+    }
+    std::vector<Subscriber*> subs;
+    {
+      std::lock_guard lock(topics_mu);
+      for (auto& s : subscribers) subs.push_back(s.get());
+    }
+    // A long-poll may be parked in the socket: interrupt it until the thread has seen the stop
+    // flag (stop() before the request starts would be a no-op, hence the repeat).
+    for (Subscriber* s : subs) {
+      while (!s->done.load()) {
+        {
+          std::lock_guard lock(s->http_mu);
+          if (s->http != nullptr) s->http->stop();
+        }
+        std::unique_lock lock(mu);
+        cv.wait_for(lock, milliseconds(5), [&] { return s->done.load(); });
+      }
+      s->thread.join();
+    }
+    if (reporter.joinable()) {
+      {
+        std::lock_guard lock(reporter_http_mu);
+        if (reporter_http != nullptr) reporter_http->stop();
+      }
+      reporter.join();
+    }
+  }
+};
+
+Client::Client(const Properties& props) : Client(props, parse_client_config(props).hash) {}
+
+Client::Client(const Properties& props, HashFamily family)
+    : impl_(std::make_unique<Impl>(props, family)) {
+  for (const auto& t : impl_->config.topics) topic(t);
+  if (impl_->enabled()) impl_->reporter = std::thread([this] { impl_->report_loop(); });
+}
+
+Client::~Client() { impl_->stop_all(); }
+
+const ClientConfig& Client::config() const noexcept { return impl_->config; }
+HashFamily Client::family() const noexcept { return impl_->family; }
+Router& Client::router() noexcept { return impl_->router; }
+const Router& Client::router() const noexcept { return impl_->router; }
+
+TopicId Client::topic(std::string_view name) {
+  if (auto id = impl_->router.find_topic(name)) {
+    if (impl_->sampler_by_id[*id].load(std::memory_order_acquire) != nullptr) return *id;
+  }
+  std::lock_guard lock(impl_->topics_mu);
+  TopicId id = impl_->router.topic(name);
+  if (impl_->sampler_by_id[id].load() == nullptr) {
+    impl_->samplers.push_back(
+        std::make_unique<Sampler>(impl_->config.sketch_capacity, impl_->config.sample_rate));
+    impl_->sampler_by_id[id].store(impl_->samplers.back().get(), std::memory_order_release);
+    if (impl_->enabled()) impl_->start_subscriber(id);
+  }
+  return id;
+}
+
+RouteDecision Client::route(TopicId id, const void* key, size_t keylen, std::string_view value,
+                            int32_t partition_cnt) noexcept {
+  RouteDecision d = impl_->router.route(id, key, keylen, value, partition_cnt);
+  record(id, key, keylen, d.partition, d.salted);
+  return d;
+}
+
+void Client::record(TopicId id, const void* key, size_t keylen, int32_t partition,
+                    bool salted) noexcept {
+  if (id >= Router::kMaxTopics) return;
+  Sampler* sampler = impl_->sampler_by_id[id].load(std::memory_order_acquire);
+  if (sampler == nullptr) return;
+  if (key == nullptr) {
+    sampler->record_null();
+  } else {
+    sampler->record(std::string_view(static_cast<const char*>(key), keylen), partition, salted);
+  }
+}
+
+bool Client::wait_for_version(TopicId id, uint64_t min_version, milliseconds timeout) {
+  std::unique_lock lock(impl_->mu);
+  return impl_->version_cv.wait_for(lock, timeout, [&] {
+    return impl_->router.version(id) >= min_version || impl_->stopping;
+  }) && impl_->router.version(id) >= min_version;
+}
+
+void Client::report_now() {
+  if (!impl_->enabled()) return;
+  std::unique_lock lock(impl_->mu);
+  uint64_t target = impl_->report_rounds + 1;
+  impl_->report_requested = true;
+  impl_->cv.notify_all();
+  // The round in progress may have started before the request: wait for one more.
+  impl_->version_cv.wait_for(lock, milliseconds(impl_->config.http_timeout_ms * 2 + 1000), [&] {
+    return impl_->stopping || (impl_->report_rounds >= target && !impl_->report_requested);
+  });
+}
+
+ClientStats Client::stats() const {
+  ClientStats s;
+  s.reports_sent = impl_->reports_sent.load();
+  s.reports_failed = impl_->reports_failed.load();
+  s.reports_rejected = impl_->reports_rejected.load();
+  s.reports_dropped = impl_->reports_dropped.load();
+  s.list_updates = impl_->list_updates.load();
+  s.list_errors = impl_->list_errors.load();
+  size_t n = impl_->router.topic_count();
+  for (TopicId id = 0; id < n; ++id) {
+    TopicStats t;
+    t.topic = impl_->router.topic_name(id);
+    t.list_version = impl_->router.version(id);
+    t.partitions = impl_->router.live_partitions(id);
+    if (auto list = impl_->router.list(id)) t.hot_keys = list->keys.size();
+    t.plain = impl_->router.plain(id);
+    if (Sampler* sampler = impl_->sampler_by_id[id].load()) {
+      auto c = sampler->counters();
+      t.salted = c.salted;
+      t.cold = c.cold;
+      t.null_key = c.null_key;
+    }
+    s.topics.push_back(std::move(t));
+  }
+  return s;
+}
+
+}  // namespace hotkey::client

@@ -1,0 +1,197 @@
+#include "hotkey/client/config.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+#include "hotkey/report.h"
+
+namespace hotkey::client {
+namespace {
+
+constexpr std::string_view kPrefix = "hotkey.";
+
+[[noreturn]] void bad(std::string_view name, std::string_view value, std::string_view why) {
+  throw std::invalid_argument("property " + std::string(name) + "=\"" + std::string(value) +
+                              "\": " + std::string(why));
+}
+
+uint32_t parse_u32(std::string_view name, std::string_view value, uint32_t lo, uint32_t hi) {
+  uint32_t out = 0;
+  auto res = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size()) {
+    bad(name, value, "expected a non-negative integer");
+  }
+  if (out < lo || out > hi) {
+    bad(name, value, "out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return out;
+}
+
+double parse_rate(std::string_view name, std::string_view value) {
+  double out = 0;
+  auto res = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size()) {
+    bad(name, value, "expected a number");
+  }
+  if (!(out > 0.0 && out <= 1.0)) bad(name, value, "must be in (0, 1]");
+  return out;
+}
+
+std::string default_producer_id() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') std::snprintf(host, 8, "host");
+  return std::string(host) + "-" + std::to_string(static_cast<long>(getpid()));
+}
+
+std::vector<std::string> split_list(std::string_view value) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t comma = value.find(',', start);
+    if (comma == std::string_view::npos) comma = value.size();
+    std::string_view item = value.substr(start, comma - start);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) out.emplace_back(item);
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(RoutingMode mode) noexcept {
+  return mode == RoutingMode::kRoute ? "route" : "rekey";
+}
+
+std::string_view to_string(SaltPolicy policy) noexcept {
+  switch (policy) {
+    case SaltPolicy::kWeightedRoundRobin:
+      return "wrr";
+    case SaltPolicy::kValueHash:
+      return "value_hash";
+    case SaltPolicy::kRandom:
+      return "random";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(ExpiredPolicy policy) noexcept {
+  return policy == ExpiredPolicy::kPlain ? "plain" : "keep";
+}
+
+bool is_client_property(std::string_view name) noexcept { return name.starts_with(kPrefix); }
+
+HashFamily family_of_rdkafka_partitioner(std::string_view p) {
+  if (p == "murmur2" || p == "murmur2_random") return HashFamily::kMurmur2;
+  if (p == "consistent" || p == "consistent_random") return HashFamily::kCrc32;
+  if (p == "fnv1a" || p == "fnv1a_random") return HashFamily::kFnv1a;
+  throw std::invalid_argument("librdkafka partitioner \"" + std::string(p) +
+                              "\" has no hash family: use murmur2_random, consistent_random or "
+                              "fnv1a_random (or their non-random forms)");
+}
+
+ClientConfig parse_client_config(const Properties& props) {
+  ClientConfig c;
+  for (const auto& [name, value] : props) {
+    if (!is_client_property(name)) continue;
+    if (name == "hotkey.coordinator.url") {
+      if (!value.empty() && !value.starts_with("http://") && !value.starts_with("https://")) {
+        bad(name, value, "expected http://HOST:PORT or https://HOST:PORT");
+      }
+      c.coordinator_url = value;
+      while (c.coordinator_url.ends_with('/')) c.coordinator_url.pop_back();
+    } else if (name == "hotkey.producer.id") {
+      if (value.empty() || value.size() > ReportLimits{}.max_id_bytes) {
+        bad(name, value, "must be 1..256 bytes");
+      }
+      c.producer_id = value;
+    } else if (name == "hotkey.token") {
+      c.token = value;
+    } else if (name == "hotkey.report.interval.ms") {
+      c.report_interval_ms = parse_u32(name, value, 10, 3600000);
+    } else if (name == "hotkey.sample.rate") {
+      c.sample_rate = parse_rate(name, value);
+    } else if (name == "hotkey.sketch.capacity") {
+      c.sketch_capacity = parse_u32(name, value, 1, 65536);
+    } else if (name == "hotkey.routing.mode") {
+      if (value == "rekey") {
+        c.routing_mode = RoutingMode::kRekey;
+      } else if (value == "route") {
+        c.routing_mode = RoutingMode::kRoute;
+      } else {
+        bad(name, value, "expected rekey or route");
+      }
+    } else if (name == "hotkey.salt.policy") {
+      if (value == "wrr") {
+        c.salt_policy = SaltPolicy::kWeightedRoundRobin;
+      } else if (value == "value_hash") {
+        c.salt_policy = SaltPolicy::kValueHash;
+      } else if (value == "random") {
+        c.salt_policy = SaltPolicy::kRandom;
+      } else {
+        bad(name, value, "expected wrr, value_hash or random");
+      }
+    } else if (name == "hotkey.list.ttl.ms") {
+      c.list_ttl_ms = parse_u32(name, value, 0, UINT32_MAX);
+    } else if (name == "hotkey.list.expired.policy") {
+      if (value == "keep") {
+        c.expired_policy = ExpiredPolicy::kKeep;
+      } else if (value == "plain") {
+        c.expired_policy = ExpiredPolicy::kPlain;
+      } else {
+        bad(name, value, "expected keep or plain");
+      }
+    } else if (name == "hotkey.hash") {
+      auto family = parse_hash_family(value);
+      if (!family) bad(name, value, "expected murmur2, crc32 or fnv1a");
+      c.hash = *family;
+      c.hash_set = true;
+    } else if (name == "hotkey.poll.wait.ms") {
+      c.poll_wait_ms = parse_u32(name, value, 0, 300000);
+    } else if (name == "hotkey.http.timeout.ms") {
+      c.http_timeout_ms = parse_u32(name, value, 10, 600000);
+    } else if (name == "hotkey.backoff.initial.ms") {
+      c.backoff_initial_ms = parse_u32(name, value, 1, 600000);
+    } else if (name == "hotkey.backoff.max.ms") {
+      c.backoff_max_ms = parse_u32(name, value, 1, 3600000);
+    } else if (name == "hotkey.report.queue.max") {
+      c.report_queue_max = parse_u32(name, value, 1, 1024);
+    } else if (name == "hotkey.report.format") {
+      if (value == "json") {
+        c.report_json = true;
+      } else if (value == "binary") {
+        c.report_json = false;
+      } else {
+        bad(name, value, "expected binary or json");
+      }
+    } else if (name == "hotkey.topics") {
+      c.topics = split_list(value);
+      for (const auto& t : c.topics) {
+        if (!valid_topic_name(t)) bad(name, value, "invalid topic name \"" + t + "\"");
+      }
+    } else {
+      throw std::invalid_argument("unknown property " + name +
+                                  " (see docs/CLIENT.md for the hotkey.* properties)");
+    }
+  }
+  if (c.backoff_max_ms < c.backoff_initial_ms) {
+    throw std::invalid_argument(
+        "property hotkey.backoff.max.ms must be >= hotkey.backoff.initial.ms");
+  }
+  if (c.producer_id.empty()) c.producer_id = default_producer_id();
+  return c;
+}
+
+std::vector<std::pair<std::string, std::string>> kafka_properties(const Properties& props) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, value] : props) {
+    if (!is_client_property(name)) out.emplace_back(name, value);
+  }
+  return out;
+}
+
+}  // namespace hotkey::client

@@ -1,0 +1,254 @@
+#include "hotkey/client/router.h"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "hotkey/report.h"
+#include "snapshot.h"
+
+namespace hotkey::client {
+namespace {
+
+using detail::Snapshot;
+
+std::atomic<uint64_t> g_next_uid{1};
+
+struct TopicState {
+  explicit TopicState(std::string n, HashFamily family)
+      : name(std::move(n)), uid(g_next_uid.fetch_add(1)) {
+    snap.store(std::make_shared<const Snapshot>(family, 0));
+  }
+  std::string name;
+  const uint64_t uid;
+  // Bumped after every store to `snap`; readers compare it with their cached copy.
+  std::atomic<uint64_t> gen{1};
+  std::atomic<std::shared_ptr<const Snapshot>> snap;
+  std::atomic<int32_t> live_partitions{0};
+  std::atomic<uint64_t> version{0};
+  std::atomic<bool> plain{false};
+  // Serializes writers (publish, set_plain, rebuild for a new partition count).
+  std::mutex write_mu;
+  std::shared_ptr<const HotKeyList> list;  // guarded by write_mu
+};
+
+// Per-thread cache of the snapshot each topic had when this thread last looked: a hit costs
+// one acquire load of the topic's generation, no reference-count traffic.
+struct CacheEntry {
+  uint64_t uid = 0;
+  uint64_t gen = 0;
+  std::shared_ptr<const Snapshot> snap;
+};
+constexpr size_t kCacheSlots = 16;
+thread_local std::array<CacheEntry, kCacheSlots> t_cache;
+
+uint32_t thread_random() noexcept {
+  thread_local uint64_t state =
+      0x9E3779B97F4A7C15ull ^ reinterpret_cast<uintptr_t>(&state) ^ g_next_uid.load();
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return static_cast<uint32_t>(state >> 32);
+}
+
+}  // namespace
+
+size_t RouteDecision::write_salted_key(std::string_view key, char* out) const noexcept {
+  std::memcpy(out, key.data(), key.size());
+  return key.size() + write_salt_suffix(out + key.size(), separator_view(), salt);
+}
+
+int32_t cold_partition(HashFamily family, const void* key, size_t keylen,
+                       int32_t partition_cnt) noexcept {
+  if (key == nullptr || partition_cnt < 1) return -1;
+  // consistent_random treats an empty key like a null one; murmur2_random and fnv1a_random
+  // hash it.
+  if (keylen == 0 && family == HashFamily::kCrc32) return -1;
+  return static_cast<int32_t>(detail::family_hash(family, key, keylen) %
+                              static_cast<uint32_t>(partition_cnt));
+}
+
+struct Router::Impl {
+  RouterOptions options;
+  std::unique_ptr<std::atomic<TopicState*>[]> topics =
+      std::make_unique<std::atomic<TopicState*>[]>(kMaxTopics);
+  std::atomic<uint32_t> count{0};
+  mutable std::mutex names_mu;
+  std::unordered_map<std::string, TopicId> names;  // guarded by names_mu
+
+  TopicState* state(TopicId id) const noexcept {
+    if (id >= count.load(std::memory_order_acquire)) return nullptr;
+    return topics[id].load(std::memory_order_acquire);
+  }
+
+  TopicState& checked(TopicId id) const {
+    TopicState* s = state(id);
+    if (s == nullptr) throw std::invalid_argument("unknown topic id " + std::to_string(id));
+    return *s;
+  }
+
+  // Caller holds s.write_mu.
+  void install(TopicState& s, std::shared_ptr<const Snapshot> snap) {
+    s.snap.store(std::move(snap), std::memory_order_release);
+    s.gen.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+  // Caller holds s.write_mu.
+  std::shared_ptr<const Snapshot> build(const TopicState& s, int32_t partitions) const {
+    if (!s.list || s.plain.load()) {
+      return std::make_shared<const Snapshot>(options.family, s.list ? s.list->version : 0);
+    }
+    if (partitions < 1) partitions = s.list->partitions;
+    return std::make_shared<const Snapshot>(*s.list, options.family, partitions);
+  }
+
+  const Snapshot* current(const TopicState& s) const noexcept {
+    CacheEntry& e = t_cache[s.uid % kCacheSlots];
+    uint64_t gen = s.gen.load(std::memory_order_acquire);
+    if (e.uid == s.uid && e.gen == gen) return e.snap.get();
+    e.uid = s.uid;
+    e.gen = gen;
+    e.snap = s.snap.load(std::memory_order_acquire);
+    return e.snap.get();
+  }
+
+  // Rebuilds for a new live partition count; returns the new snapshot or null when another
+  // thread is already at it (or building failed).
+  std::shared_ptr<const Snapshot> rebuild(TopicState& s, int32_t partitions) const noexcept {
+    std::unique_lock lock(s.write_mu, std::try_to_lock);
+    if (!lock.owns_lock()) return nullptr;
+    try {
+      auto cur = s.snap.load();
+      if (cur->partitions() == partitions || cur->empty()) return cur;
+      auto snap = build(s, partitions);
+      const_cast<Impl*>(this)->install(s, snap);
+      return snap;
+    } catch (...) {
+      return nullptr;
+    }
+  }
+};
+
+Router::Router(RouterOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+}
+
+Router::~Router() {
+  uint32_t n = impl_->count.load();
+  for (uint32_t i = 0; i < n; ++i) delete impl_->topics[i].load();
+}
+
+const RouterOptions& Router::options() const noexcept { return impl_->options; }
+
+TopicId Router::topic(std::string_view name) {
+  std::lock_guard lock(impl_->names_mu);
+  if (auto it = impl_->names.find(std::string(name)); it != impl_->names.end()) return it->second;
+  if (!valid_topic_name(name)) {
+    throw std::invalid_argument("invalid topic name \"" + std::string(name) +
+                                "\": expected [A-Za-z0-9._-]{1,249}");
+  }
+  uint32_t id = impl_->count.load();
+  if (id >= kMaxTopics) {
+    throw std::invalid_argument("too many topics (limit " + std::to_string(kMaxTopics) + ")");
+  }
+  impl_->topics[id].store(new TopicState(std::string(name), impl_->options.family),
+                          std::memory_order_release);
+  impl_->count.store(id + 1, std::memory_order_release);
+  impl_->names.emplace(std::string(name), id);
+  return id;
+}
+
+std::optional<TopicId> Router::find_topic(std::string_view name) const {
+  std::lock_guard lock(impl_->names_mu);
+  if (auto it = impl_->names.find(std::string(name)); it != impl_->names.end()) return it->second;
+  return std::nullopt;
+}
+
+std::string Router::topic_name(TopicId id) const { return impl_->checked(id).name; }
+
+size_t Router::topic_count() const noexcept { return impl_->count.load(); }
+
+bool Router::publish(const HotKeyList& list) {
+  TopicState& s = impl_->checked(topic(list.topic));
+  std::lock_guard lock(s.write_mu);
+  if (list.version <= s.version.load()) return false;
+  s.list = std::make_shared<const HotKeyList>(list);
+  s.version.store(list.version);
+  int32_t live = s.live_partitions.load(std::memory_order_relaxed);
+  impl_->install(s, impl_->build(s, live > 0 ? live : list.partitions));
+  return true;
+}
+
+void Router::set_plain(TopicId id, bool plain) {
+  TopicState& s = impl_->checked(id);
+  std::lock_guard lock(s.write_mu);
+  if (s.plain.load() == plain) return;
+  s.plain.store(plain);
+  int32_t live = s.live_partitions.load(std::memory_order_relaxed);
+  impl_->install(s, impl_->build(s, live));
+}
+
+bool Router::plain(TopicId id) const { return impl_->checked(id).plain.load(); }
+
+uint64_t Router::version(TopicId id) const noexcept {
+  TopicState* s = impl_->state(id);
+  return s ? s->version.load() : 0;
+}
+
+std::shared_ptr<const HotKeyList> Router::list(TopicId id) const {
+  TopicState& s = impl_->checked(id);
+  std::lock_guard lock(s.write_mu);
+  return s.list;
+}
+
+int32_t Router::live_partitions(TopicId id) const noexcept {
+  TopicState* s = impl_->state(id);
+  return s ? s->live_partitions.load(std::memory_order_relaxed) : 0;
+}
+
+RouteDecision Router::route(TopicId id, const void* key, size_t keylen, std::string_view value,
+                            int32_t partition_cnt) const noexcept {
+  RouteDecision d;
+  TopicState* s = impl_->state(id);
+  if (s == nullptr || partition_cnt < 1) return d;
+  if (s->live_partitions.load(std::memory_order_relaxed) != partition_cnt) {
+    s->live_partitions.store(partition_cnt, std::memory_order_relaxed);
+  }
+  const HashFamily family = impl_->options.family;
+  if (key == nullptr || (keylen == 0 && family == HashFamily::kCrc32)) return d;
+  const uint32_t hash = detail::family_hash(family, key, keylen);
+  d.partition = static_cast<int32_t>(hash % static_cast<uint32_t>(partition_cnt));
+
+  const Snapshot* snap = impl_->current(*s);
+  d.version = snap->version();
+  if (snap->empty()) return d;
+  std::shared_ptr<const Snapshot> rebuilt;
+  if (snap->partitions() != partition_cnt) {
+    rebuilt = impl_->rebuild(*s, partition_cnt);
+    if (!rebuilt || rebuilt->partitions() != partition_cnt) return d;
+    snap = rebuilt.get();
+  }
+  const Snapshot::Entry* e = snap->find(key, keylen, hash);
+  if (e == nullptr) return d;
+  uint32_t value_hash = 0;
+  uint32_t random = 0;
+  if (impl_->options.policy == SaltPolicy::kValueHash) {
+    value_hash = murmur2(value.data(), value.size());
+  } else if (impl_->options.policy == SaltPolicy::kRandom) {
+    random = thread_random();
+  }
+  const Snapshot::Salt& salt = snap->pick(*e, impl_->options.policy, value_hash, random);
+  if (salt.partition < 0 || salt.partition >= partition_cnt) return d;
+  d.partition = salt.partition;
+  d.salted = true;
+  d.salt = salt.salt;
+  std::string_view sep = snap->separator();
+  d.separator_len = static_cast<uint8_t>(sep.size());
+  std::memcpy(d.separator, sep.data(), sep.size());
+  return d;
+}
+
+}  // namespace hotkey::client

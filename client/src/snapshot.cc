@@ -1,0 +1,117 @@
+#include "snapshot.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "hotkey/salt_planner.h"
+
+namespace hotkey::client::detail {
+
+std::vector<uint16_t> smooth_wrr_sequence(const std::vector<uint32_t>& weights, uint32_t max_len) {
+  std::vector<uint64_t> w(weights.begin(), weights.end());
+  uint64_t g = 0;
+  for (uint64_t x : w) g = std::gcd(g, x);
+  if (g == 0) return {};
+  uint64_t total = 0;
+  for (auto& x : w) {
+    x /= g;
+    total += x;
+  }
+  if (total > max_len) {
+    // Proportional scale-down, keeping every salt (weight >= 1).
+    uint64_t scaled_total = 0;
+    for (auto& x : w) {
+      x = std::max<uint64_t>(1, (x * max_len + total / 2) / total);
+      scaled_total += x;
+    }
+    total = scaled_total;
+  }
+  std::vector<uint16_t> seq;
+  seq.reserve(total);
+  std::vector<int64_t> current(w.size(), 0);
+  for (uint64_t n = 0; n < total; ++n) {
+    size_t best = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+      current[i] += static_cast<int64_t>(w[i]);
+      if (current[i] > current[best]) best = i;
+    }
+    current[best] -= static_cast<int64_t>(total);
+    seq.push_back(static_cast<uint16_t>(best));
+  }
+  return seq;
+}
+
+Snapshot::Snapshot(HashFamily family, uint64_t version) : family_(family), version_(version) {}
+
+Snapshot::Snapshot(const HotKeyList& list, HashFamily family, int32_t partitions)
+    : family_(family), version_(list.version), partitions_(partitions) {
+  bool same_space =
+      list.partitions == partitions && list.hash == family && valid_separator(list.separator);
+  if (valid_separator(list.separator)) separator_ = list.separator;
+  recomputed_ = !same_space;
+  for (const HotKey& hk : list.keys) {
+    if (hk.salts.empty()) continue;
+    if (same_space) {
+      std::vector<SaltAssignment> kept;
+      for (const auto& s : hk.salts) {
+        if (s.partition >= 0 && s.partition < partitions && s.weight > 0) kept.push_back(s);
+      }
+      if (!kept.empty()) add(hk.key, kept);
+    } else {
+      SaltSpace space;
+      space.family = family;
+      space.partitions = partitions;
+      space.separator = separator_;
+      auto count =
+          static_cast<uint32_t>(std::min<size_t>(hk.salts.size(), static_cast<size_t>(partitions)));
+      SaltTable table = plan_salts(hk.key, count, space);
+      if (!table.salts.empty()) add(hk.key, table.salts);
+    }
+  }
+  index();
+}
+
+void Snapshot::add(std::string_view key, const std::vector<SaltAssignment>& salts) {
+  // Salt indices in the sequence are uint16_t; a table never has more salts than partitions
+  // it can use, and more than 65535 salts for one key would be meaningless.
+  size_t n = std::min<size_t>(salts.size(), 65535);
+  Entry e;
+  e.key = std::string(key);
+  e.hash = family_hash(family_, key.data(), key.size());
+  e.salts_begin = static_cast<uint32_t>(salts_.size());
+  std::vector<uint32_t> weights;
+  for (size_t i = 0; i < n; ++i) {
+    salts_.push_back({salts[i].salt, salts[i].partition});
+    weights.push_back(std::max<uint32_t>(1, salts[i].weight));
+  }
+  auto seq = smooth_wrr_sequence(weights);
+  e.seq_begin = static_cast<uint32_t>(seq_.size());
+  e.seq_len = static_cast<uint32_t>(seq.size());
+  seq_.insert(seq_.end(), seq.begin(), seq.end());
+  entries_.push_back(std::move(e));
+}
+
+void Snapshot::index() {
+  if (entries_.empty()) return;
+  size_t cap = 4;
+  while (cap < entries_.size() * 2) cap <<= 1;
+  slots_.assign(cap, 0);
+  mask_ = static_cast<uint32_t>(cap - 1);
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    uint32_t slot = mix(entries_[i].hash) & mask_;
+    while (slots_[slot] != 0) slot = (slot + 1) & mask_;
+    slots_[slot] = static_cast<uint32_t>(i + 1);
+  }
+  cursors_ = std::make_unique<Cursor[]>(entries_.size());
+}
+
+std::vector<Snapshot::Salt> Snapshot::salts_of(const Entry& e) const {
+  std::vector<Salt> out;
+  uint32_t n = 0;
+  // The sequence covers every salt of the entry at least once; its largest index is n-1.
+  for (uint32_t i = 0; i < e.seq_len; ++i) n = std::max<uint32_t>(n, seq_[e.seq_begin + i] + 1u);
+  for (uint32_t i = 0; i < n; ++i) out.push_back(salts_[e.salts_begin + i]);
+  return out;
+}
+
+}  // namespace hotkey::client::detail

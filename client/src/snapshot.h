@@ -1,0 +1,128 @@
+// The immutable routing table of one topic, built from a hot-key list for one partition count.
+// Built off the send path; after construction only the per-key round-robin cursors change
+// (atomics), so any number of threads may read one concurrently.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hotkey/client/config.h"
+#include "hotkey/hotkey_list.h"
+#include "hotkey/partitioner.h"
+
+namespace hotkey::client::detail {
+
+// The family's 32-bit hash, the same one partition_for reduces modulo the partition count.
+inline uint32_t family_hash(HashFamily family, const void* data, size_t len) noexcept {
+  switch (family) {
+    case HashFamily::kMurmur2:
+      return murmur2(data, len) & 0x7fffffffu;
+    case HashFamily::kCrc32:
+      return crc32(data, len);
+    case HashFamily::kFnv1a:
+      return fnv1a(data, len);
+  }
+  return 0;
+}
+
+class Snapshot {
+ public:
+  struct Entry {
+    std::string key;
+    uint32_t hash = 0;
+    uint32_t salts_begin = 0;  // into salts_
+    uint32_t seq_begin = 0;    // into seq_
+    uint32_t seq_len = 0;
+  };
+  struct alignas(64) Cursor {
+    std::atomic<uint32_t> next{0};
+  };
+  struct Salt {
+    uint32_t salt = 0;
+    int32_t partition = 0;
+  };
+
+  // Empty table: every key cold. version carries on for reporting.
+  Snapshot(HashFamily family, uint64_t version);
+  // Table for `partitions` from `list`. When the list was planned for another partition count,
+  // family or with an invalid separator, each hot key gets first-fit verified salts for this
+  // count instead (as many as the list gave it, capped at the count).
+  Snapshot(const HotKeyList& list, HashFamily family, int32_t partitions);
+
+  uint64_t version() const noexcept { return version_; }
+  int32_t partitions() const noexcept { return partitions_; }
+  HashFamily family() const noexcept { return family_; }
+  bool empty() const noexcept { return entries_.empty(); }
+  bool recomputed() const noexcept { return recomputed_; }
+  std::string_view separator() const noexcept { return separator_; }
+  size_t size() const noexcept { return entries_.size(); }
+
+  // The hot entry for `key` (whose family_hash is `hash`), or null.
+  const Entry* find(const void* key, size_t keylen, uint32_t hash) const noexcept {
+    if (entries_.empty()) return nullptr;
+    uint32_t slot = mix(hash) & mask_;
+    for (;;) {
+      uint32_t idx = slots_[slot];
+      if (idx == 0) return nullptr;
+      const Entry& e = entries_[idx - 1];
+      if (e.hash == hash && e.key.size() == keylen &&
+          (keylen == 0 || std::memcmp(e.key.data(), key, keylen) == 0)) {
+        return &e;
+      }
+      slot = (slot + 1) & mask_;
+    }
+  }
+
+  // Picks a salt of `e` by policy. `value_hash` is used by kValueHash, `random` by kRandom.
+  const Salt& pick(const Entry& e, SaltPolicy policy, uint32_t value_hash,
+                   uint32_t random) const noexcept {
+    uint32_t pos = 0;
+    switch (policy) {
+      case SaltPolicy::kWeightedRoundRobin:
+        pos =
+            cursors_[&e - entries_.data()].next.fetch_add(1, std::memory_order_relaxed) % e.seq_len;
+        break;
+      case SaltPolicy::kValueHash:
+        pos = value_hash % e.seq_len;
+        break;
+      case SaltPolicy::kRandom:
+        pos = random % e.seq_len;
+        break;
+    }
+    return salts_[e.salts_begin + seq_[e.seq_begin + pos]];
+  }
+
+  // The salts of an entry, in table order (for tests and stats).
+  std::vector<Salt> salts_of(const Entry& e) const;
+  const std::vector<Entry>& entries() const noexcept { return entries_; }
+
+ private:
+  static uint32_t mix(uint32_t h) noexcept { return (h ^ (h >> 16)) * 0x45d9f3bu; }
+  void add(std::string_view key, const std::vector<SaltAssignment>& salts);
+  void index();
+
+  HashFamily family_;
+  uint64_t version_ = 0;
+  int32_t partitions_ = 0;
+  bool recomputed_ = false;
+  std::string separator_ = std::string(kDefaultSeparator);
+  std::vector<Entry> entries_;
+  std::vector<Salt> salts_;
+  std::vector<uint16_t> seq_;
+  std::vector<uint32_t> slots_;  // entry index + 1; 0 is empty
+  uint32_t mask_ = 0;
+  std::unique_ptr<Cursor[]> cursors_;
+};
+
+// The smooth weighted round-robin order (nginx's algorithm) over `weights`: a sequence of
+// indices in which index i appears weights[i] times (after reducing by the gcd and scaling the
+// total down to at most max_len), spread as evenly as the weights allow.
+std::vector<uint16_t> smooth_wrr_sequence(const std::vector<uint32_t>& weights,
+                                          uint32_t max_len = 1024);
+
+}  // namespace hotkey::client::detail
