@@ -1,0 +1,447 @@
+#!/usr/bin/env python3
+"""Side-by-side partition balance benchmark (issue 5), driven by scripts/bench.sh.
+
+For every scenario it starts one librdkafka mock cluster (3 brokers, real Kafka protocol on
+loopback) and one hotkey-coordinator, then runs each strategy in turn on its own topic of that
+cluster with the same fleet of hotkey-loadgen producer processes and the same workload seeds.
+Balance is measured from the brokers' end offsets (hotkey-watch --once --json) over a steady
+window; salting, detection times and throughput come from the producers' JSON summaries.
+
+Writes results.json, results.md and (when matplotlib is available) balance.png to --out.
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+STRATEGIES = ["naive", "static", "adaptive", "hotkey"]
+LABELS = {
+    "naive": "naive murmur2",
+    "static": "static whitelist, 8 random salts",
+    "adaptive": "per-process adaptive, 8 round-robin salts",
+    "hotkey": "hotkey (fleet-wide coordinator)",
+}
+
+# Scenario fields: partitions, producers, total fleet rate (records/s), duration and
+# measurement window start (s into the run), the workload flags every producer gets, and the
+# static strategy's whitelist (what an operator would have listed before the run).
+UNIFORM_100K = ["--keys", "100000", "--zipf", "0"]
+SCENARIOS = {
+    "hot90": dict(
+        title="one key 90%, 12 partitions", partitions=12, producers=4, rate=16000,
+        duration=16, window=6, workload=UNIFORM_100K + ["--hot-share", "0.9",
+                                                        "--hot-prefix", "book-"],
+        whitelist=["book-0"]),
+    "seller45": dict(
+        title="one seller 45%, 64 partitions, 16 producers", partitions=64, producers=16,
+        rate=16000, duration=16, window=6,
+        workload=UNIFORM_100K + ["--hot-share", "0.45", "--hot-prefix", "seller-"],
+        whitelist=["seller-0"]),
+    "tenants5": dict(
+        title="5 tenants, 32 partitions", partitions=32, producers=4, rate=16000, duration=16,
+        window=6, workload=["--keys", "5", "--zipf", "1.0", "--key-prefix", "tenant-"],
+        whitelist=["tenant-0"]),
+    "zipf0.8": dict(
+        title="Zipf 0.8, 100k keys, 32 partitions", partitions=32, producers=4, rate=16000,
+        duration=16, window=6, workload=["--keys", "100000", "--zipf", "0.8"],
+        whitelist=["user-0"]),
+    "zipf1.0": dict(
+        title="Zipf 1.0, 100k keys, 32 partitions", partitions=32, producers=4, rate=16000,
+        duration=16, window=6, workload=["--keys", "100000", "--zipf", "1.0"],
+        whitelist=["user-0"]),
+    "zipf1.2": dict(
+        title="Zipf 1.2, 100k keys, 32 partitions", partitions=32, producers=4, rate=16000,
+        duration=16, window=6, workload=["--keys", "100000", "--zipf", "1.2"],
+        whitelist=["user-0"]),
+    "zipf1.5": dict(
+        title="Zipf 1.5, 100k keys, 32 partitions", partitions=32, producers=4, rate=16000,
+        duration=16, window=6, workload=["--keys", "100000", "--zipf", "1.5"],
+        whitelist=["user-0"]),
+    "moving": dict(
+        title="hot set of 4 keys (50%) moving every 10 s, 32 partitions", partitions=32,
+        producers=4, rate=16000, duration=40, window=5,
+        workload=UNIFORM_100K + ["--hot-share", "0.5", "--hot-keys", "4", "--hot-move", "10",
+                                 "--hot-prefix", "trend-"],
+        whitelist=["trend-0", "trend-1", "trend-2", "trend-3"]),
+}
+FULL = list(SCENARIOS)
+QUICK = ["hot90", "seller45"]
+QUICK_OVERRIDES = dict(duration=12, window=6)
+
+
+class Fleet:
+    """Every child process of a run; stops them all (SIGTERM, then SIGKILL) on the way out."""
+
+    def __init__(self):
+        self.procs = []
+
+    def start(self, args, **kw):
+        p = subprocess.Popen(args, **kw)
+        self.procs.append(p)
+        return p
+
+    def stop(self, p, timeout=10):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if p in self.procs:
+            self.procs.remove(p)
+
+    def stop_all(self):
+        for p in reversed(list(self.procs)):
+            self.stop(p)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise RuntimeError(f"timed out after {timeout}s waiting for {what}")
+
+
+def http_ok(url):
+    try:
+        with urllib.request.urlopen(url, timeout=1) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def end_offsets(bindir, bootstrap, topic):
+    out = subprocess.run([f"{bindir}/hotkey-watch", "--bootstrap", bootstrap, "--topic", topic,
+                          "--once", "--json"], check=True, capture_output=True, text=True,
+                         timeout=30)
+    return json.loads(out.stdout)["end_offsets"]
+
+
+def percentile(values, q):
+    """Nearest-rank percentile; inf entries stand for 'never salted'."""
+    if not values:
+        return None
+    v = sorted(values)
+    k = max(0, min(len(v) - 1, math.ceil(q / 100.0 * len(v)) - 1))
+    return v[k]
+
+
+def balance(delta):
+    total = sum(delta)
+    avg = total / len(delta) if delta else 0
+    return dict(
+        max_avg=(max(delta) / avg) if avg > 0 else None,
+        idle_share=sum(1 for d in delta if d <= 0) / len(delta),
+        records=total,
+        loads=[d / avg if avg > 0 else 0 for d in delta],
+    )
+
+
+def run_strategy(ctx, name, scn, strategy, seed_base):
+    bindir, bootstrap, work = ctx["bindir"], ctx["bootstrap"], ctx["work"]
+    topic = f"{name}-{strategy}"
+    fleet = ctx["fleet"]
+    per_rate = scn["rate"] / scn["producers"]
+    start_at_ms = int((time.time() + 1.5 + 0.05 * scn["producers"]) * 1000)
+    outs, procs = [], []
+    for i in range(scn["producers"]):
+        out = os.path.join(work, f"{topic}-p{i}.json")
+        outs.append(out)
+        args = [f"{bindir}/hotkey-loadgen", "--bootstrap", bootstrap, "--topic", topic,
+                "--strategy", strategy, "--producer-id", f"{topic}-p{i}",
+                "--rate", f"{per_rate:g}", "--duration", str(scn["duration"]),
+                "--start-at-ms", str(start_at_ms), "--seed", str(seed_base + i),
+                "--json-out", out] + scn["workload"]
+        if strategy == "static":
+            for k in scn["whitelist"]:
+                args += ["--whitelist", k]
+        if strategy == "hotkey":
+            args += ["--coordinator", ctx["coordinator_url"]]
+            for kv in ctx["client_props"]:
+                args += ["--client-prop", kv]
+        procs.append(fleet.start(args, stdout=subprocess.DEVNULL,
+                                 stderr=open(out + ".log", "w")))
+    # Window start and end on the broker's clock of record: its end offsets.
+    t_window = start_at_ms / 1000 + scn["window"]
+    while time.time() < t_window:
+        if any(p.poll() not in (None, 0) for p in procs):
+            break
+        time.sleep(0.02)
+    before = end_offsets(bindir, bootstrap, topic)
+    t_before = time.time()
+    for p in procs:
+        try:
+            p.wait(timeout=scn["duration"] + 60)
+        except subprocess.TimeoutExpired:
+            fleet.stop(p)
+        if p in fleet.procs:
+            fleet.procs.remove(p)
+    after = end_offsets(bindir, bootstrap, topic)
+    failed = [(o, p.returncode) for o, p in zip(outs, procs) if p.returncode != 0]
+    if failed:
+        logs = "\n".join(open(o + ".log").read()[-2000:] for o, _ in failed)
+        raise RuntimeError(f"{topic}: producers failed {failed}:\n{logs}")
+    summaries = [json.load(open(o)) for o in outs]
+    delta = [a - b for a, b in zip(after, before)]
+    r = dict(strategy=strategy, topic=topic, window_s=[scn["window"], scn["duration"]],
+             window_started_late_s=max(0.0, t_before - t_window), end_offsets=after)
+    r.update(balance(delta))
+    r["whole_run"] = {k: v for k, v in balance(after).items() if k != "loads"}
+
+    # Ordering cost: distinct keys and records salted, over the whole fleet.
+    sent_bits = 0
+    for s in summaries:
+        sent_bits |= int(s["background_sent_hex"][::-1] or "0", 16)
+    distinct = bin(sent_bits).count("1") + max(s["overlay_keys_sent"] for s in summaries)
+    salted_keys = set()
+    for s in summaries:
+        salted_keys.update(s["keys_salted"])
+    sent = sum(s["records_sent"] for s in summaries)
+    r.update(distinct_keys=distinct, keys_salted=len(salted_keys),
+             keys_salted_share=len(salted_keys) / distinct if distinct else 0,
+             salted_keys_sample=sorted(salted_keys)[:20],
+             records_sent=sent,
+             records_salted_share=sum(s["salted_records"] for s in summaries) / sent)
+
+    # Detection to salting, across producers and the keys the schedule made hot (a key that a
+    # producer never salted counts as infinitely late).
+    det = []
+    for s in summaries:
+        for h in s["hot_keys"]:
+            if h["hot_since_s"] < scn["duration"] - 2:
+                det.append(h["detect_s"] if h["detect_s"] is not None else math.inf)
+    r["detect_samples"] = len(det)
+    r["detect_never"] = sum(1 for d in det if d == math.inf)
+    r["detect_p50_s"] = percentile(det, 50)
+    r["detect_p99_s"] = percentile(det, 99)
+    r["throughput"] = sum(s["throughput"] for s in summaries)
+    r["target_rate"] = scn["rate"]
+    cpu = sum(s["cpu_s"] for s in summaries)
+    r["producer_cpu_s"] = cpu
+    r["records_per_cpu_s"] = sent / cpu if cpu > 0 else None
+    r["records_failed"] = sum(s["records_failed"] for s in summaries)
+    return r
+
+
+def run_scenario(args, name, scn, strategies, fleet):
+    work = tempfile.mkdtemp(prefix=f"hotkey-bench-{name}-")
+    ctx = dict(bindir=args.bindir, work=work, fleet=fleet, client_props=args.client_prop)
+    bsfile = os.path.join(work, "bootstrap")
+    mock = fleet.start([f"{args.bindir}/hotkey-mock-kafka", "--brokers", "3",
+                        "--bootstrap-file", bsfile]
+                       + [a for s in strategies for a in ("--topic", f"{name}-{s}:{scn['partitions']}")],
+                       stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "mock.log"), "w"))
+    coord = None
+    try:
+        ctx["bootstrap"] = wait_for(lambda: os.path.exists(bsfile) and open(bsfile).read().strip(),
+                                    20, "the mock cluster")
+        if "hotkey" in strategies:
+            port = free_port()
+            cmd = [f"{args.bindir}/hotkey-coordinator", "--listen", f"127.0.0.1:{port}",
+                   "--data", os.path.join(work, "coordinator-data")]
+            if args.coordinator_config:
+                cmd += ["--config", args.coordinator_config]
+            coord = fleet.start(cmd, stdout=open(os.path.join(work, "coordinator.log"), "w"),
+                                stderr=subprocess.STDOUT)
+            ctx["coordinator_url"] = f"http://127.0.0.1:{port}"
+            wait_for(lambda: coord.poll() is not None or http_ok(ctx["coordinator_url"] + "/readyz"),
+                     20, "the coordinator")
+            if coord.poll() is not None:
+                raise RuntimeError("hotkey-coordinator exited: "
+                                   + open(os.path.join(work, "coordinator.log")).read()[-2000:])
+        results = []
+        for i, strategy in enumerate(strategies):
+            print(f"  {name:<9} {strategy:<9}", end="", flush=True)
+            r = run_strategy(ctx, name, scn, strategy, seed_base=1000)
+            results.append(r)
+            det = r["detect_p99_s"]
+            print(f" max/avg {r['max_avg']:6.2f}  idle {r['idle_share']*100:3.0f}%  "
+                  f"keys salted {r['keys_salted']:>5} ({r['keys_salted_share']*100:.3f}%)  "
+                  f"records salted {r['records_salted_share']*100:5.1f}%  "
+                  f"detect p99 {fmt_s(det)}  {r['throughput']:7.0f} rec/s", flush=True)
+        if coord is not None and not args.keep:
+            fleet.stop(coord)
+        return dict(name=name, title=scn["title"], partitions=scn["partitions"],
+                    producers=scn["producers"], rate=scn["rate"], duration_s=scn["duration"],
+                    window_s=scn["window"], workload=scn["workload"],
+                    whitelist=scn["whitelist"], results=results)
+    finally:
+        if coord is not None:
+            fleet.stop(coord)
+        fleet.stop(mock)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"  (kept {work})")
+
+
+def fmt_s(v):
+    if v is None:
+        return "   n/a"
+    if v == math.inf:
+        return " never"
+    return f"{v:5.2f}s"
+
+
+def add_relative(scenarios):
+    for scn in scenarios:
+        base = next((r for r in scn["results"] if r["strategy"] == "naive"), None)
+        for r in scn["results"]:
+            r["throughput_vs_naive"] = (r["throughput"] / base["throughput"]
+                                        if base and base["throughput"] else None)
+            r["cpu_efficiency_vs_naive"] = (
+                r["records_per_cpu_s"] / base["records_per_cpu_s"]
+                if base and base.get("records_per_cpu_s") and r.get("records_per_cpu_s")
+                else None)
+
+
+def markdown(doc):
+    lines = [f"Command: `{doc['command']}`  ", f"Machine: {doc['machine']}; "
+             f"total {doc['elapsed_s']:.0f} s.", "",
+             "| scenario | strategy | max/avg | idle | keys salted | records salted | "
+             "detect p50 / p99 | throughput vs naive | producer CPU/record vs naive |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for scn in doc["scenarios"]:
+        for r in scn["results"]:
+            det = ("n/a" if r["detect_samples"] == 0 else
+                   f"{fmt_s(r['detect_p50_s']).strip()} / {fmt_s(r['detect_p99_s']).strip()}"
+                   + (f" ({r['detect_never']}/{r['detect_samples']} never)"
+                      if r["detect_never"] else ""))
+            thr = r.get("throughput_vs_naive")
+            eff = r.get("cpu_efficiency_vs_naive")
+            lines.append(
+                f"| {scn['title']} | {r['strategy']} | {r['max_avg']:.2f} | "
+                f"{r['idle_share']*100:.0f}% | {r['keys_salted']} of {r['distinct_keys']} "
+                f"({r['keys_salted_share']*100:.3f}%) | {r['records_salted_share']*100:.1f}% | "
+                f"{det} | {'' if thr is None else f'{thr:.3f}x'} | "
+                f"{'' if eff is None else f'{1/eff:.2f}x'} |")
+    return "\n".join(lines) + "\n"
+
+
+def chart(doc, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("balance_bench: matplotlib not available (apt-get install python3-matplotlib); "
+              "no PNG written", file=sys.stderr)
+        return False
+    scns = doc["scenarios"]
+    cols = 2 if len(scns) > 1 else 1
+    rows = math.ceil(len(scns) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 2.6 * rows), squeeze=False)
+    for ax, scn in zip(axes.flat, scns):
+        by = {r["strategy"]: r for r in scn["results"]}
+        n = scn["partitions"]
+        xs = list(range(n))
+        if "naive" in by:
+            ax.bar(xs, by["naive"]["loads"], width=0.9, color="#c8c8c8",
+                   label=f"before: naive (max/avg {by['naive']['max_avg']:.2f})")
+        if "hotkey" in by:
+            ax.bar(xs, by["hotkey"]["loads"], width=0.5, color="#1f77b4",
+                   label=f"after: hotkey (max/avg {by['hotkey']['max_avg']:.2f})")
+        for s, c in (("static", "#d62728"), ("adaptive", "#ff7f0e")):
+            if s in by:
+                ax.plot(xs, by[s]["loads"], ".", color=c, markersize=4,
+                        label=f"{s} (max/avg {by[s]['max_avg']:.2f})")
+        ax.axhline(1.0, color="black", linewidth=0.6, linestyle="--")
+        ax.set_title(scn["title"], fontsize=9)
+        ax.set_xlabel("partition", fontsize=8)
+        ax.set_ylabel("load / average", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=6.5, loc="upper right")
+    for ax in list(axes.flat)[len(scns):]:
+        ax.axis("off")
+    fig.suptitle("Per-partition load from broker end offsets (steady window), 1.0 = perfect",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bindir", required=True, help="where hotkey-* binaries are")
+    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--quick", action="store_true", help=f"reduced set for CI: {QUICK}")
+    ap.add_argument("--scenarios", help="comma-separated subset of: " + ",".join(FULL))
+    ap.add_argument("--strategies", default=",".join(STRATEGIES),
+                    help="comma-separated subset of: " + ",".join(STRATEGIES))
+    ap.add_argument("--coordinator-config", help="config file passed to hotkey-coordinator")
+    ap.add_argument("--client-prop", action="append", default=[],
+                    help="extra hotkey.* client property K=V for the hotkey strategy")
+    ap.add_argument("--keep", action="store_true", help="keep per-run work directories")
+    ap.add_argument("--command", default="", help="command line recorded in the results")
+    args = ap.parse_args()
+
+    names = args.scenarios.split(",") if args.scenarios else (QUICK if args.quick else FULL)
+    strategies = args.strategies.split(",")
+    for n in names:
+        if n not in SCENARIOS:
+            ap.error(f"unknown scenario {n}")
+    for s in strategies:
+        if s not in STRATEGIES:
+            ap.error(f"unknown strategy {s}")
+    os.makedirs(args.out, exist_ok=True)
+
+    fleet = Fleet()
+
+    def on_signal(signum, frame):
+        fleet.stop_all()
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    t0 = time.monotonic()
+    scenarios = []
+    try:
+        for n in names:
+            scn = dict(SCENARIOS[n])
+            if args.quick:
+                scn.update(QUICK_OVERRIDES)
+            scenarios.append(run_scenario(args, n, scn, strategies, fleet))
+    finally:
+        fleet.stop_all()
+    add_relative(scenarios)
+    doc = dict(command=args.command or " ".join(sys.argv),
+               machine=f"{os.cpu_count()} cores, {os.uname().sysname} {os.uname().release}",
+               elapsed_s=time.monotonic() - t0, quick=args.quick,
+               strategies={s: LABELS[s] for s in strategies}, scenarios=scenarios)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    md = markdown(doc)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(md)
+    png = os.path.join(args.out, "balance.png")
+    chart(doc, png)
+    print()
+    print(md)
+    print(f"wrote {args.out}/results.json, results.md" +
+          (", balance.png" if os.path.exists(png) else ""))
+
+
+if __name__ == "__main__":
+    main()
