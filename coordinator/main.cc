@@ -1,0 +1,102 @@
+// hotkey-coordinator: the service executable. All behaviour lives in hotkey::coordinator;
+// this file wires config, store, core and HTTP together and handles signals.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include <pthread.h>
+#include <nlohmann/json.hpp>
+
+#include "clock.h"
+#include "config.h"
+#include "coordinator.h"
+#include "http_server.h"
+#include "metrics.h"
+#include "store.h"
+
+namespace {
+
+using hotkey::coordinator::CoordinatorConfig;
+using nlohmann::json;
+
+void log_line(const json& j) {
+  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hotkey::coordinator;
+  std::optional<CoordinatorConfig> config;
+  try {
+    config = parse_command_line(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "hotkey-coordinator: " << e.what() << "\n\n" << usage_text();
+    return 2;
+  }
+  if (!config) {
+    std::cout << usage_text();
+    return 0;
+  }
+
+  // Signals are taken by one thread with sigwait; every other thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  std::string error;
+  std::unique_ptr<Store> store = Store::open(config->data_dir, &error);
+  if (!store) {
+    log_line({{"level", "fatal"}, {"event", "store_open_failed"}, {"error", error}});
+    std::cerr << "hotkey-coordinator: " << error << "\n";
+    return 3;
+  }
+  SystemClock clock;
+  Metrics metrics;
+  std::unique_ptr<Coordinator> coordinator;
+  try {
+    coordinator = std::make_unique<Coordinator>(*config, *store, metrics, clock);
+  } catch (const std::exception& e) {
+    log_line({{"level", "fatal"}, {"event", "store_load_failed"}, {"error", e.what()}});
+    std::cerr << "hotkey-coordinator: " << e.what() << "\n";
+    return 3;
+  }
+  HttpServer server(*coordinator, metrics);
+  if (!server.bind(config->listen_host, config->listen_port, &error)) {
+    log_line({{"level", "fatal"}, {"event", "bind_failed"}, {"error", error}});
+    std::cerr << "hotkey-coordinator: " << error << "\n";
+    return 4;
+  }
+  coordinator->start_background();
+  log_line({{"level", "info"},
+            {"event", "listening"},
+            {"host", config->listen_host},
+            {"port", server.port()},
+            {"data_dir", config->data_dir},
+            {"topics", coordinator->topics().size()}});
+
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    log_line({{"level", "info"}, {"event", "shutdown"}, {"signal", sig}});
+    server.stop();
+  });
+  server.run();
+  // run() also returns when the listener fails; make the signal thread exit either way.
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
+  server.stop();
+  coordinator->stop_background();
+  coordinator.reset();
+  store.reset();
+  log_line({{"level", "info"}, {"event", "stopped"}});
+  return 0;
+}

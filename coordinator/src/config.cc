@@ -1,0 +1,330 @@
+#include "config.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace hotkey::coordinator {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
+
+template <typename T>
+T get_number(const json& j, const std::string& name) {
+  if (!j.is_number()) fail("config: '" + name + "' must be a number");
+  if constexpr (std::is_integral_v<T>) {
+    if (!j.is_number_integer() && !j.is_number_unsigned()) {
+      fail("config: '" + name + "' must be an integer");
+    }
+    if (j.is_number_unsigned()) {
+      auto v = j.get<uint64_t>();
+      if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+        fail("config: '" + name + "' is too large");
+      }
+      return static_cast<T>(v);
+    }
+    auto v = j.get<int64_t>();
+    if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+        (v > 0 &&
+         static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+      fail("config: '" + name + "' is out of range");
+    }
+    return static_cast<T>(v);
+  } else {
+    return j.get<T>();
+  }
+}
+
+std::string get_string(const json& j, const std::string& name) {
+  if (!j.is_string()) fail("config: '" + name + "' must be a string");
+  return j.get<std::string>();
+}
+
+bool get_bool(const json& j, const std::string& name) {
+  if (!j.is_boolean()) fail("config: '" + name + "' must be true or false");
+  return j.get<bool>();
+}
+
+void apply_topic_settings(TopicSettings& s, const json& j, const std::string& where) {
+  if (!j.is_object()) fail("config: '" + where + "' must be an object");
+  for (const auto& [name, v] : j.items()) {
+    const std::string path = where + "." + name;
+    if (name == "hot_fraction") {
+      s.hot_fraction = get_number<double>(v, path);
+    } else if (name == "min_rate") {
+      s.min_rate = get_number<double>(v, path);
+    } else if (name == "cold_fraction") {
+      s.cold_fraction = get_number<double>(v, path);
+    } else if (name == "hold_ms") {
+      s.hold_ms = get_number<int64_t>(v, path);
+    } else if (name == "balance_target") {
+      s.balance_target = get_number<double>(v, path);
+    } else if (name == "balance_min_fraction") {
+      s.balance_min_fraction = get_number<double>(v, path);
+    } else if (name == "churn_tolerance") {
+      s.churn_tolerance = get_number<double>(v, path);
+    } else if (name == "max_hot_keys") {
+      s.max_hot_keys = get_number<uint32_t>(v, path);
+    } else if (name == "min_salts") {
+      s.min_salts = get_number<uint32_t>(v, path);
+    } else if (name == "max_salts") {
+      s.max_salts = get_number<uint32_t>(v, path);
+    } else if (name == "salt_share") {
+      s.salt_share = get_number<double>(v, path);
+    } else if (name == "salt_search_limit") {
+      s.salt_search_limit = get_number<uint32_t>(v, path);
+    } else if (name == "hash") {
+      auto family = parse_hash_family(get_string(v, path));
+      if (!family) fail("config: '" + path + "' must be murmur2, crc32 or fnv1a");
+      s.hash = *family;
+    } else if (name == "separator") {
+      s.separator = get_string(v, path);
+    } else {
+      fail("config: unknown setting '" + path + "'");
+    }
+  }
+  try {
+    s.validate();
+  } catch (const std::invalid_argument& e) {
+    fail(std::string(e.what()) + " (in '" + where + "')");
+  }
+}
+
+void parse_listen(CoordinatorConfig& c, const std::string& value) {
+  auto colon = value.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == value.size()) {
+    fail("listen address must be HOST:PORT, got '" + value + "'");
+  }
+  std::string host = value.substr(0, colon);
+  std::string port = value.substr(colon + 1);
+  char* end = nullptr;
+  long p = std::strtol(port.c_str(), &end, 10);
+  if (*end != '\0' || p < 0 || p > 65535) fail("listen port must be 0..65535, got '" + port + "'");
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  c.listen_host = host;
+  c.listen_port = static_cast<int>(p);
+}
+
+void add_operator_token(CoordinatorConfig& c, const std::string& spec) {
+  // NAME=TOKEN, or a bare TOKEN named "operator".
+  auto eq = spec.find('=');
+  std::string name = "operator";
+  std::string token = spec;
+  if (eq != std::string::npos && eq > 0) {
+    name = spec.substr(0, eq);
+    token = spec.substr(eq + 1);
+  }
+  if (token.size() < 8) fail("operator token for '" + name + "' must be at least 8 bytes");
+  c.operator_tokens[name] = token;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot read config file '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+void TopicSettings::validate() const {
+  auto positive = [](double v) { return std::isfinite(v) && v > 0; };
+  if (!positive(hot_fraction)) fail("hot_fraction must be > 0");
+  if (!(std::isfinite(min_rate) && min_rate >= 0)) fail("min_rate must be >= 0");
+  if (!positive(cold_fraction) || cold_fraction > hot_fraction) {
+    fail("cold_fraction must be > 0 and <= hot_fraction");
+  }
+  if (hold_ms < 0) fail("hold_ms must be >= 0");
+  if (!(std::isfinite(balance_target) && balance_target >= 1.0)) {
+    fail("balance_target must be >= 1.0");
+  }
+  if (!(std::isfinite(balance_min_fraction) && balance_min_fraction >= 0)) {
+    fail("balance_min_fraction must be >= 0");
+  }
+  if (!(std::isfinite(churn_tolerance) && churn_tolerance >= 0)) {
+    fail("churn_tolerance must be >= 0");
+  }
+  if (max_hot_keys > 100000) fail("max_hot_keys must be <= 100000");
+  if (min_salts < 1) fail("min_salts must be >= 1");
+  if (max_salts < min_salts) fail("max_salts must be >= min_salts");
+  if (!positive(salt_share)) fail("salt_share must be > 0");
+  if (salt_search_limit < 1) fail("salt_search_limit must be >= 1");
+  if (separator && !valid_separator(*separator)) {
+    fail("separator must be 1-8 bytes, none of them a decimal digit");
+  }
+}
+
+const TopicSettings& CoordinatorConfig::settings_for(std::string_view topic) const {
+  auto it = topic_overrides.find(topic);
+  return it == topic_overrides.end() ? defaults : it->second;
+}
+
+void CoordinatorConfig::validate() const {
+  if (http_threads < 2) fail("http_threads must be >= 2");
+  if (max_waiters > 100000) fail("max_waiters must be <= 100000");
+  if (max_wait_ms < 1) fail("max_wait_ms must be >= 1");
+  if (max_body_bytes < 1024) fail("max_body_bytes must be >= 1024");
+  if (epoch_ms < 10) fail("epoch_ms must be >= 10");
+  if (window_epochs < 1 || window_epochs > 3600) fail("window_epochs must be 1..3600");
+  if (sketch_capacity < 16 || sketch_capacity > 1u << 20) {
+    fail("sketch_capacity must be 16..1048576");
+  }
+  if (producer_timeout_ms < 1) fail("producer_timeout_ms must be >= 1");
+  if (warmup_ms < 0) fail("warmup_ms must be >= 0");
+  if (plan_interval_ms < 10) fail("plan_interval_ms must be >= 10");
+  if (max_topics < 1) fail("max_topics must be >= 1");
+  defaults.validate();
+  for (const auto& [name, s] : topic_overrides) {
+    if (!valid_topic_name(name)) fail("topic override '" + name + "' is not a valid topic name");
+    s.validate();
+  }
+}
+
+void apply_config_json(CoordinatorConfig& c, std::string_view text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    fail(std::string("config: not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) fail("config: the document must be a JSON object");
+  // Defaults first so per-topic sections inherit them regardless of key order.
+  if (auto it = j.find("defaults"); it != j.end())
+    apply_topic_settings(c.defaults, *it, "defaults");
+  for (const auto& [name, v] : j.items()) {
+    if (name == "defaults") {
+      continue;
+    } else if (name == "listen") {
+      parse_listen(c, get_string(v, name));
+    } else if (name == "data_dir") {
+      c.data_dir = get_string(v, name);
+    } else if (name == "http_threads") {
+      c.http_threads = get_number<uint32_t>(v, name);
+    } else if (name == "max_waiters") {
+      c.max_waiters = get_number<uint32_t>(v, name);
+    } else if (name == "max_wait_ms") {
+      c.max_wait_ms = get_number<uint32_t>(v, name);
+    } else if (name == "max_body_bytes") {
+      c.max_body_bytes = get_number<size_t>(v, name);
+    } else if (name == "keep_alive_max_count") {
+      c.keep_alive_max_count = get_number<uint32_t>(v, name);
+    } else if (name == "keep_alive_timeout_s") {
+      c.keep_alive_timeout_s = get_number<uint32_t>(v, name);
+    } else if (name == "max_items") {
+      c.limits.max_items = get_number<uint32_t>(v, name);
+    } else if (name == "max_key_bytes") {
+      c.limits.max_key_bytes = get_number<uint32_t>(v, name);
+    } else if (name == "max_partitions") {
+      c.limits.max_partitions = get_number<int32_t>(v, name);
+    } else if (name == "epoch_ms") {
+      c.epoch_ms = get_number<uint32_t>(v, name);
+    } else if (name == "window_epochs") {
+      c.window_epochs = get_number<uint32_t>(v, name);
+    } else if (name == "sketch_capacity") {
+      c.sketch_capacity = get_number<uint32_t>(v, name);
+    } else if (name == "producer_timeout_ms") {
+      c.producer_timeout_ms = get_number<int64_t>(v, name);
+    } else if (name == "warmup_ms") {
+      c.warmup_ms = get_number<int64_t>(v, name);
+    } else if (name == "plan_interval_ms") {
+      c.plan_interval_ms = get_number<uint32_t>(v, name);
+    } else if (name == "max_topics") {
+      c.max_topics = get_number<uint32_t>(v, name);
+    } else if (name == "audit_max_limit") {
+      c.audit_max_limit = get_number<uint32_t>(v, name);
+    } else if (name == "log_json") {
+      c.log_json = get_bool(v, name);
+    } else if (name == "operator_tokens") {
+      if (!v.is_object()) fail("config: 'operator_tokens' must be an object of name: token");
+      for (const auto& [who, tok] : v.items()) {
+        add_operator_token(c, who + "=" + get_string(tok, "operator_tokens." + who));
+      }
+    } else if (name == "producer_token") {
+      c.producer_token = get_string(v, name);
+    } else if (name == "topics") {
+      if (!v.is_object()) fail("config: 'topics' must be an object of topic: settings");
+      for (const auto& [topic, sv] : v.items()) {
+        if (!valid_topic_name(topic)) fail("config: 'topics." + topic + "' is not a topic name");
+        TopicSettings s = c.defaults;
+        apply_topic_settings(s, sv, "topics." + topic);
+        c.topic_overrides[topic] = s;
+      }
+    } else {
+      fail("config: unknown setting '" + name + "'");
+    }
+  }
+}
+
+std::string usage_text() {
+  return "usage: hotkey-coordinator --listen HOST:PORT --data DIR [--config FILE]\n"
+         "                          [--operator-token [NAME=]TOKEN]... [--producer-token TOKEN]\n"
+         "\n"
+         "  --listen HOST:PORT     address to serve HTTP on (default 127.0.0.1:8470)\n"
+         "  --data DIR             RocksDB data directory (created when missing)\n"
+         "  --config FILE          JSON config file (docs/CONFIGURATION.md); flags win\n"
+         "  --operator-token SPEC  operator bearer token, NAME=TOKEN (repeatable);\n"
+         "                         env HOTKEY_OPERATOR_TOKEN works too\n"
+         "  --producer-token TOK   require this bearer token on reports and list reads;\n"
+         "                         env HOTKEY_PRODUCER_TOKEN works too\n"
+         "  --help                 this text\n";
+}
+
+std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const* argv) {
+  CoordinatorConfig c;
+  std::optional<std::string> listen, data, config_file, producer_token;
+  std::vector<std::string> operator_tokens;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_inline = false;
+    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_inline = true;
+    }
+    auto next = [&]() -> std::string {
+      if (has_inline) return value;
+      if (i + 1 >= argc) fail("option " + arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") return std::nullopt;
+    if (arg == "--listen") {
+      listen = next();
+    } else if (arg == "--data") {
+      data = next();
+    } else if (arg == "--config") {
+      config_file = next();
+    } else if (arg == "--operator-token") {
+      operator_tokens.push_back(next());
+    } else if (arg == "--producer-token") {
+      producer_token = next();
+    } else {
+      fail("unknown option '" + arg + "'");
+    }
+  }
+  if (config_file) apply_config_json(c, read_file(*config_file));
+  if (const char* env = std::getenv("HOTKEY_OPERATOR_TOKEN"); env && *env) {
+    add_operator_token(c, env);
+  }
+  if (const char* env = std::getenv("HOTKEY_PRODUCER_TOKEN"); env && *env) {
+    c.producer_token = env;
+  }
+  if (listen) parse_listen(c, *listen);
+  if (data) c.data_dir = *data;
+  for (const auto& t : operator_tokens) add_operator_token(c, t);
+  if (producer_token) c.producer_token = *producer_token;
+  if (c.data_dir.empty()) fail("--data DIR is required (or data_dir in the config file)");
+  c.validate();
+  return c;
+}
+
+}  // namespace hotkey::coordinator

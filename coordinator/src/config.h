@@ -1,0 +1,105 @@
+// The coordinator's settings: defaults, the JSON config file, per-topic overrides and the
+// command-line flags. Plain values; parse functions are pure and throw std::invalid_argument
+// with a message naming the offending setting.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hotkey/partitioner.h"
+#include "hotkey/report.h"
+
+namespace hotkey::coordinator {
+
+// Detection and planning knobs. Every field can be overridden per topic.
+struct TopicSettings {
+  // A key enters the list when its guaranteed share of the topic reaches
+  // hot_fraction * (1 / partitions) ...
+  double hot_fraction = 0.5;
+  // ... and its fleet-wide rate is at least min_rate messages/s.
+  double min_rate = 10.0;
+  // A listed key leaves after its share stayed below
+  // min(cold_fraction / partitions, half its entry share) for hold_ms.
+  double cold_fraction = 0.25;
+  int64_t hold_ms = 30000;
+  // Balance-driven selection: while the predicted max/avg partition load exceeds
+  // balance_target, salt the largest key homed on the most loaded partition whose share is at
+  // least balance_min_fraction / partitions.
+  double balance_target = 1.03;
+  double balance_min_fraction = 0.02;
+  // A published table is kept (no new version) while its predicted max/avg stays within
+  // churn_tolerance of the fresh plan's, or under balance_target.
+  double churn_tolerance = 0.02;
+  uint32_t max_hot_keys = 64;
+  // Salt count: clamp(ceil(share * partitions / salt_share), min_salts, max_salts), at most P.
+  uint32_t min_salts = 2;
+  uint32_t max_salts = 256;
+  double salt_share = 0.05;
+  // Salts 0..salt_search_limit-1 are searched for a verified table.
+  uint32_t salt_search_limit = 1u << 16;
+  // Fixed hash family / separator for the topic; when unset the first report's are adopted.
+  std::optional<HashFamily> hash;
+  std::optional<std::string> separator;
+
+  // Throws std::invalid_argument when a value is out of range.
+  void validate() const;
+};
+
+struct CoordinatorConfig {
+  std::string listen_host = "127.0.0.1";
+  int listen_port = 8470;
+  std::string data_dir;
+
+  // HTTP worker threads besides long-poll waiters; the pool holds http_threads + max_waiters.
+  uint32_t http_threads = 16;
+  uint32_t max_waiters = 512;
+  uint32_t max_wait_ms = 60000;
+  size_t max_body_bytes = 8u << 20;
+  uint32_t keep_alive_max_count = 1000;
+  uint32_t keep_alive_timeout_s = 10;
+  ReportLimits limits;
+
+  // Aggregation window: window_epochs epochs of epoch_ms each.
+  uint32_t epoch_ms = 1000;
+  uint32_t window_epochs = 10;
+  uint32_t sketch_capacity = 4096;
+  // Producers silent for this long are forgotten.
+  int64_t producer_timeout_ms = 30000;
+  // After a start, detection neither adds nor drops keys until the topic has had reports for
+  // this long (the window refills; persisted lists stay as they were).
+  int64_t warmup_ms = 5000;
+  // How often detection and planning run.
+  uint32_t plan_interval_ms = 1000;
+  uint32_t max_topics = 10000;
+  uint32_t audit_max_limit = 1000;
+
+  TopicSettings defaults;
+  std::map<std::string, TopicSettings, std::less<>> topic_overrides;
+
+  // Operator tokens by name (the name goes into the audit log); optional producer token.
+  std::map<std::string, std::string, std::less<>> operator_tokens;
+  std::string producer_token;
+
+  bool log_json = true;
+
+  // The settings in force for `topic`.
+  const TopicSettings& settings_for(std::string_view topic) const;
+  void validate() const;
+};
+
+// Applies a JSON config document on top of `config`. Per-topic overrides start from the
+// "defaults" section (whatever order the file lists them in).
+void apply_config_json(CoordinatorConfig& config, std::string_view json);
+
+// Parses argv (flags override the file; the file is read first when --config is given) and
+// the environment (HOTKEY_OPERATOR_TOKEN, HOTKEY_PRODUCER_TOKEN). Throws
+// std::invalid_argument with usage-quality messages. Returns std::nullopt for --help.
+std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const* argv);
+
+std::string usage_text();
+
+}  // namespace hotkey::coordinator

@@ -1,0 +1,561 @@
+#include "coordinator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <set>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "hotkey/key_codec.h"
+#include "planner.h"
+#include "topic_window.h"
+
+namespace hotkey::coordinator {
+namespace {
+
+using nlohmann::json;
+
+struct ProducerInfo {
+  int64_t last_seen_ms = 0;
+  uint64_t last_seq = 0;
+  double rate = 0;
+  int32_t partitions = 0;
+};
+
+// Reports whose seq is at most this far behind the producer's last one are duplicates
+// (retries); anything further back is a restarted producer counting again.
+constexpr uint64_t kDuplicateWindow = 1024;
+
+CallResult error_result(int status, std::string reason, std::string message) {
+  CallResult r;
+  r.status = status;
+  r.reason = std::move(reason);
+  r.error = std::move(message);
+  return r;
+}
+
+}  // namespace
+
+struct Coordinator::Topic {
+  Topic(std::string topic_name, const CoordinatorConfig& c, TopicMetrics metrics)
+      : name(std::move(topic_name)),
+        window(c.epoch_ms, c.window_epochs, c.sketch_capacity),
+        m(metrics) {}
+
+  const std::string name;
+  mutable std::mutex mu;
+  TopicWindow window;
+  std::unordered_map<std::string, ProducerInfo> producers;
+  std::map<std::string, HotState> hot;
+  std::map<std::string, Pin> pins;
+  std::map<std::string, Deny> denies;
+  int32_t partitions = 0;
+  std::optional<HashFamily> hash;
+  std::optional<std::string> separator;
+  uint64_t version = 0;  // highest version ever issued
+  std::shared_ptr<const PublishedList> published;
+  int64_t first_report_ms = -1;
+  TopicSummary stats;
+  TopicMetrics m;
+};
+
+Coordinator::Coordinator(const CoordinatorConfig& config, Store& store, Metrics& metrics,
+                         const Clock& clock)
+    : config_(config),
+      store_(store),
+      metrics_(metrics),
+      clock_(clock),
+      board_(config.max_waiters),
+      started_ms_(clock.now_ms()) {
+  std::string error;
+  auto stored = store_.load(&error);
+  if (!error.empty()) throw std::runtime_error(error);
+  for (auto& [name, st] : stored) {
+    auto t = std::make_unique<Topic>(name, config_, metrics_.topic(name));
+    t->pins = std::move(st.pins);
+    t->denies = std::move(st.denies);
+    t->version = st.version;
+    if (st.meta) {
+      t->partitions = st.meta->partitions;
+      t->hash = st.meta->hash;
+      t->separator = st.meta->separator;
+    }
+    if (st.list) {
+      t->partitions = st.list->partitions;
+      t->hash = st.list->hash;
+      t->separator = st.list->separator;
+      // Detected keys stay listed until fresh reports show them cold for the hold time.
+      for (const auto& k : st.list->keys) {
+        if (k.source == KeySource::kDetected) t->hot[k.key] = HotState{started_ms_, -1, k.share};
+      }
+      auto pub = std::make_shared<PublishedList>(PublishedList{*st.list, list_to_json(*st.list)});
+      t->published = pub;
+      board_.publish(pub);
+      t->m.list_version->Set(static_cast<double>(st.list->version));
+      t->m.hot_keys->Set(static_cast<double>(st.list->keys.size()));
+    }
+    topics_.emplace(name, std::move(t));
+  }
+}
+
+Coordinator::~Coordinator() {
+  stop_background();
+  board_.close();
+}
+
+Coordinator::Topic* Coordinator::find_topic(const std::string& name) const {
+  std::shared_lock lock(topics_mu_);
+  auto it = topics_.find(name);
+  return it == topics_.end() ? nullptr : it->second.get();
+}
+
+Coordinator::Topic* Coordinator::get_or_create_topic(const std::string& name, bool* limit_hit) {
+  *limit_hit = false;
+  if (Topic* t = find_topic(name)) return t;
+  std::unique_lock lock(topics_mu_);
+  auto it = topics_.find(name);
+  if (it != topics_.end()) return it->second.get();
+  if (topics_.size() >= config_.max_topics) {
+    *limit_hit = true;
+    return nullptr;
+  }
+  auto t = std::make_unique<Topic>(name, config_, metrics_.topic(name));
+  Topic* raw = t.get();
+  topics_.emplace(name, std::move(t));
+  return raw;
+}
+
+CallResult Coordinator::ingest(Report r) {
+  const auto start = std::chrono::steady_clock::now();
+  const TopicSettings& settings = config_.settings_for(r.topic);
+  if (settings.hash && *settings.hash != r.hash) {
+    metrics_.rejected("hash_mismatch");
+    return error_result(409, "hash_mismatch",
+                        "topic '" + r.topic + "' is configured with hash " +
+                            std::string(to_string(*settings.hash)) + ", the report says " +
+                            std::string(to_string(r.hash)));
+  }
+  SpaceSaving sketch(1);
+  try {
+    sketch = scaled_report_sketch(r);
+  } catch (const DecodeError& e) {
+    metrics_.rejected("invalid_sketch");
+    return error_result(400, "invalid_sketch", e.what());
+  }
+  bool limit_hit = false;
+  Topic* t = get_or_create_topic(r.topic, &limit_hit);
+  if (!t) {
+    metrics_.rejected("too_many_topics");
+    return error_result(429, "too_many_topics",
+                        "the coordinator already tracks max_topics=" +
+                            std::to_string(config_.max_topics) + " topics");
+  }
+  CallResult result;
+  {
+    std::lock_guard lock(t->mu);
+    if (!settings.hash && t->hash && *t->hash != r.hash) {
+      metrics_.rejected("hash_mismatch");
+      return error_result(409, "hash_mismatch",
+                          "topic '" + r.topic + "' is partitioned with " +
+                              std::string(to_string(*t->hash)) + ", the report says " +
+                              std::string(to_string(r.hash)) +
+                              "; producers of one topic must share one hash family");
+    }
+    const int64_t now = clock_.now_ms();
+    auto [pit, inserted] = t->producers.try_emplace(r.producer);
+    ProducerInfo& p = pit->second;
+    if (!inserted && r.seq > 1 && r.seq <= p.last_seq && p.last_seq - r.seq < kDuplicateWindow) {
+      result.duplicate = true;
+      return result;
+    }
+    p.last_seq = r.seq;
+    p.last_seen_ms = now;
+    p.rate = r.window_ms > 0 ? static_cast<double>(r.total) * 1000.0 / r.window_ms : 0.0;
+    p.partitions = r.partitions;
+    if (!t->hash) t->hash = settings.hash ? *settings.hash : r.hash;
+    if (!t->separator) t->separator = settings.separator ? *settings.separator : r.separator;
+    if (r.partitions > t->partitions) t->partitions = r.partitions;
+    if (t->first_report_ms < 0) t->first_report_ms = now;
+    const size_t entries = r.items.size();
+    t->window.add(r, std::move(sketch), now, t->partitions);
+    t->m.reports->Increment();
+    t->m.entries->Increment(static_cast<double>(entries));
+  }
+  metrics_.ingest_latency(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return result;
+}
+
+StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::string& cause,
+                                       uint64_t* version_out,
+                                       std::map<std::string, Pin>* pins_override,
+                                       std::map<std::string, Deny>* denies_override,
+                                       std::optional<AuditEntry> audit) {
+  const TopicSettings& s = config_.settings_for(t.name);
+  const int64_t now = clock_.now_ms();
+  const auto& pins = pins_override ? *pins_override : t.pins;
+  const auto& denies = denies_override ? *denies_override : t.denies;
+  std::map<std::string, HotState> hot = t.hot;
+  std::optional<PlanResult> plan;
+  if (t.partitions > 0) {
+    TopicWindow::Snapshot snap = t.window.snapshot(now);
+    PlanInput in;
+    in.settings = &s;
+    in.topic = t.name;
+    in.partitions = t.partitions;
+    in.hash = s.hash ? *s.hash : t.hash.value_or(HashFamily::kMurmur2);
+    in.separator =
+        s.separator ? *s.separator : t.separator.value_or(std::string(kDefaultSeparator));
+    in.items = snap.sketch.items();
+    in.total = snap.total;
+    in.partition_load = std::move(snap.partition_load);
+    double rate = 0;
+    for (const auto& [id, p] : t.producers) rate += p.rate;
+    in.rate = rate;
+    in.pins = &pins;
+    in.denies = &denies;
+    in.published = t.published ? &t.published->list : nullptr;
+    in.now_ms = now;
+    in.detect = t.first_report_ms >= 0 && now - t.first_report_ms >= config_.warmup_ms;
+    plan = plan_topic(in, hot);
+    t.stats.rate = rate;
+    t.stats.skew = plan->measured_skew;
+    t.stats.predicted_skew = plan->predicted_skew;
+    t.stats.idle_ratio = plan->idle_ratio;
+    t.stats.window_reports = snap.reports;
+    t.stats.window_total = snap.total;
+    t.m.rate->Set(rate);
+    t.m.skew->Set(plan->measured_skew);
+    t.m.predicted_skew->Set(plan->predicted_skew);
+    t.m.idle_ratio->Set(plan->idle_ratio);
+  }
+  const bool material = plan && plan->material;
+  uint64_t version = t.version;
+  if (material) {
+    version = t.version + 1;
+    plan->list.version = version;
+    batch.put_list(plan->list);
+    batch.put_topic_meta(t.name,
+                         TopicMeta{plan->list.partitions, plan->list.hash, plan->list.separator});
+  }
+  if (audit) {
+    // The audit entry names the version in force after the change, in the same batch.
+    audit->version = material ? version : (t.published ? t.published->list.version : 0);
+    batch.append_audit(std::move(*audit));
+  }
+  if (!batch.empty()) {
+    double latency = 0;
+    StoreStatus st = store_.write(batch, &latency);
+    metrics_.store_write_latency(latency);
+    metrics_.set_store_healthy(st.ok);
+    if (!st.ok) return st;
+  }
+  t.hot = std::move(hot);
+  if (pins_override) t.pins = *pins_override;
+  if (denies_override) t.denies = *denies_override;
+  if (material) {
+    t.version = version;
+    auto pub = std::make_shared<PublishedList>(PublishedList{plan->list, list_to_json(plan->list)});
+    HotKeyList before = t.published ? t.published->list : HotKeyList{};
+    t.published = pub;
+    board_.publish(pub);
+    t.m.list_version->Set(static_cast<double>(version));
+    t.m.hot_keys->Set(static_cast<double>(pub->list.keys.size()));
+    t.m.list_changes->Increment();
+    log_list_change(before, pub->list, cause);
+  }
+  if (version_out) *version_out = t.published ? t.published->list.version : 0;
+  return StoreStatus::Ok();
+}
+
+void Coordinator::tick() {
+  std::vector<Topic*> all;
+  {
+    std::shared_lock lock(topics_mu_);
+    for (auto& [name, t] : topics_) all.push_back(t.get());
+  }
+  const int64_t now = clock_.now_ms();
+  for (Topic* t : all) {
+    std::lock_guard lock(t->mu);
+    int32_t live_partitions = 0;
+    for (auto it = t->producers.begin(); it != t->producers.end();) {
+      if (now - it->second.last_seen_ms > config_.producer_timeout_ms) {
+        it = t->producers.erase(it);
+      } else {
+        live_partitions = std::max(live_partitions, it->second.partitions);
+        ++it;
+      }
+    }
+    // Partition counts only shrink when no live producer still sees the larger count.
+    if (live_partitions > 0 && live_partitions != t->partitions) t->partitions = live_partitions;
+    t->m.producers->Set(static_cast<double>(t->producers.size()));
+    StoreBatch batch;
+    std::map<std::string, Pin> pins = t->pins;
+    bool expired = false;
+    for (auto it = pins.begin(); it != pins.end();) {
+      if (it->second.expires_at_ms > 0 && it->second.expires_at_ms <= now) {
+        batch.delete_pin(t->name, it->first);
+        AuditEntry a;
+        a.at_ms = now;
+        a.who = "system";
+        a.action = "pin_expired";
+        a.topic = t->name;
+        a.key = it->first;
+        a.detail = json{{"reason", it->second.reason}, {"by", it->second.by}}.dump(
+            -1, ' ', false, json::error_handler_t::replace);
+        batch.append_audit(std::move(a));
+        it = pins.erase(it);
+        expired = true;
+      } else {
+        ++it;
+      }
+    }
+    StoreStatus st = replan_locked(*t, std::move(batch), expired ? "pin_expired" : "detection",
+                                   nullptr, expired ? &pins : nullptr, nullptr, std::nullopt);
+    if (!st.ok) {
+      std::cerr << json{{"ts_ms", now},
+                        {"level", "error"},
+                        {"event", "store_error"},
+                        {"topic", t->name},
+                        {"error", st.error}}
+                       .dump(-1, ' ', false, json::error_handler_t::replace)
+                << std::endl;
+    }
+  }
+  metrics_.set_store_healthy(store_.healthy());
+  metrics_.set_waiters(board_.waiters());
+}
+
+void Coordinator::start_background() {
+  std::lock_guard lock(bg_mu_);
+  if (bg_.joinable()) return;
+  bg_stop_ = false;
+  bg_ = std::thread([this] {
+    std::unique_lock lk(bg_mu_);
+    while (!bg_stop_) {
+      bg_cv_.wait_for(lk, std::chrono::milliseconds(config_.plan_interval_ms),
+                      [this] { return bg_stop_; });
+      if (bg_stop_) break;
+      lk.unlock();
+      tick();
+      lk.lock();
+    }
+  });
+}
+
+void Coordinator::stop_background() {
+  {
+    std::lock_guard lock(bg_mu_);
+    bg_stop_ = true;
+  }
+  bg_cv_.notify_all();
+  if (bg_.joinable()) bg_.join();
+}
+
+CallResult Coordinator::operator_change(
+    const std::string& topic, const std::string& key, const std::string& who,
+    const std::string& action, const std::string& detail,
+    const std::function<bool(std::map<std::string, Pin>&, std::map<std::string, Deny>&,
+                             StoreBatch&)>& mutate) {
+  bool limit_hit = false;
+  Topic* t = get_or_create_topic(topic, &limit_hit);
+  if (!t) {
+    return error_result(429, "too_many_topics", "the coordinator already tracks max_topics topics");
+  }
+  std::lock_guard lock(t->mu);
+  std::map<std::string, Pin> pins = t->pins;
+  std::map<std::string, Deny> denies = t->denies;
+  StoreBatch batch;
+  if (!mutate(pins, denies, batch)) {
+    return error_result(404, "not_found",
+                        "no such " + std::string(action == "unpin" ? "pin" : "deny") +
+                            " for this key in topic '" + topic + "'");
+  }
+  AuditEntry a;
+  a.at_ms = clock_.now_ms();
+  a.who = who;
+  a.action = action;
+  a.topic = topic;
+  a.key = key;
+  a.detail = detail;
+  uint64_t version = 0;
+  StoreStatus st =
+      replan_locked(*t, std::move(batch), action, &version, &pins, &denies, std::move(a));
+  if (!st.ok) {
+    metrics_.set_store_healthy(false);
+    return error_result(503, "store", st.error);
+  }
+  CallResult r;
+  r.version = version;
+  return r;
+}
+
+CallResult Coordinator::pin(const std::string& topic, const std::string& key, uint32_t salts,
+                            int64_t ttl_s, const std::string& reason, const std::string& who) {
+  const int64_t now = clock_.now_ms();
+  json detail{{"reason", reason}, {"salts", salts}, {"ttl_s", ttl_s}};
+  return operator_change(topic, key, who, "pin",
+                         detail.dump(-1, ' ', false, json::error_handler_t::replace),
+                         [&](auto& pins, auto& denies, StoreBatch& batch) {
+                           if (denies.erase(key)) batch.delete_deny(topic, key);
+                           Pin p{key, salts, ttl_s > 0 ? now + ttl_s * 1000 : 0, reason, who, now};
+                           batch.put_pin(topic, p);
+                           pins[key] = p;
+                           return true;
+                         });
+}
+
+CallResult Coordinator::unpin(const std::string& topic, const std::string& key,
+                              const std::string& who) {
+  return operator_change(topic, key, who, "unpin", "{}", [&](auto& pins, auto&, StoreBatch& batch) {
+    if (!pins.erase(key)) return false;
+    batch.delete_pin(topic, key);
+    return true;
+  });
+}
+
+CallResult Coordinator::deny(const std::string& topic, const std::string& key,
+                             const std::string& reason, const std::string& who) {
+  const int64_t now = clock_.now_ms();
+  json detail{{"reason", reason}};
+  return operator_change(topic, key, who, "deny",
+                         detail.dump(-1, ' ', false, json::error_handler_t::replace),
+                         [&](auto& pins, auto& denies, StoreBatch& batch) {
+                           if (pins.erase(key)) batch.delete_pin(topic, key);
+                           Deny d{key, reason, who, now};
+                           batch.put_deny(topic, d);
+                           denies[key] = d;
+                           return true;
+                         });
+}
+
+CallResult Coordinator::allow(const std::string& topic, const std::string& key,
+                              const std::string& who) {
+  return operator_change(topic, key, who, "allow", "{}",
+                         [&](auto&, auto& denies, StoreBatch& batch) {
+                           if (!denies.erase(key)) return false;
+                           batch.delete_deny(topic, key);
+                           return true;
+                         });
+}
+
+namespace {
+TopicSummary summary_locked(const std::string& name, int32_t partitions,
+                            const std::optional<HashFamily>& hash,
+                            const std::optional<std::string>& separator, const TopicSummary& stats,
+                            size_t producers, const std::shared_ptr<const PublishedList>& pub,
+                            size_t pins, size_t denies) {
+  TopicSummary s = stats;
+  s.topic = name;
+  s.partitions = partitions;
+  s.hash = hash.value_or(HashFamily::kMurmur2);
+  s.separator = separator.value_or(std::string(kDefaultSeparator));
+  s.producers = static_cast<uint32_t>(producers);
+  s.version = pub ? pub->list.version : 0;
+  s.hot_keys = pub ? static_cast<uint32_t>(pub->list.keys.size()) : 0;
+  s.pins = static_cast<uint32_t>(pins);
+  s.denies = static_cast<uint32_t>(denies);
+  return s;
+}
+}  // namespace
+
+std::vector<TopicSummary> Coordinator::topics() const {
+  std::vector<Topic*> all;
+  {
+    std::shared_lock lock(topics_mu_);
+    for (auto& [name, t] : topics_) all.push_back(t.get());
+  }
+  std::vector<TopicSummary> out;
+  for (Topic* t : all) {
+    std::lock_guard lock(t->mu);
+    out.push_back(summary_locked(t->name, t->partitions, t->hash, t->separator, t->stats,
+                                 t->producers.size(), t->published, t->pins.size(),
+                                 t->denies.size()));
+  }
+  return out;
+}
+
+std::optional<TopicSummary> Coordinator::topic(const std::string& name) const {
+  Topic* t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  return summary_locked(t->name, t->partitions, t->hash, t->separator, t->stats,
+                        t->producers.size(), t->published, t->pins.size(), t->denies.size());
+}
+
+std::optional<std::vector<TopEntry>> Coordinator::top(const std::string& name, size_t n) {
+  Topic* t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  TopicWindow::Snapshot snap = t->window.snapshot(clock_.now_ms());
+  double rate = 0;
+  for (const auto& [id, p] : t->producers) rate += p.rate;
+  std::vector<TopEntry> out;
+  std::set<std::string> listed;
+  if (t->published) {
+    for (const auto& k : t->published->list.keys) listed.insert(k.key);
+  }
+  for (const auto& item : snap.sketch.top(n)) {
+    TopEntry e;
+    e.key = item.key;
+    e.count = item.count;
+    e.error = item.error;
+    e.share = snap.total > 0 ? static_cast<double>(item.guaranteed()) / snap.total : 0;
+    e.rate = e.share * rate;
+    e.partition = t->partitions > 0 ? partition_for(t->hash.value_or(HashFamily::kMurmur2),
+                                                    item.key, t->partitions)
+                                    : -1;
+    e.hot = listed.contains(item.key);
+    e.pinned = t->pins.contains(item.key);
+    e.denied = t->denies.contains(item.key);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::optional<std::map<std::string, Pin>> Coordinator::pins(const std::string& name) const {
+  Topic* t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  return t->pins;
+}
+
+std::optional<std::map<std::string, Deny>> Coordinator::denies(const std::string& name) const {
+  Topic* t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  return t->denies;
+}
+
+void Coordinator::log_list_change(const HotKeyList& before, const HotKeyList& after,
+                                  const std::string& cause) const {
+  std::set<std::string> old_keys, new_keys;
+  for (const auto& k : before.keys) old_keys.insert(k.key);
+  for (const auto& k : after.keys) new_keys.insert(k.key);
+  json added = json::array(), removed = json::array();
+  for (const auto& k : new_keys) {
+    if (!old_keys.contains(k) && added.size() < 20) added.push_back(printable_key(k));
+  }
+  for (const auto& k : old_keys) {
+    if (!new_keys.contains(k) && removed.size() < 20) removed.push_back(printable_key(k));
+  }
+  json line{{"ts_ms", clock_.now_ms()},
+            {"level", "info"},
+            {"event", "list_change"},
+            {"topic", after.topic},
+            {"version", after.version},
+            {"cause", cause},
+            {"partitions", after.partitions},
+            {"keys", after.keys.size()},
+            {"denied", after.denied.size()},
+            {"added", added},
+            {"removed", removed}};
+  std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
+}  // namespace hotkey::coordinator

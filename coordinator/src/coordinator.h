@@ -1,0 +1,147 @@
+// The coordinator core, independent of any transport: ingests producer reports (ReportSink),
+// aggregates them per topic over a sliding window, detects hot keys, plans verified salt
+// tables, applies operator pins and denies, persists everything in the Store and publishes
+// versioned lists on the ListBoard. Thread-safe: every public method may be called
+// concurrently (one mutex per topic; the topic map behind a shared mutex).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "clock.h"
+#include "config.h"
+#include "hotkey/report.h"
+#include "list_board.h"
+#include "metrics.h"
+#include "store.h"
+
+namespace hotkey::coordinator {
+
+// Outcome of an ingest or operator call, mapped onto HTTP by the adapter.
+struct CallResult {
+  int status = 200;      // HTTP-like status
+  std::string error;     // empty on success
+  std::string reason;    // machine-readable rejection reason (metrics label)
+  uint64_t version = 0;  // list version after an operator call (0: no list yet)
+  bool duplicate = false;
+  bool ok() const { return status < 300; }
+};
+
+// Where decoded reports enter; a Kafka reports-topic consumer would call the same.
+class ReportSink {
+ public:
+  virtual ~ReportSink() = default;
+  virtual CallResult ingest(Report report) = 0;
+};
+
+struct TopicSummary {
+  std::string topic;
+  int32_t partitions = 0;
+  HashFamily hash = HashFamily::kMurmur2;
+  std::string separator;
+  double rate = 0;
+  double skew = 1.0;
+  double predicted_skew = 1.0;
+  double idle_ratio = 0;
+  uint32_t producers = 0;
+  uint64_t version = 0;
+  uint32_t hot_keys = 0;
+  uint32_t pins = 0;
+  uint32_t denies = 0;
+  uint64_t window_reports = 0;
+  double window_total = 0;
+};
+
+struct TopEntry {
+  std::string key;
+  uint64_t count = 0;
+  uint64_t error = 0;
+  double rate = 0;
+  double share = 0;
+  int32_t partition = -1;
+  bool hot = false;
+  bool pinned = false;
+  bool denied = false;
+};
+
+class Coordinator final : public ReportSink {
+ public:
+  // Loads the store's state and publishes the persisted lists before returning, so a
+  // restarted coordinator answers with its last lists before any report arrives.
+  Coordinator(const CoordinatorConfig& config, Store& store, Metrics& metrics, const Clock& clock);
+  ~Coordinator() override;
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  CallResult ingest(Report report) override;
+
+  // Detection and planning for every topic (the background thread calls this every
+  // plan_interval_ms; tests call it directly with a ManualClock).
+  void tick();
+  void start_background();
+  void stop_background();
+
+  // Operator calls; `who` is the token's name (audit log).
+  CallResult pin(const std::string& topic, const std::string& key, uint32_t salts, int64_t ttl_s,
+                 const std::string& reason, const std::string& who);
+  CallResult unpin(const std::string& topic, const std::string& key, const std::string& who);
+  CallResult deny(const std::string& topic, const std::string& key, const std::string& reason,
+                  const std::string& who);
+  CallResult allow(const std::string& topic, const std::string& key, const std::string& who);
+
+  std::vector<TopicSummary> topics() const;
+  std::optional<TopicSummary> topic(const std::string& name) const;
+  std::optional<std::vector<TopEntry>> top(const std::string& topic, size_t n);
+  std::optional<std::map<std::string, Pin>> pins(const std::string& topic) const;
+  std::optional<std::map<std::string, Deny>> denies(const std::string& topic) const;
+  std::vector<AuditEntry> audit(size_t limit) const { return store_.audit(limit); }
+
+  ListBoard& board() { return board_; }
+  const CoordinatorConfig& config() const { return config_; }
+  Store& store() { return store_; }
+
+ private:
+  struct Topic;
+  Topic* find_topic(const std::string& name) const;
+  Topic* get_or_create_topic(const std::string& name, bool* limit_hit);
+  // Re-plans `t` (caller holds t.mu) and, when the list changed materially or `batch`
+  // carries operator writes, persists and publishes. Returns the store status.
+  StoreStatus replan_locked(Topic& t, StoreBatch batch, const std::string& cause,
+                            uint64_t* version_out, std::map<std::string, Pin>* pins_override,
+                            std::map<std::string, Deny>* denies_override,
+                            std::optional<AuditEntry> audit);
+  CallResult operator_change(
+      const std::string& topic, const std::string& key, const std::string& who,
+      const std::string& action, const std::string& detail,
+      const std::function<bool(std::map<std::string, Pin>&, std::map<std::string, Deny>&,
+                               StoreBatch&)>& mutate);
+  void log_list_change(const HotKeyList& before, const HotKeyList& after,
+                       const std::string& cause) const;
+
+  const CoordinatorConfig config_;
+  Store& store_;
+  Metrics& metrics_;
+  const Clock& clock_;
+  ListBoard board_;
+  const int64_t started_ms_;
+
+  mutable std::shared_mutex topics_mu_;
+  std::map<std::string, std::unique_ptr<Topic>, std::less<>> topics_;
+
+  std::mutex bg_mu_;
+  std::condition_variable bg_cv_;
+  bool bg_stop_ = false;
+  std::thread bg_;
+};
+
+}  // namespace hotkey::coordinator

@@ -1,0 +1,629 @@
+#include "http_server.h"
+
+#include <httplib.h>
+
+#include <charconv>
+#include <chrono>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "hotkey/key_codec.h"
+#include "web_assets.h"
+
+namespace hotkey::coordinator {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kCsp =
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "form-action 'self'";
+constexpr size_t kMaxReasonBytes = 1024;
+constexpr int64_t kMaxTtlSeconds = 10LL * 365 * 24 * 3600;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void put_key(json& j, const std::string& key) {
+  auto enc = encode_key(key);
+  j[std::string(enc.field)] = enc.value;
+}
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(dump(body), "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  send_json(res, status, json{{"error", message}});
+}
+
+// Constant-time in the length of the longer input: no early exit on the first mismatch.
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  const size_t n = std::max(a.size(), b.size());
+  unsigned diff = a.size() == b.size() ? 0u : 1u;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= static_cast<unsigned>(x ^ y);
+  }
+  return diff == 0;
+}
+
+std::optional<std::string> bearer_token(const httplib::Request& req) {
+  const std::string h = req.get_header_value("Authorization");
+  constexpr std::string_view kPrefix = "Bearer ";
+  if (h.size() <= kPrefix.size() || h.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
+  return h.substr(kPrefix.size());
+}
+
+bool parse_u64(const std::string& text, uint64_t* out) {
+  if (text.empty()) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+json summary_json(const TopicSummary& s) {
+  return json{{"topic", s.topic},
+              {"partitions", s.partitions},
+              {"hash", std::string(to_string(s.hash))},
+              {"separator", s.separator},
+              {"rate", s.rate},
+              {"skew", s.skew},
+              {"predicted_skew", s.predicted_skew},
+              {"idle_partitions_ratio", s.idle_ratio},
+              {"producers", s.producers},
+              {"version", s.version},
+              {"hot_keys", s.hot_keys},
+              {"pins", s.pins},
+              {"denies", s.denies},
+              {"window_reports", s.window_reports},
+              {"window_total", s.window_total}};
+}
+
+json pin_json(const Pin& p) {
+  json j;
+  put_key(j, p.key);
+  j["salts"] = p.salts;
+  j["expires_at_ms"] = p.expires_at_ms;
+  j["reason"] = p.reason;
+  j["by"] = p.by;
+  j["created_at_ms"] = p.created_at_ms;
+  return j;
+}
+
+json deny_json(const Deny& d) {
+  json j;
+  put_key(j, d.key);
+  j["reason"] = d.reason;
+  j["by"] = d.by;
+  j["created_at_ms"] = d.created_at_ms;
+  return j;
+}
+
+// A key from a JSON body ({key} or {key_b64}) or query (?key= or ?key_b64=).
+std::optional<std::string> decode_key(const std::optional<std::string>& text,
+                                      const std::optional<std::string>& b64, std::string* error,
+                                      uint32_t max_bytes) {
+  if (text.has_value() == b64.has_value()) {
+    *error = "give exactly one of key (UTF-8 text) or key_b64 (base64)";
+    return std::nullopt;
+  }
+  std::string key;
+  if (text) {
+    if (!is_valid_utf8(*text)) {
+      *error = "key is not valid UTF-8: send it as key_b64";
+      return std::nullopt;
+    }
+    key = *text;
+  } else {
+    auto decoded = base64_decode(*b64);
+    if (!decoded) {
+      *error = "key_b64 is not valid base64 (RFC 4648, padded)";
+      return std::nullopt;
+    }
+    key = *decoded;
+  }
+  if (key.empty()) {
+    *error = "key must not be empty";
+    return std::nullopt;
+  }
+  if (key.size() > max_bytes) {
+    *error = "key is " + std::to_string(key.size()) + " bytes, at most " +
+             std::to_string(max_bytes) + " allowed";
+    return std::nullopt;
+  }
+  return key;
+}
+
+std::optional<std::string> optional_string(const json& body, const char* name, std::string* error) {
+  auto it = body.find(name);
+  if (it == body.end()) return std::nullopt;
+  if (!it->is_string()) {
+    *error = std::string(name) + " must be a string";
+    return std::nullopt;
+  }
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
+    : coord_(coordinator), metrics_(metrics), server_(std::make_unique<httplib::Server>()) {
+  const CoordinatorConfig& c = coord_.config();
+  const size_t threads = static_cast<size_t>(c.http_threads) + c.max_waiters;
+  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->set_payload_max_length(c.max_body_bytes);
+  server_->set_keep_alive_max_count(c.keep_alive_max_count);
+  server_->set_keep_alive_timeout(c.keep_alive_timeout_s);
+  install_routes();
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+bool HttpServer::bind(const std::string& host, int port, std::string* error) {
+  if (port == 0) {
+    port_ = server_->bind_to_any_port(host);
+    if (port_ < 0) {
+      *error = "cannot bind " + host + ":0";
+      return false;
+    }
+    return true;
+  }
+  if (!server_->bind_to_port(host, port)) {
+    *error = "cannot bind " + host + ":" + std::to_string(port) + " (in use or not permitted)";
+    return false;
+  }
+  port_ = port;
+  return true;
+}
+
+bool HttpServer::run() { return server_->listen_after_bind(); }
+
+void HttpServer::start() {
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  while (!server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+void HttpServer::stop() {
+  coord_.board().close();
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void HttpServer::install_routes() {
+  httplib::Server& srv = *server_;
+  const CoordinatorConfig& cfg = coord_.config();
+
+  auto producer_ok = [this, &cfg](const httplib::Request& req) {
+    if (cfg.producer_token.empty()) return true;
+    auto tok = bearer_token(req);
+    if (!tok) return false;
+    bool ok = constant_time_equal(*tok, cfg.producer_token);
+    for (const auto& [name, op] : cfg.operator_tokens) ok |= constant_time_equal(*tok, op);
+    return ok;
+  };
+  // The operator's name, or nullopt (401 already sent).
+  auto operator_name = [&cfg](const httplib::Request& req,
+                              httplib::Response& res) -> std::optional<std::string> {
+    auto tok = bearer_token(req);
+    std::optional<std::string> who;
+    if (tok) {
+      for (const auto& [name, op] : cfg.operator_tokens) {
+        if (constant_time_equal(*tok, op) && !who) who = name;
+      }
+    }
+    if (!who) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      send_error(res, 401,
+                 cfg.operator_tokens.empty()
+                     ? "operator calls are disabled: no operator token is configured"
+                     : "operator calls need Authorization: Bearer <operator token>");
+    }
+    return who;
+  };
+  auto unauthorized = [](httplib::Response& res) {
+    res.set_header("WWW-Authenticate", "Bearer");
+    send_error(res, 401, "this call needs Authorization: Bearer <producer token>");
+  };
+
+  srv.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Content-Security-Policy", kCsp);
+    res.set_header("X-Content-Type-Options", "nosniff");
+    if (!res.has_header("Cache-Control")) res.set_header("Cache-Control", "no-store");
+  });
+  srv.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 413 && req.path == "/v1/reports") metrics_.rejected("too_large");
+    if (res.body.empty()) {
+      std::string msg;
+      switch (res.status) {
+        case 404:
+          msg = "no such endpoint: " + req.method + " " + req.path;
+          break;
+        case 405:
+          msg = "method not allowed";
+          break;
+        case 413:
+          msg = "request body larger than max_body_bytes=" +
+                std::to_string(coord_.config().max_body_bytes);
+          break;
+        case 400:
+          msg = "malformed HTTP request";
+          break;
+        default:
+          msg = "HTTP " + std::to_string(res.status);
+          break;
+      }
+      res.set_content(dump(json{{"error", msg}}), "application/json");
+    }
+    if (!res.has_header("Content-Security-Policy")) {
+      res.set_header("Content-Security-Policy", kCsp);
+      res.set_header("X-Content-Type-Options", "nosniff");
+    }
+    if (!res.has_header("Cache-Control")) res.set_header("Cache-Control", "no-store");
+  });
+  srv.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "internal error";
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = std::string("internal error: ") + e.what();
+        } catch (...) {
+        }
+        send_error(res, 500, what);
+      });
+
+  // --- reports ---
+  srv.Post("/v1/reports", [this, producer_ok, unauthorized, &cfg](const httplib::Request& req,
+                                                                  httplib::Response& res) {
+    if (!producer_ok(req)) {
+      metrics_.rejected("unauthorized");
+      return unauthorized(res);
+    }
+    ReportLimits lim = cfg.limits;
+    // Decode with room to spare so "too many items" gets its own 413; the body size bounds it.
+    lim.max_items = std::numeric_limits<uint32_t>::max();
+    Report report;
+    try {
+      const std::string ct = req.get_header_value("Content-Type");
+      if (ct.rfind(std::string(kReportBinaryContentType), 0) == 0) {
+        report = decode_report_binary(req.body, lim);
+      } else if (ct.empty() || ct.rfind("application/json", 0) == 0) {
+        report = parse_report_json(req.body, lim);
+      } else {
+        metrics_.rejected("content_type");
+        return send_error(res, 415,
+                          "Content-Type must be application/json or " +
+                              std::string(kReportBinaryContentType) + ", got '" + ct + "'");
+      }
+    } catch (const DecodeError& e) {
+      metrics_.rejected("decode");
+      return send_error(res, 400, std::string("bad report: ") + e.what());
+    }
+    if (report.items.size() > cfg.limits.max_items) {
+      metrics_.rejected("too_many_items");
+      return send_error(res, 413,
+                        "report has " + std::to_string(report.items.size()) +
+                            " sketch items, at most max_items=" +
+                            std::to_string(cfg.limits.max_items) + " allowed");
+    }
+    const std::string topic = report.topic;
+    CallResult r = coord_.ingest(std::move(report));
+    if (!r.ok()) return send_error(res, r.status, r.error);
+    auto pub = coord_.board().get(topic);
+    send_json(res, 200,
+              json{{"accepted", !r.duplicate},
+                   {"duplicate", r.duplicate},
+                   {"list_version", pub ? pub->list.version : 0}});
+  });
+
+  // --- lists (long-poll) ---
+  srv.Get("/v1/hotkeys", [this, producer_ok, unauthorized, &cfg](const httplib::Request& req,
+                                                                 httplib::Response& res) {
+    if (!producer_ok(req)) return unauthorized(res);
+    const std::string topic = req.get_param_value("topic");
+    if (!valid_topic_name(topic)) {
+      return send_error(res, 400, "topic must be a Kafka topic name ([A-Za-z0-9._-]{1,249})");
+    }
+    std::optional<uint64_t> since;
+    if (req.has_param("since")) {
+      uint64_t v = 0;
+      if (!parse_u64(req.get_param_value("since"), &v)) {
+        return send_error(res, 400, "since must be a non-negative integer version");
+      }
+      since = v;
+    } else if (req.has_header("If-None-Match")) {
+      std::string etag = req.get_header_value("If-None-Match");
+      if (etag.rfind("W/", 0) == 0) etag = etag.substr(2);
+      if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+        etag = etag.substr(1, etag.size() - 2);
+      }
+      uint64_t v = 0;
+      if (parse_u64(etag, &v)) since = v;
+    }
+    uint64_t wait_ms = 0;
+    if (req.has_param("wait_ms")) {
+      if (!parse_u64(req.get_param_value("wait_ms"), &wait_ms)) {
+        return send_error(res, 400, "wait_ms must be a non-negative integer");
+      }
+      wait_ms = std::min<uint64_t>(wait_ms, cfg.max_wait_ms);
+    }
+    std::shared_ptr<const PublishedList> list;
+    if (!since) {
+      list = coord_.board().get(topic);
+    } else {
+      metrics_.set_waiters(coord_.board().waiters() + 1);
+      auto r = coord_.board().wait_newer(topic, *since, std::chrono::milliseconds(wait_ms));
+      metrics_.set_waiters(coord_.board().waiters());
+      if (r.status == ListBoard::WaitStatus::kTooManyWaiters) {
+        res.set_header("Retry-After", "1");
+        return send_error(res, 503, "too many long-poll waiters (max_waiters); retry shortly");
+      }
+      if (r.status != ListBoard::WaitStatus::kNewer) {
+        res.status = 304;
+        res.set_header("ETag", "\"" + std::to_string(r.list ? r.list->list.version : 0) + "\"");
+        return;
+      }
+      list = r.list;
+    }
+    if (list) {
+      res.set_header("ETag", "\"" + std::to_string(list->list.version) + "\"");
+      res.status = 200;
+      res.set_content(list->json, "application/json");
+      return;
+    }
+    // No list yet: an empty version-0 list, so clients route everything normally.
+    HotKeyList empty;
+    empty.topic = topic;
+    if (auto s = coord_.topic(topic)) {
+      empty.partitions = s->partitions;
+      empty.hash = s->hash;
+      empty.separator = s->separator;
+    }
+    res.set_header("ETag", "\"0\"");
+    res.status = 200;
+    res.set_content(list_to_json(empty), "application/json");
+  });
+
+  // --- topics ---
+  srv.Get("/v1/topics",
+          [this, producer_ok, unauthorized](const httplib::Request& req, httplib::Response& res) {
+            if (!producer_ok(req)) return unauthorized(res);
+            json arr = json::array();
+            for (const auto& s : coord_.topics()) arr.push_back(summary_json(s));
+            send_json(res, 200, json{{"topics", arr}});
+          });
+  srv.Get(R"(/v1/topics/([A-Za-z0-9._-]{1,249}))",
+          [this, producer_ok, unauthorized](const httplib::Request& req, httplib::Response& res) {
+            if (!producer_ok(req)) return unauthorized(res);
+            const std::string topic = req.matches[1];
+            auto s = coord_.topic(topic);
+            if (!s) return send_error(res, 404, "unknown topic '" + topic + "'");
+            json j = summary_json(*s);
+            json pins = json::array(), denies = json::array();
+            if (auto p = coord_.pins(topic)) {
+              for (const auto& [k, pin] : *p) pins.push_back(pin_json(pin));
+            }
+            if (auto d = coord_.denies(topic)) {
+              for (const auto& [k, deny] : *d) denies.push_back(deny_json(deny));
+            }
+            j["pinned"] = pins;
+            j["denied"] = denies;
+            send_json(res, 200, j);
+          });
+  srv.Get(R"(/v1/topics/([A-Za-z0-9._-]{1,249})/top)",
+          [this, producer_ok, unauthorized](const httplib::Request& req, httplib::Response& res) {
+            if (!producer_ok(req)) return unauthorized(res);
+            const std::string topic = req.matches[1];
+            uint64_t n = 20;
+            if (req.has_param("n") && (!parse_u64(req.get_param_value("n"), &n) || n < 1)) {
+              return send_error(res, 400, "n must be a positive integer");
+            }
+            n = std::min<uint64_t>(n, 1000);
+            auto top = coord_.top(topic, n);
+            if (!top) return send_error(res, 404, "unknown topic '" + topic + "'");
+            json items = json::array();
+            for (const auto& e : *top) {
+              json j;
+              put_key(j, e.key);
+              j["count"] = e.count;
+              j["error"] = e.error;
+              j["guaranteed"] = e.count - e.error;
+              j["rate"] = e.rate;
+              j["share"] = e.share;
+              j["partition"] = e.partition;
+              j["hot"] = e.hot;
+              j["pinned"] = e.pinned;
+              j["denied"] = e.denied;
+              items.push_back(std::move(j));
+            }
+            auto s = coord_.topic(topic);
+            send_json(res, 200,
+                      json{{"topic", topic},
+                           {"rate", s ? s->rate : 0.0},
+                           {"window_total", s ? s->window_total : 0.0},
+                           {"items", items}});
+          });
+
+  // --- operator: pins and denies ---
+  auto parse_body = [](const httplib::Request& req, httplib::Response& res) -> std::optional<json> {
+    json body;
+    try {
+      body = json::parse(req.body);
+    } catch (const json::parse_error& e) {
+      send_error(res, 400, std::string("body is not valid JSON: ") + e.what());
+      return std::nullopt;
+    }
+    if (!body.is_object()) {
+      send_error(res, 400, "body must be a JSON object");
+      return std::nullopt;
+    }
+    return body;
+  };
+  auto body_key = [&cfg](const json& body, httplib::Response& res) -> std::optional<std::string> {
+    std::string error;
+    auto text = optional_string(body, "key", &error);
+    auto b64 = error.empty() ? optional_string(body, "key_b64", &error) : std::nullopt;
+    if (!error.empty()) {
+      send_error(res, 400, error);
+      return std::nullopt;
+    }
+    auto key = decode_key(text, b64, &error, cfg.limits.max_key_bytes);
+    if (!key) send_error(res, 400, error);
+    return key;
+  };
+  auto body_reason = [](const json& body, httplib::Response& res) -> std::optional<std::string> {
+    auto it = body.find("reason");
+    if (it == body.end() || !it->is_string() || it->get<std::string>().empty()) {
+      send_error(res, 400, "reason must be a non-empty string (it goes into the audit log)");
+      return std::nullopt;
+    }
+    std::string reason = it->get<std::string>();
+    if (reason.size() > kMaxReasonBytes || !is_valid_utf8(reason)) {
+      send_error(res, 400, "reason must be UTF-8 text of at most 1024 bytes");
+      return std::nullopt;
+    }
+    return reason;
+  };
+  auto query_key = [&cfg](const httplib::Request& req,
+                          httplib::Response& res) -> std::optional<std::string> {
+    std::optional<std::string> text, b64;
+    if (req.has_param("key")) text = req.get_param_value("key");
+    if (req.has_param("key_b64")) b64 = req.get_param_value("key_b64");
+    std::string error;
+    auto key = decode_key(text, b64, &error, cfg.limits.max_key_bytes);
+    if (!key) send_error(res, 400, error);
+    return key;
+  };
+  auto send_result = [](httplib::Response& res, const CallResult& r) {
+    if (!r.ok()) return send_error(res, r.status, r.error);
+    send_json(res, 200, json{{"ok", true}, {"version", r.version}});
+  };
+
+  const std::string topic_re = R"(/v1/topics/([A-Za-z0-9._-]{1,249}))";
+  srv.Post(topic_re + "/pins", [=, this, &cfg](const httplib::Request& req,
+                                               httplib::Response& res) {
+    auto who = operator_name(req, res);
+    if (!who) return;
+    auto body = parse_body(req, res);
+    if (!body) return;
+    auto key = body_key(*body, res);
+    if (!key) return;
+    auto reason = body_reason(*body, res);
+    if (!reason) return;
+    uint32_t salts = 0;
+    if (auto it = body->find("salts"); it != body->end() && !it->is_null()) {
+      if (!it->is_number_unsigned() || it->get<uint64_t>() < 1 ||
+          it->get<uint64_t>() > static_cast<uint64_t>(cfg.limits.max_partitions)) {
+        return send_error(res, 400, "salts must be an integer from 1 to max_partitions");
+      }
+      salts = static_cast<uint32_t>(it->get<uint64_t>());
+    }
+    int64_t ttl_s = 0;
+    if (auto it = body->find("ttl_s"); it != body->end() && !it->is_null()) {
+      if (!it->is_number_unsigned() ||
+          it->get<uint64_t>() > static_cast<uint64_t>(kMaxTtlSeconds)) {
+        return send_error(res, 400, "ttl_s must be an integer number of seconds, 0 to 10 years");
+      }
+      ttl_s = static_cast<int64_t>(it->get<uint64_t>());
+    }
+    send_result(res, coord_.pin(req.matches[1], *key, salts, ttl_s, *reason, *who));
+  });
+  srv.Delete(topic_re + "/pins", [=, this](const httplib::Request& req, httplib::Response& res) {
+    auto who = operator_name(req, res);
+    if (!who) return;
+    auto key = query_key(req, res);
+    if (!key) return;
+    send_result(res, coord_.unpin(req.matches[1], *key, *who));
+  });
+  srv.Post(topic_re + "/denies", [=, this](const httplib::Request& req, httplib::Response& res) {
+    auto who = operator_name(req, res);
+    if (!who) return;
+    auto body = parse_body(req, res);
+    if (!body) return;
+    auto key = body_key(*body, res);
+    if (!key) return;
+    auto reason = body_reason(*body, res);
+    if (!reason) return;
+    send_result(res, coord_.deny(req.matches[1], *key, *reason, *who));
+  });
+  srv.Delete(topic_re + "/denies", [=, this](const httplib::Request& req, httplib::Response& res) {
+    auto who = operator_name(req, res);
+    if (!who) return;
+    auto key = query_key(req, res);
+    if (!key) return;
+    send_result(res, coord_.allow(req.matches[1], *key, *who));
+  });
+  srv.Get(topic_re + "/pins", [=, this](const httplib::Request& req, httplib::Response& res) {
+    if (!producer_ok(req)) return unauthorized(res);
+    auto pins = coord_.pins(req.matches[1]);
+    json arr = json::array();
+    if (pins) {
+      for (const auto& [k, p] : *pins) arr.push_back(pin_json(p));
+    }
+    send_json(res, 200, json{{"pins", arr}});
+  });
+  srv.Get(topic_re + "/denies", [=, this](const httplib::Request& req, httplib::Response& res) {
+    if (!producer_ok(req)) return unauthorized(res);
+    auto denies = coord_.denies(req.matches[1]);
+    json arr = json::array();
+    if (denies) {
+      for (const auto& [k, d] : *denies) arr.push_back(deny_json(d));
+    }
+    send_json(res, 200, json{{"denies", arr}});
+  });
+  srv.Get("/v1/audit", [=, this, &cfg](const httplib::Request& req, httplib::Response& res) {
+    auto who = operator_name(req, res);
+    if (!who) return;
+    uint64_t limit = 100;
+    if (req.has_param("limit") && (!parse_u64(req.get_param_value("limit"), &limit) || limit < 1)) {
+      return send_error(res, 400, "limit must be a positive integer");
+    }
+    limit = std::min<uint64_t>(limit, cfg.audit_max_limit);
+    json arr = json::array();
+    for (const auto& a : coord_.audit(limit)) arr.push_back(json::parse(audit_to_json(a)));
+    send_json(res, 200, json{{"entries", arr}});
+  });
+
+  // --- observability ---
+  srv.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    metrics_.set_waiters(coord_.board().waiters());
+    res.set_content(metrics_.serialize(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    send_json(res, 200, json{{"status", "ok"}});
+  });
+  srv.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    StoreStatus st = coord_.store().probe();
+    metrics_.set_store_healthy(st.ok);
+    if (!st.ok) return send_json(res, 503, json{{"status", "not ready"}, {"error", st.error}});
+    send_json(res, 200, json{{"status", "ready"}});
+  });
+
+  // --- dashboard ---
+  auto serve_asset = [](std::string_view path, httplib::Response& res) {
+    for (const auto& a : web_assets()) {
+      if (a.path == path) {
+        res.set_header("Cache-Control", "no-cache");
+        res.set_content(std::string(a.bytes), std::string(a.content_type));
+        return true;
+      }
+    }
+    return false;
+  };
+  srv.Get("/", [serve_asset](const httplib::Request&, httplib::Response& res) {
+    if (!serve_asset("/index.html", res)) send_error(res, 404, "no dashboard embedded");
+  });
+  srv.Get("/index.html", [serve_asset](const httplib::Request&, httplib::Response& res) {
+    if (!serve_asset("/index.html", res)) send_error(res, 404, "no dashboard embedded");
+  });
+  srv.Get(R"(/static/(.+))", [serve_asset](const httplib::Request& req, httplib::Response& res) {
+    const std::string rel = "/" + std::string(req.matches[1]);
+    if (rel.find("..") != std::string::npos || !serve_asset(rel, res)) {
+      send_error(res, 404, "no such file: " + std::string(req.path));
+    }
+  });
+}
+
+}  // namespace hotkey::coordinator

@@ -1,0 +1,46 @@
+// The HTTP/JSON adapter over the Coordinator (docs/API.md): reports in, lists out (with
+// long-poll), operator calls, metrics, health and the embedded dashboard. One instance per
+// listening socket; start/stop from one thread, requests are served from its worker pool.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "coordinator.h"
+#include "metrics.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace hotkey::coordinator {
+
+class HttpServer {
+ public:
+  HttpServer(Coordinator& coordinator, Metrics& metrics);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds host:port (port 0: any free port). False and *error when it cannot.
+  bool bind(const std::string& host, int port, std::string* error);
+  int port() const { return port_; }
+  // Serves until stop(); blocks.
+  bool run();
+  // Serves on a background thread; returns once the server accepts connections.
+  void start();
+  // Releases long-poll waiters, stops accepting and joins the workers.
+  void stop();
+
+ private:
+  void install_routes();
+
+  Coordinator& coord_;
+  Metrics& metrics_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace hotkey::coordinator

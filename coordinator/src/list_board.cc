@@ -1,0 +1,46 @@
+#include "list_board.h"
+
+namespace hotkey::coordinator {
+
+ListBoard::Slot& ListBoard::slot_locked(const std::string& topic) {
+  auto it = slots_.find(topic);
+  if (it == slots_.end()) it = slots_.emplace(topic, std::make_unique<Slot>()).first;
+  return *it->second;
+}
+
+void ListBoard::publish(std::shared_ptr<const PublishedList> list) {
+  std::lock_guard lock(mu_);
+  Slot& slot = slot_locked(list->list.topic);
+  slot.list = std::move(list);
+  slot.cv.notify_all();
+}
+
+std::shared_ptr<const PublishedList> ListBoard::get(std::string_view topic) const {
+  std::lock_guard lock(mu_);
+  auto it = slots_.find(topic);
+  return it == slots_.end() ? nullptr : it->second->list;
+}
+
+ListBoard::WaitResult ListBoard::wait_newer(const std::string& topic, uint64_t since,
+                                            std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  Slot& slot = slot_locked(topic);
+  auto newer = [&] { return slot.list && slot.list->list.version > since; };
+  if (newer()) return {WaitStatus::kNewer, slot.list};
+  if (closed_) return {WaitStatus::kClosed, slot.list};
+  if (timeout.count() <= 0) return {WaitStatus::kTimeout, slot.list};
+  if (waiters_.load() >= max_waiters_) return {WaitStatus::kTooManyWaiters, slot.list};
+  waiters_.fetch_add(1);
+  slot.cv.wait_for(lock, timeout, [&] { return newer() || closed_; });
+  waiters_.fetch_sub(1);
+  if (newer()) return {WaitStatus::kNewer, slot.list};
+  return {closed_ ? WaitStatus::kClosed : WaitStatus::kTimeout, slot.list};
+}
+
+void ListBoard::close() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  for (auto& [topic, slot] : slots_) slot->cv.notify_all();
+}
+
+}  // namespace hotkey::coordinator

@@ -1,0 +1,69 @@
+// Where published hot-key lists live for readers: the latest immutable list per topic (with
+// its JSON pre-rendered once) and the long-poll waiters parked on it. The publication side of
+// the coordinator; an HTTP long-poll is one reader, a future Kafka compacted-topic publisher
+// another. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "hotkey/hotkey_list.h"
+
+namespace hotkey::coordinator {
+
+struct PublishedList {
+  HotKeyList list;
+  std::string json;
+};
+
+// Receives every newly published list (e.g. a Kafka lists-topic producer).
+class ListPublisher {
+ public:
+  virtual ~ListPublisher() = default;
+  virtual void publish(std::shared_ptr<const PublishedList> list) = 0;
+};
+
+class ListBoard final : public ListPublisher {
+ public:
+  explicit ListBoard(uint32_t max_waiters) : max_waiters_(max_waiters) {}
+
+  void publish(std::shared_ptr<const PublishedList> list) override;
+  // The current list of `topic`, or null when none was published.
+  std::shared_ptr<const PublishedList> get(std::string_view topic) const;
+
+  enum class WaitStatus { kNewer, kTimeout, kClosed, kTooManyWaiters };
+  struct WaitResult {
+    WaitStatus status;
+    std::shared_ptr<const PublishedList> list;
+  };
+  // Returns at once when the topic's version > since; else waits until it is, `timeout`
+  // passes, or close() is called.
+  WaitResult wait_newer(const std::string& topic, uint64_t since,
+                        std::chrono::milliseconds timeout);
+
+  // Releases every waiter (shutdown); later waits return kClosed at once.
+  void close();
+  uint32_t waiters() const { return waiters_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Slot {
+    std::shared_ptr<const PublishedList> list;
+    std::condition_variable cv;
+  };
+  Slot& slot_locked(const std::string& topic);
+
+  const uint32_t max_waiters_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Slot>, std::less<>> slots_;
+  bool closed_ = false;
+  std::atomic<uint32_t> waiters_{0};
+};
+
+}  // namespace hotkey::coordinator

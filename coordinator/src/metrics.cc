@@ -1,0 +1,115 @@
+#include "metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+namespace hotkey::coordinator {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+prometheus::Histogram::BucketBoundaries latency_buckets() {
+  // 25 us .. ~3 s, doubling.
+  prometheus::Histogram::BucketBoundaries b;
+  for (double v = 25e-6; v < 4.0; v *= 2) b.push_back(v);
+  return b;
+}
+
+}  // namespace
+
+Metrics::Metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      reports_(BuildCounter()
+                   .Name("hotkey_reports_total")
+                   .Help("Accepted producer reports")
+                   .Register(*registry_)),
+      entries_(BuildCounter()
+                   .Name("hotkey_report_entries_total")
+                   .Help("Sketch entries merged from accepted reports")
+                   .Register(*registry_)),
+      rejected_(BuildCounter()
+                    .Name("hotkey_reports_rejected_total")
+                    .Help("Rejected reports by reason")
+                    .Register(*registry_)),
+      hot_keys_(BuildGauge()
+                    .Name("hotkey_hot_keys")
+                    .Help("Keys in the published hot-key list")
+                    .Register(*registry_)),
+      list_version_(BuildGauge()
+                        .Name("hotkey_list_version")
+                        .Help("Version of the published hot-key list")
+                        .Register(*registry_)),
+      list_changes_(BuildCounter()
+                        .Name("hotkey_list_changes_total")
+                        .Help("Hot-key list versions published")
+                        .Register(*registry_)),
+      producers_(BuildGauge()
+                     .Name("hotkey_producers")
+                     .Help("Producers seen within the producer timeout")
+                     .Register(*registry_)),
+      rate_(BuildGauge()
+                .Name("hotkey_topic_rate")
+                .Help("Fleet-wide keyed messages per second")
+                .Register(*registry_)),
+      skew_(BuildGauge()
+                .Name("hotkey_partition_skew")
+                .Help("Measured max/avg per-partition load over the window")
+                .Register(*registry_)),
+      predicted_skew_(BuildGauge()
+                          .Name("hotkey_predicted_partition_skew")
+                          .Help("Predicted max/avg per-partition load under the planned list")
+                          .Register(*registry_)),
+      idle_ratio_(BuildGauge()
+                      .Name("hotkey_idle_partitions_ratio")
+                      .Help("Share of partitions with under 10% of the average load")
+                      .Register(*registry_)),
+      ingest_latency_(&BuildHistogram()
+                           .Name("hotkey_ingest_latency_seconds")
+                           .Help("Time to decode, validate and merge one report")
+                           .Register(*registry_)
+                           .Add({}, latency_buckets())),
+      store_latency_(&BuildHistogram()
+                          .Name("hotkey_store_write_latency_seconds")
+                          .Help("Synced RocksDB batch write latency")
+                          .Register(*registry_)
+                          .Add({}, latency_buckets())),
+      waiters_(&BuildGauge()
+                    .Name("hotkey_longpoll_waiters")
+                    .Help("Long-poll requests currently waiting")
+                    .Register(*registry_)
+                    .Add({})),
+      store_healthy_(&BuildGauge()
+                          .Name("hotkey_store_healthy")
+                          .Help("1 when the last store write or probe succeeded")
+                          .Register(*registry_)
+                          .Add({})) {
+  store_healthy_->Set(1);
+}
+
+TopicMetrics Metrics::topic(const std::string& topic) {
+  const std::map<std::string, std::string> labels{{"topic", topic}};
+  TopicMetrics m;
+  m.reports = &reports_.Add(labels);
+  m.entries = &entries_.Add(labels);
+  m.hot_keys = &hot_keys_.Add(labels);
+  m.list_version = &list_version_.Add(labels);
+  m.list_changes = &list_changes_.Add(labels);
+  m.producers = &producers_.Add(labels);
+  m.rate = &rate_.Add(labels);
+  m.skew = &skew_.Add(labels);
+  m.predicted_skew = &predicted_skew_.Add(labels);
+  m.idle_ratio = &idle_ratio_.Add(labels);
+  return m;
+}
+
+void Metrics::rejected(const std::string& reason) {
+  rejected_.Add({{"reason", reason}}).Increment();
+}
+
+std::string Metrics::serialize() const {
+  prometheus::TextSerializer serializer;
+  return serializer.Serialize(registry_->Collect());
+}
+
+}  // namespace hotkey::coordinator

@@ -1,0 +1,63 @@
+// The coordinator's Prometheus metrics (names are a contract with deploy/'s rules and
+// dashboards). Thread-safe: prometheus-cpp metrics are atomic and families lock on Add.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+namespace hotkey::coordinator {
+
+// Per-topic metric handles, resolved once per topic so the ingest path does no label lookup.
+struct TopicMetrics {
+  prometheus::Counter* reports = nullptr;
+  prometheus::Counter* entries = nullptr;
+  prometheus::Gauge* hot_keys = nullptr;
+  prometheus::Gauge* list_version = nullptr;
+  prometheus::Counter* list_changes = nullptr;
+  prometheus::Gauge* producers = nullptr;
+  prometheus::Gauge* rate = nullptr;
+  prometheus::Gauge* skew = nullptr;
+  prometheus::Gauge* predicted_skew = nullptr;
+  prometheus::Gauge* idle_ratio = nullptr;
+};
+
+class Metrics {
+ public:
+  Metrics();
+
+  TopicMetrics topic(const std::string& topic);
+  void rejected(const std::string& reason);
+  void ingest_latency(double seconds) { ingest_latency_->Observe(seconds); }
+  void store_write_latency(double seconds) { store_latency_->Observe(seconds); }
+  void set_waiters(double n) { waiters_->Set(n); }
+  void set_store_healthy(bool ok) { store_healthy_->Set(ok ? 1 : 0); }
+
+  // Prometheus text exposition of every metric.
+  std::string serialize() const;
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& reports_;
+  prometheus::Family<prometheus::Counter>& entries_;
+  prometheus::Family<prometheus::Counter>& rejected_;
+  prometheus::Family<prometheus::Gauge>& hot_keys_;
+  prometheus::Family<prometheus::Gauge>& list_version_;
+  prometheus::Family<prometheus::Counter>& list_changes_;
+  prometheus::Family<prometheus::Gauge>& producers_;
+  prometheus::Family<prometheus::Gauge>& rate_;
+  prometheus::Family<prometheus::Gauge>& skew_;
+  prometheus::Family<prometheus::Gauge>& predicted_skew_;
+  prometheus::Family<prometheus::Gauge>& idle_ratio_;
+  prometheus::Histogram* ingest_latency_;
+  prometheus::Histogram* store_latency_;
+  prometheus::Gauge* waiters_;
+  prometheus::Gauge* store_healthy_;
+};
+
+}  // namespace hotkey::coordinator

@@ -1,0 +1,358 @@
+#include "planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <unordered_map>
+
+#include "hotkey/salt_planner.h"
+
+namespace hotkey::coordinator {
+namespace {
+
+struct Candidate {
+  const SpaceSaving::Item* item;
+  double share;
+  double rate;
+  int32_t home;
+};
+
+uint32_t salt_count_for(double share, int32_t partitions, const TopicSettings& s) {
+  double want = std::ceil(share * partitions / s.salt_share);
+  if (!std::isfinite(want) || want < 0) want = 0;
+  auto n = static_cast<uint64_t>(std::min(want, 1e9));
+  n = std::clamp<uint64_t>(n, s.min_salts, s.max_salts);
+  return static_cast<uint32_t>(std::min<uint64_t>(n, static_cast<uint64_t>(partitions)));
+}
+
+// Spreads `amount` over `table` by weight (or onto `home` when the table is empty).
+void apply_traffic(std::vector<double>& load, const std::vector<SaltAssignment>& table,
+                   int32_t home, double amount, double sign) {
+  uint64_t sum = 0;
+  for (const auto& s : table) sum += s.weight;
+  if (table.empty() || sum == 0) {
+    if (home >= 0 && static_cast<size_t>(home) < load.size()) {
+      load[home] = std::max(0.0, load[home] + sign * amount);
+    }
+    return;
+  }
+  for (const auto& s : table) {
+    if (s.partition < 0 || static_cast<size_t>(s.partition) >= load.size()) continue;
+    double part = amount * static_cast<double>(s.weight) / static_cast<double>(sum);
+    load[s.partition] = std::max(0.0, load[s.partition] + sign * part);
+  }
+}
+
+const HotKey* find_key(const HotKeyList* list, const std::string& key) {
+  if (!list) return nullptr;
+  for (const auto& k : list->keys) {
+    if (k.key == key) return &k;
+  }
+  return nullptr;
+}
+
+// Equal-weight table over the n least-loaded partitions the key can reach with a verified salt.
+std::vector<SaltAssignment> least_loaded_table(const std::string& key, uint32_t n,
+                                               const std::vector<double>& load,
+                                               const SaltSpace& space) {
+  std::vector<uint32_t> salt_of = salt_per_partition(key, space);
+  std::vector<int32_t> reach;
+  for (size_t p = 0; p < salt_of.size(); ++p) {
+    if (salt_of[p] != std::numeric_limits<uint32_t>::max())
+      reach.push_back(static_cast<int32_t>(p));
+  }
+  std::stable_sort(reach.begin(), reach.end(),
+                   [&](int32_t a, int32_t b) { return load[a] < load[b]; });
+  if (reach.size() > n) reach.resize(n);
+  std::vector<SaltAssignment> out;
+  if (reach.empty()) return out;
+  uint32_t each = kWeightScale / static_cast<uint32_t>(reach.size());
+  uint32_t rest = kWeightScale - each * static_cast<uint32_t>(reach.size());
+  for (size_t i = 0; i < reach.size(); ++i) {
+    out.push_back({salt_of[reach[i]], reach[i], each + (i == 0 ? rest : 0)});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.salt < b.salt; });
+  return out;
+}
+
+bool same_partitions(const std::vector<SaltAssignment>& a, const std::vector<SaltAssignment>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].salt != b[i].salt || a[i].partition != b[i].partition) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+double skew_of(const std::vector<double>& load) {
+  if (load.empty()) return 1.0;
+  double sum = 0, mx = 0;
+  for (double v : load) {
+    sum += v;
+    mx = std::max(mx, v);
+  }
+  if (sum <= 0) return 1.0;
+  return mx / (sum / static_cast<double>(load.size()));
+}
+
+PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot) {
+  const TopicSettings& s = *in.settings;
+  const auto& pins = *in.pins;
+  const auto& denies = *in.denies;
+  PlanResult out;
+  HotKeyList& list = out.list;
+  list.topic = in.topic;
+  list.partitions = in.partitions;
+  list.hash = in.hash;
+  list.separator = in.separator;
+  list.updated_at_ms = in.now_ms;
+  for (const auto& [key, d] : denies) list.denied.push_back(key);
+
+  const int32_t P = in.partitions;
+  if (P <= 0) return out;
+  const double fair = 1.0 / P;
+  const double total = in.total;
+  const double per_count_rate = total > 0 ? in.rate / total : 0.0;
+
+  SaltSpace space;
+  space.family = in.hash;
+  space.partitions = P;
+  space.separator = in.separator;
+  space.search_limit = s.salt_search_limit;
+
+  std::unordered_map<std::string_view, Candidate> by_key;
+  std::vector<Candidate> ranked;
+  ranked.reserve(in.items.size());
+  for (const auto& item : in.items) {
+    double g = static_cast<double>(item.guaranteed());
+    Candidate c{&item, total > 0 ? g / total : 0.0, g * per_count_rate, -1};
+    ranked.push_back(c);
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.item->guaranteed() != b.item->guaranteed()) {
+      return a.item->guaranteed() > b.item->guaranteed();
+    }
+    return a.item->key < b.item->key;
+  });
+  for (auto& c : ranked) by_key.emplace(c.item->key, c);
+  auto share_of = [&](const std::string& key) {
+    auto it = by_key.find(key);
+    return it == by_key.end() ? 0.0 : it->second.share;
+  };
+  auto guaranteed_of = [&](const std::string& key) {
+    auto it = by_key.find(key);
+    return it == by_key.end() ? 0.0 : static_cast<double>(it->second.item->guaranteed());
+  };
+  auto home_of = [&](const std::string& key) { return partition_for(in.hash, key, P); };
+
+  const size_t cap_detected = s.max_hot_keys > pins.size() ? s.max_hot_keys - pins.size() : 0;
+
+  // 1. Hysteresis: listed keys leave only after staying below their exit share for hold_ms.
+  for (auto it = hot.begin(); it != hot.end();) {
+    if (denies.contains(it->first) || pins.contains(it->first)) {
+      it = hot.erase(it);
+      continue;
+    }
+    if (in.detect) {
+      double sh = share_of(it->first);
+      double exit_share = std::min(s.cold_fraction * fair, 0.5 * it->second.entry_share);
+      if (sh >= exit_share) {
+        it->second.below_since_ms = -1;
+      } else if (it->second.below_since_ms < 0) {
+        it->second.below_since_ms = in.now_ms;
+      }
+      if (it->second.below_since_ms >= 0 && in.now_ms - it->second.below_since_ms >= s.hold_ms) {
+        it = hot.erase(it);
+        continue;
+      }
+    }
+    ++it;
+  }
+  // Over the cap (settings changed, or pins took room): keep the largest.
+  while (hot.size() > cap_detected) {
+    auto smallest = hot.begin();
+    for (auto it = hot.begin(); it != hot.end(); ++it) {
+      if (guaranteed_of(it->first) < guaranteed_of(smallest->first)) smallest = it;
+    }
+    hot.erase(smallest);
+  }
+
+  auto eligible = [&](const Candidate& c) {
+    const std::string& key = c.item->key;
+    return !hot.contains(key) && !pins.contains(key) && !denies.contains(key) &&
+           c.item->guaranteed() > 0 && c.rate >= s.min_rate;
+  };
+
+  // 2. Threshold entries, on guaranteed counts so sketch error never lists a key.
+  if (in.detect) {
+    for (const auto& c : ranked) {
+      if (hot.size() >= cap_detected) break;
+      if (c.share < s.hot_fraction * fair) break;  // ranked by guaranteed count
+      if (!eligible(c)) continue;
+      hot[c.item->key] = HotState{in.now_ms, -1, c.share};
+    }
+  }
+
+  // 3. Cold load: measured per-partition load minus the listed keys' own traffic, as the
+  // producers routed it (the published table, or the key's home partition).
+  std::vector<double> cold = in.partition_load;
+  if (cold.size() != static_cast<size_t>(P)) cold.assign(P, 0.0);
+  out.measured_skew = skew_of(cold);
+  {
+    double sum = 0;
+    for (double v : cold) sum += v;
+    double avg = sum / P;
+    size_t idle = 0;
+    for (double v : cold) idle += (v < 0.1 * avg || sum <= 0) ? 1 : 0;
+    out.idle_ratio = static_cast<double>(idle) / P;
+  }
+  const bool published_fits = in.published && in.published->partitions == P;
+  auto subtract_routed = [&](const std::string& key) {
+    double g = guaranteed_of(key);
+    if (g <= 0) return;
+    const HotKey* pub = published_fits ? find_key(in.published, key) : nullptr;
+    apply_traffic(cold, pub ? pub->salts : std::vector<SaltAssignment>{}, home_of(key), g, -1.0);
+  };
+  for (const auto& [key, st] : hot) subtract_routed(key);
+  for (const auto& [key, pin] : pins) subtract_routed(key);
+
+  // 4. Load-aware tables for detected keys and pins without an explicit salt count.
+  std::vector<HotKeyDemand> demands;
+  std::vector<KeySource> sources;
+  auto add_demand = [&](const std::string& key, KeySource src) {
+    double g = guaranteed_of(key);
+    demands.push_back(HotKeyDemand{key, g, salt_count_for(share_of(key), P, s)});
+    sources.push_back(src);
+  };
+  for (const auto& [key, pin] : pins) {
+    if (pin.salts == 0 && guaranteed_of(key) > 0) add_demand(key, KeySource::kPinned);
+  }
+  for (const auto& [key, st] : hot) add_demand(key, KeySource::kDetected);
+  std::vector<SaltTable> tables = plan_load_aware(cold, demands, space);
+  std::vector<double> pred = predicted_load(cold, demands, tables);
+
+  // 5. Balance-driven selection: while the predicted load is still skewed, salt the largest
+  // key homed on the most loaded partition.
+  if (in.detect) {
+    while (hot.size() < cap_detected && skew_of(pred) > s.balance_target) {
+      auto top = std::max_element(pred.begin(), pred.end()) - pred.begin();
+      const Candidate* pick = nullptr;
+      for (auto& c : ranked) {
+        if (c.share < s.balance_min_fraction * fair) break;
+        if (!eligible(c)) continue;
+        if (c.home < 0) c.home = home_of(c.item->key);
+        if (c.home == top) {
+          pick = &c;
+          break;
+        }
+      }
+      if (!pick) break;
+      const std::string& key = pick->item->key;
+      hot[key] = HotState{in.now_ms, -1, pick->share};
+      cold[pick->home] = std::max(0.0, cold[pick->home] - guaranteed_of(key));
+      add_demand(key, KeySource::kDetected);
+      tables = plan_load_aware(cold, demands, space);
+      pred = predicted_load(cold, demands, tables);
+    }
+  }
+
+  // 6. Explicit-count pins (and pins with no measured traffic): equal weights over the least
+  // loaded reachable partitions; an unchanged pin keeps its published table.
+  std::map<std::string, std::vector<SaltAssignment>> fixed;
+  for (const auto& [key, pin] : pins) {
+    if (pin.salts == 0 && guaranteed_of(key) > 0) continue;
+    uint32_t n = pin.salts ? std::min<uint32_t>(pin.salts, static_cast<uint32_t>(P))
+                           : salt_count_for(share_of(key), P, s);
+    const HotKey* pub = published_fits ? find_key(in.published, key) : nullptr;
+    std::vector<SaltAssignment> table;
+    if (pub && pub->source == KeySource::kPinned && pub->salts.size() == n) {
+      table = pub->salts;
+    } else {
+      table = least_loaded_table(key, n, pred, space);
+    }
+    apply_traffic(pred, table, -1, guaranteed_of(key), 1.0);
+    fixed[key] = std::move(table);
+  }
+  // Demands whose water-filling gave no salt (zero traffic) fall back the same way.
+  for (size_t i = 0; i < demands.size(); ++i) {
+    if (tables[i].salts.empty()) {
+      uint32_t n = salt_count_for(share_of(demands[i].key), P, s);
+      tables[i].salts = least_loaded_table(demands[i].key, n, pred, space);
+    }
+  }
+  out.predicted_skew = skew_of(pred);
+
+  // 7. The list: pinned keys first (by key), then detected keys by share.
+  auto make_key = [&](const std::string& key, KeySource src, std::vector<SaltAssignment> salts) {
+    HotKey k;
+    k.key = key;
+    k.salts = std::move(salts);
+    k.source = src;
+    k.share = share_of(key);
+    k.rate = guaranteed_of(key) * per_count_rate;
+    return k;
+  };
+  std::vector<HotKey> pinned_keys, detected_keys;
+  for (const auto& [key, table] : fixed) {
+    pinned_keys.push_back(make_key(key, KeySource::kPinned, table));
+  }
+  for (size_t i = 0; i < demands.size(); ++i) {
+    auto& bucket = sources[i] == KeySource::kPinned ? pinned_keys : detected_keys;
+    bucket.push_back(make_key(demands[i].key, sources[i], tables[i].salts));
+  }
+  std::sort(pinned_keys.begin(), pinned_keys.end(),
+            [](const HotKey& a, const HotKey& b) { return a.key < b.key; });
+  std::sort(detected_keys.begin(), detected_keys.end(), [](const HotKey& a, const HotKey& b) {
+    return a.share != b.share ? a.share > b.share : a.key < b.key;
+  });
+  for (auto& k : pinned_keys) {
+    if (!k.salts.empty()) list.keys.push_back(std::move(k));
+  }
+  for (auto& k : detected_keys) {
+    if (!k.salts.empty()) list.keys.push_back(std::move(k));
+  }
+
+  // 8. Material change? Keys, sources, denies or partitions differ: yes. Same keys: keep the
+  // published tables while they still balance about as well as the fresh plan (no churn).
+  const HotKeyList* pub = in.published;
+  if (!pub) {
+    out.material = !list.keys.empty() || !list.denied.empty();
+    return out;
+  }
+  if (pub->partitions != P || pub->hash != in.hash || pub->separator != in.separator ||
+      pub->denied != list.denied || pub->keys.size() != list.keys.size()) {
+    out.material = true;
+    return out;
+  }
+  std::map<std::string, const HotKey*> old_keys;
+  for (const auto& k : pub->keys) old_keys[k.key] = &k;
+  bool tables_same = true;
+  for (const auto& k : list.keys) {
+    auto it = old_keys.find(k.key);
+    if (it == old_keys.end() || it->second->source != k.source) {
+      out.material = true;
+      return out;
+    }
+    if (fixed.contains(k.key) && !same_partitions(it->second->salts, k.salts)) {
+      out.material = true;  // an operator changed the pin's salt count
+      return out;
+    }
+    if (it->second->salts != k.salts) tables_same = false;
+  }
+  if (tables_same) {
+    out.material = false;
+    return out;
+  }
+  std::vector<SaltTable> old_tables(demands.size());
+  for (size_t i = 0; i < demands.size(); ++i) old_tables[i].salts = old_keys[demands[i].key]->salts;
+  std::vector<double> old_pred = predicted_load(cold, demands, old_tables);
+  for (const auto& [key, table] : fixed)
+    apply_traffic(old_pred, table, -1, guaranteed_of(key), 1.0);
+  double old_skew = skew_of(old_pred);
+  out.material = old_skew > std::max(s.balance_target, out.predicted_skew + s.churn_tolerance);
+  return out;
+}
+
+}  // namespace hotkey::coordinator

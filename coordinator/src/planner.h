@@ -1,0 +1,61 @@
+// Hot-key detection and salt-table planning for one topic: turns the fleet-wide window (merged
+// sketch, per-partition load) plus operator pins and denies into the next hot-key list, and
+// says whether it differs materially from the published one. Pure functions over values;
+// callers serialise access to the HotState map they pass in.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "hotkey/hotkey_list.h"
+#include "hotkey/space_saving.h"
+#include "store.h"
+
+namespace hotkey::coordinator {
+
+// Detection memory of one listed (detected) key, for hysteresis.
+struct HotState {
+  int64_t since_ms = 0;
+  int64_t below_since_ms = -1;  // -1: not below its exit threshold
+  double entry_share = 0;       // guaranteed share when it entered
+};
+
+struct PlanInput {
+  const TopicSettings* settings = nullptr;
+  std::string topic;
+  int32_t partitions = 0;
+  HashFamily hash = HashFamily::kMurmur2;
+  std::string separator = std::string(kDefaultSeparator);
+  // The window: merged items (any order), total records, per-partition records (size P, or
+  // empty when unknown), fleet-wide messages/s.
+  std::vector<SpaceSaving::Item> items;
+  double total = 0;
+  std::vector<double> partition_load;
+  double rate = 0;
+  const std::map<std::string, Pin>* pins = nullptr;
+  const std::map<std::string, Deny>* denies = nullptr;
+  const HotKeyList* published = nullptr;  // may be null
+  int64_t now_ms = 0;
+  // False while the window is still filling after a start: detection neither adds nor
+  // drops keys (operator changes still apply).
+  bool detect = true;
+};
+
+struct PlanResult {
+  HotKeyList list;  // version left 0: the caller assigns it
+  bool material = false;
+  double predicted_skew = 1.0;  // max/avg partition load predicted under `list`
+  double measured_skew = 1.0;   // max/avg of the window's per-partition load
+  double idle_ratio = 0;        // partitions with < 10% of the average load
+};
+
+// max/avg of `load` (1.0 for an empty or all-zero load).
+double skew_of(const std::vector<double>& load);
+
+// Runs detection (updating `hot`) and planning.
+PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot);
+
+}  // namespace hotkey::coordinator

@@ -1,0 +1,362 @@
+#include "store.h"
+
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+#include <nlohmann/json.hpp>
+
+#include "hotkey/key_codec.h"
+
+namespace hotkey::coordinator {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormatKey = "m/format";
+
+std::string key_id(const std::string& key) { return base64_encode(key); }
+
+std::string list_key(const std::string& topic) { return "l/" + topic; }
+std::string version_key(const std::string& topic) { return "v/" + topic; }
+std::string meta_key(const std::string& topic) { return "t/" + topic; }
+std::string pin_key(const std::string& topic, const std::string& key) {
+  return "p/" + topic + "/" + key_id(key);
+}
+std::string deny_key(const std::string& topic, const std::string& key) {
+  return "d/" + topic + "/" + key_id(key);
+}
+std::string audit_key(uint64_t seq) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "a/%020" PRIu64, seq);
+  return buf;
+}
+
+void put_key(json& j, const std::string& key) {
+  auto enc = encode_key(key);
+  j[std::string(enc.field)] = enc.value;
+}
+
+std::string get_key(const json& j) {
+  if (j.contains("key") && j["key"].is_string()) return j["key"].get<std::string>();
+  if (j.contains("key_b64") && j["key_b64"].is_string()) {
+    auto decoded = base64_decode(j["key_b64"].get<std::string>());
+    if (!decoded) throw std::invalid_argument("bad key_b64");
+    return *decoded;
+  }
+  throw std::invalid_argument("record has no key");
+}
+
+std::string pin_to_json(const Pin& p) {
+  json j;
+  put_key(j, p.key);
+  j["salts"] = p.salts;
+  j["expires_at_ms"] = p.expires_at_ms;
+  j["reason"] = p.reason;
+  j["by"] = p.by;
+  j["created_at_ms"] = p.created_at_ms;
+  return j.dump();
+}
+
+Pin pin_from_json(const std::string& text) {
+  json j = json::parse(text);
+  Pin p;
+  p.key = get_key(j);
+  p.salts = j.at("salts").get<uint32_t>();
+  p.expires_at_ms = j.at("expires_at_ms").get<int64_t>();
+  p.reason = j.at("reason").get<std::string>();
+  p.by = j.at("by").get<std::string>();
+  p.created_at_ms = j.at("created_at_ms").get<int64_t>();
+  return p;
+}
+
+std::string deny_to_json(const Deny& d) {
+  json j;
+  put_key(j, d.key);
+  j["reason"] = d.reason;
+  j["by"] = d.by;
+  j["created_at_ms"] = d.created_at_ms;
+  return j.dump();
+}
+
+Deny deny_from_json(const std::string& text) {
+  json j = json::parse(text);
+  Deny d;
+  d.key = get_key(j);
+  d.reason = j.at("reason").get<std::string>();
+  d.by = j.at("by").get<std::string>();
+  d.created_at_ms = j.at("created_at_ms").get<int64_t>();
+  return d;
+}
+
+std::string meta_to_json(const TopicMeta& m) {
+  json j;
+  j["partitions"] = m.partitions;
+  j["hash"] = std::string(to_string(m.hash));
+  j["separator"] = m.separator;
+  return j.dump();
+}
+
+TopicMeta meta_from_json(const std::string& text) {
+  json j = json::parse(text);
+  TopicMeta m;
+  m.partitions = j.at("partitions").get<int32_t>();
+  auto family = parse_hash_family(j.at("hash").get<std::string>());
+  if (!family) throw std::invalid_argument("unknown hash family");
+  m.hash = *family;
+  m.separator = j.at("separator").get<std::string>();
+  return m;
+}
+
+AuditEntry audit_from_json(const std::string& text) {
+  json j = json::parse(text);
+  AuditEntry a;
+  a.seq = j.at("seq").get<uint64_t>();
+  a.at_ms = j.at("at_ms").get<int64_t>();
+  a.who = j.at("who").get<std::string>();
+  a.action = j.at("action").get<std::string>();
+  a.topic = j.at("topic").get<std::string>();
+  if (j.contains("key") || j.contains("key_b64")) a.key = get_key(j);
+  a.detail = j.at("detail").dump();
+  a.version = j.value("version", uint64_t{0});
+  return a;
+}
+
+}  // namespace
+
+std::string audit_to_json(const AuditEntry& a) {
+  json j;
+  j["seq"] = a.seq;
+  j["at_ms"] = a.at_ms;
+  j["who"] = a.who;
+  j["action"] = a.action;
+  j["topic"] = a.topic;
+  put_key(j, a.key);
+  j["detail"] = a.detail.empty() ? json::object() : json::parse(a.detail);
+  j["version"] = a.version;
+  return j.dump();
+}
+
+void StoreBatch::put_list(const HotKeyList& list) {
+  puts_.emplace_back(list_key(list.topic), list_to_json(list));
+  puts_.emplace_back(version_key(list.topic), std::to_string(list.version));
+}
+void StoreBatch::put_topic_meta(const std::string& topic, const TopicMeta& meta) {
+  puts_.emplace_back(meta_key(topic), meta_to_json(meta));
+}
+void StoreBatch::put_pin(const std::string& topic, const Pin& pin) {
+  puts_.emplace_back(pin_key(topic, pin.key), pin_to_json(pin));
+}
+void StoreBatch::delete_pin(const std::string& topic, const std::string& key) {
+  deletes_.push_back(pin_key(topic, key));
+}
+void StoreBatch::put_deny(const std::string& topic, const Deny& deny) {
+  puts_.emplace_back(deny_key(topic, deny.key), deny_to_json(deny));
+}
+void StoreBatch::delete_deny(const std::string& topic, const std::string& key) {
+  deletes_.push_back(deny_key(topic, key));
+}
+void StoreBatch::append_audit(AuditEntry entry) { audits_.push_back(std::move(entry)); }
+
+struct Store::Impl {
+  std::unique_ptr<rocksdb::DB> db;
+  std::mutex write_mu;  // keeps audit sequence numbers in commit order
+  uint64_t next_audit_seq = 1;
+  std::atomic<bool> healthy{true};
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Store::~Store() {
+  if (impl_ && impl_->db) {
+    impl_->db->FlushWAL(true).PermitUncheckedError();
+    impl_->db->Close().PermitUncheckedError();
+  }
+}
+
+std::unique_ptr<Store> Store::open(const std::string& dir, std::string* error) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) {
+      *error = "data dir '" + dir + "' exists and is not a directory";
+      return nullptr;
+    }
+    bool empty = fs::is_empty(dir, ec);
+    if (!empty && !fs::exists(fs::path(dir) / "CURRENT", ec)) {
+      *error = "data dir '" + dir +
+               "' is not empty and holds no RocksDB store (no CURRENT file); refusing to use "
+               "a foreign directory: point --data at an empty or hotkey directory";
+      return nullptr;
+    }
+  } else {
+    fs::create_directories(dir, ec);
+    if (ec) {
+      *error = "cannot create data dir '" + dir + "': " + ec.message();
+      return nullptr;
+    }
+  }
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.paranoid_checks = true;
+  options.keep_log_file_num = 3;
+  options.max_manifest_file_size = 8 << 20;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
+  if (!s.ok()) {
+    *error = "cannot open data dir '" + dir + "': " + s.ToString();
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->db.reset(raw);
+  std::string format;
+  s = impl->db->Get(rocksdb::ReadOptions(), kFormatKey, &format);
+  if (s.IsNotFound()) {
+    std::unique_ptr<rocksdb::Iterator> it(impl->db->NewIterator(rocksdb::ReadOptions()));
+    it->SeekToFirst();
+    if (it->Valid()) {
+      *error = "data dir '" + dir + "' holds a RocksDB store that is not a hotkey store";
+      return nullptr;
+    }
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    s = impl->db->Put(wo, kFormatKey, kFormat);
+    if (!s.ok()) {
+      *error = "cannot initialise data dir '" + dir + "': " + s.ToString();
+      return nullptr;
+    }
+  } else if (!s.ok()) {
+    *error = "cannot read data dir '" + dir + "': " + s.ToString();
+    return nullptr;
+  } else if (format != kFormat) {
+    *error = "data dir '" + dir + "' has store format '" + format + "', this build reads '" +
+             kFormat + "'";
+    return nullptr;
+  }
+  {
+    std::unique_ptr<rocksdb::Iterator> it(impl->db->NewIterator(rocksdb::ReadOptions()));
+    it->SeekForPrev("a/~");
+    if (it->Valid() && it->key().starts_with("a/")) {
+      try {
+        impl->next_audit_seq = audit_from_json(it->value().ToString()).seq + 1;
+      } catch (const std::exception& e) {
+        *error = "data dir '" + dir + "' has a corrupt audit record: " + e.what();
+        return nullptr;
+      }
+    }
+  }
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+std::map<std::string, StoredTopic> Store::load(std::string* error) const {
+  std::map<std::string, StoredTopic> out;
+  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string key = it->key().ToString();
+    if (key.size() < 3 || key[1] != '/') continue;
+    char kind = key[0];
+    if (kind == 'm' || kind == 'a') continue;
+    std::string rest = key.substr(2);
+    std::string topic = rest.substr(0, rest.find('/'));
+    try {
+      std::string value = it->value().ToString();
+      switch (kind) {
+        case 'l':
+          out[topic].list = parse_list_json(value);
+          break;
+        case 'v': {
+          size_t used = 0;
+          uint64_t v = std::stoull(value, &used);
+          if (used != value.size()) throw std::invalid_argument("bad version");
+          out[topic].version = v;
+          break;
+        }
+        case 't':
+          out[topic].meta = meta_from_json(value);
+          break;
+        case 'p': {
+          Pin p = pin_from_json(value);
+          out[topic].pins[p.key] = p;
+          break;
+        }
+        case 'd': {
+          Deny d = deny_from_json(value);
+          out[topic].denies[d.key] = d;
+          break;
+        }
+        default:
+          throw std::invalid_argument("unknown record kind");
+      }
+    } catch (const std::exception& e) {
+      *error = "corrupt record '" + key + "' in the data dir: " + e.what();
+      return {};
+    }
+  }
+  if (!it->status().ok()) {
+    *error = "cannot read the data dir: " + it->status().ToString();
+    return {};
+  }
+  for (auto& [topic, t] : out) {
+    if (t.list && t.list->version > t.version) t.version = t.list->version;
+  }
+  return out;
+}
+
+StoreStatus Store::write(StoreBatch& batch, double* latency_s) {
+  auto start = std::chrono::steady_clock::now();
+  std::lock_guard lock(impl_->write_mu);
+  rocksdb::WriteBatch wb;
+  for (const auto& k : batch.deletes_) wb.Delete(k);
+  for (const auto& [k, v] : batch.puts_) wb.Put(k, v);
+  uint64_t seq = impl_->next_audit_seq;
+  for (auto& a : batch.audits_) {
+    a.seq = seq++;
+    wb.Put(audit_key(a.seq), audit_to_json(a));
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  rocksdb::Status s = impl_->db->Write(wo, &wb);
+  if (latency_s) {
+    *latency_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  if (!s.ok()) {
+    impl_->healthy = false;
+    return StoreStatus::Error("store write failed: " + s.ToString());
+  }
+  impl_->next_audit_seq = seq;
+  impl_->healthy = true;
+  return StoreStatus::Ok();
+}
+
+std::vector<AuditEntry> Store::audit(size_t limit) const {
+  std::vector<AuditEntry> out;
+  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
+  for (it->SeekForPrev("a/~"); it->Valid() && out.size() < limit; it->Prev()) {
+    if (!it->key().starts_with("a/")) break;
+    try {
+      out.push_back(audit_from_json(it->value().ToString()));
+    } catch (const std::exception&) {
+      continue;  // a damaged entry must not hide the rest of the log
+    }
+  }
+  return out;
+}
+
+StoreStatus Store::probe() {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  rocksdb::Status s = impl_->db->Put(wo, "m/probe", "1");
+  impl_->healthy = s.ok();
+  if (!s.ok()) return StoreStatus::Error("store not writable: " + s.ToString());
+  return StoreStatus::Ok();
+}
+
+bool Store::healthy() const { return impl_->healthy.load(); }
+
+}  // namespace hotkey::coordinator
