@@ -5,9 +5,72 @@
 
 #include "strategy.h"
 
+#ifdef HOTKEY_LOADGEN_WITH_CLIENT
+#include <string>
+#include <vector>
+
+#include "hotkey/client/client.h"
+#include "kafka_producer.h"
+#endif
+
 namespace hotkey::loadgen {
 
-#ifndef HOTKEY_LOADGEN_WITH_CLIENT
+#ifdef HOTKEY_LOADGEN_WITH_CLIENT
+namespace {
+
+// The client in rekey mode, the way an application that links hotkey::client sends: the
+// router decides, a salted record carries key<sep><salt> (which murmur2 places on the
+// decided partition) and the hotkey.salt / hotkey.version headers.
+class HotkeyStrategy final : public Strategy {
+ public:
+  explicit HotkeyStrategy(const StrategyOptions& options)
+      : producer_(options), client_(client_props(options), HashFamily::kMurmur2) {
+    topic_ = client_.topic(options.topic);
+  }
+
+  bool send(std::string_view key, std::string_view value, bool* salted) override {
+    const client::RouteDecision d =
+        client_.route(topic_, key.data(), key.size(), value, producer_.partitions());
+    *salted = d.salted;
+    if (!d.salted) return producer_.produce(key, value, d.partition);
+    buf_.resize(key.size() + kMaxSaltSuffixBytes);
+    buf_.resize(d.write_salted_key(key, buf_.data()));
+    const KafkaProducer::SaltHeaders h{d.salt, d.version};
+    return producer_.produce(buf_, value, d.partition, &h);
+  }
+  void poll(int timeout_ms) override { producer_.poll(timeout_ms); }
+  bool flush(int timeout_ms) override { return producer_.flush(timeout_ms); }
+  int32_t partitions() const override { return producer_.partitions(); }
+  uint64_t delivered() const override { return producer_.delivered(); }
+  uint64_t failed() const override { return producer_.failed(); }
+
+ private:
+  static client::Properties client_props(const StrategyOptions& o) {
+    if (o.coordinator_url.empty()) {
+      throw std::invalid_argument("hotkey strategy: --coordinator URL is required");
+    }
+    client::Properties p{{"hotkey.coordinator.url", o.coordinator_url},
+                         {"hotkey.producer.id", o.producer_id},
+                         {"hotkey.hash", "murmur2"},
+                         {"hotkey.topics", o.topic}};
+    for (const auto& [k, v] : o.client_props) p[k] = v;
+    return p;
+  }
+
+  KafkaProducer producer_;
+  client::Client client_;
+  client::TopicId topic_ = 0;
+  std::string buf_;
+};
+
+}  // namespace
+
+bool have_hotkey_strategy() { return true; }
+std::unique_ptr<Strategy> make_hotkey_strategy(const StrategyOptions& options) {
+  return std::make_unique<HotkeyStrategy>(options);
+}
+
+#else
 
 bool have_hotkey_strategy() { return false; }
 std::unique_ptr<Strategy> make_hotkey_strategy(const StrategyOptions&) {

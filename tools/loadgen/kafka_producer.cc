@@ -73,6 +73,7 @@ KafkaProducer::KafkaProducer(const StrategyOptions& options) {
     throw;
   }
   rkt_ = rd_kafka_topic_new(rk_, options.topic.c_str(), nullptr);
+  topic_ = options.topic;
 }
 
 KafkaProducer::~KafkaProducer() {
@@ -80,11 +81,28 @@ KafkaProducer::~KafkaProducer() {
   if (rk_) rd_kafka_destroy(rk_);
 }
 
-bool KafkaProducer::produce(std::string_view key, std::string_view value) {
-  rd_kafka_resp_err_t err =
-      rd_kafka_producev(rk_, RD_KAFKA_V_RKT(rkt_), RD_KAFKA_V_KEY(key.data(), key.size()),
-                        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+bool KafkaProducer::produce(std::string_view key, std::string_view value, int32_t partition,
+                            const SaltHeaders* salt) {
+  const int32_t part = partition < 0 ? RD_KAFKA_PARTITION_UA : partition;
+  rd_kafka_resp_err_t err;
+  if (salt) {
+    rd_kafka_headers_t* headers = rd_kafka_headers_new(2);
+    const std::string s = std::to_string(salt->salt), v = std::to_string(salt->version);
+    rd_kafka_header_add(headers, "hotkey.salt", -1, s.data(), static_cast<ssize_t>(s.size()));
+    rd_kafka_header_add(headers, "hotkey.version", -1, v.data(), static_cast<ssize_t>(v.size()));
+    // Headers need the topic by name (not by handle) in rd_kafka_producev.
+    err = rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(part),
+                            RD_KAFKA_V_KEY(key.data(), key.size()),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers),
+                            RD_KAFKA_V_END);
+    if (err) rd_kafka_headers_destroy(headers);  // ownership passes only on success
+  } else {
+    err = rd_kafka_producev(rk_, RD_KAFKA_V_RKT(rkt_), RD_KAFKA_V_PARTITION(part),
+                            RD_KAFKA_V_KEY(key.data(), key.size()),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+  }
   if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) return false;
   if (err) ++failed_;
   return true;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "strategy.h"
@@ -23,8 +24,14 @@ class KafkaProducer {
   KafkaProducer& operator=(const KafkaProducer&) = delete;
   ~KafkaProducer();
 
-  // False when the local queue is full.
-  bool produce(std::string_view key, std::string_view value);
+  // False when the local queue is full. partition -1 leaves the choice to the murmur2_random
+  // partitioner; `salt`, when given, is sent as the hotkey.salt / hotkey.version headers.
+  struct SaltHeaders {
+    uint32_t salt = 0;
+    uint64_t version = 0;
+  };
+  bool produce(std::string_view key, std::string_view value, int32_t partition = -1,
+               const SaltHeaders* salt = nullptr);
   void poll(int timeout_ms);
   bool flush(int timeout_ms);
   int32_t partitions() const { return partitions_; }
@@ -36,6 +43,7 @@ class KafkaProducer {
 
   rd_kafka_s* rk_ = nullptr;
   rd_kafka_topic_s* rkt_ = nullptr;
+  std::string topic_;
   int32_t partitions_ = 0;
   uint64_t delivered_ = 0;
   uint64_t failed_ = 0;
