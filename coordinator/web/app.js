@@ -177,8 +177,11 @@
       producers: num(pick(t, ['producers', 'producer_count'])),
       version: num(pick(t, ['version'])),
       skew: num(pick(t, ['skew', 'skew_max_avg', 'max_avg'])),
-      idle: num(pick(t, ['idle_share', 'idle_partition_share', 'idle_fraction', 'idle'])),
+      predicted: num(pick(t, ['predicted_skew'])),
+      idle: num(pick(t, ['idle_partitions_ratio', 'idle_ratio', 'idle_share'])),
       hot: num(pick(t, ['hot_keys', 'hot_key_count', 'hot_count'])),
+      pins: num(pick(t, ['pins'])),
+      denies: num(pick(t, ['denies'])),
     };
   }
   function recordHistory(topic, skew, hot) {
@@ -208,8 +211,11 @@
         td(fmtInt(r.producers), 'num'),
         td(fmtInt(r.version), 'num'),
         td(fmtSkew(r.skew), 'num skew' + (skewWarn ? ' warn' : ''), skewWarn ? 'max/avg above ' + SKEW_WARN : undefined),
-        td(fmtPct(r.idle), 'num'),
-        td(fmtInt(r.hot), 'num'));
+        td(fmtSkew(r.predicted), 'num' + (r.predicted !== null && r.predicted > SKEW_WARN ? ' warn' : ''),
+          'max/avg predicted once producers route with the published list'),
+        td(fmtPct(r.idle), 'num', 'partitions with under 10% of the average load'),
+        td(fmtInt(r.hot), 'num'),
+        td(fmtInt(r.pins) + ' / ' + fmtInt(r.denies), 'num'));
       frag.append(tr);
     }
     $('topics').tBodies[0].replaceChildren(frag);
@@ -265,23 +271,39 @@
     box.append(tbl);
     return box;
   }
-  function whyText(item, inList, denied) {
-    const server = pick(item, ['why', 'reason']);
-    if (typeof server === 'string' && server) return server;
-    if (denied) return 'denied: never salted (ordering-critical)';
-    if (inList) {
-      const src = pick(inList, ['source'], 'detected');
-      if (src === 'pinned') return 'pinned by an operator';
-      const share = num(pick(inList, ['share']));
-      return 'detected: ' + (share !== null ? fmtPct(share) + ' of the topic' : 'above the hot threshold');
+  // Operator pins and denies of the selected topic, by key id (from GET /v1/topics/{topic}).
+  function operatorIndex() {
+    const pins = new Map();
+    const denies = new Map();
+    for (const p of asArray(state.detail, ['pinned'])) pins.set(keyId(keyRef(p)), p);
+    for (const d of asArray(state.detail, ['denied'])) {
+      if (d && typeof d === 'object') denies.set(keyId(keyRef(d)), d);
     }
+    return { pins, denies };
+  }
+  function pinText(p) {
+    let t = 'pinned by ' + (p.by || '?') + ': ' + (p.reason || '');
+    if (num(p.salts) > 0) t += ' (' + p.salts + ' salts)';
+    if (num(p.expires_at_ms) > 0) t += ', expires ' + fmtAgo(p.expires_at_ms);
+    return t;
+  }
+  function whyText(item, inList, pin, deny, isDenied) {
+    if (deny) return 'denied by ' + (deny.by || '?') + ': ' + (deny.reason || '') + ' (never salted)';
+    if (isDenied) return 'denied: never salted';
+    if (pin) return pinText(pin);
     const parts = num(pick(state.detail, ['partitions'])) || num(pick(state.list, ['partitions']));
-    const share = num(pick(item, ['share']));
-    if (parts && share !== null) return 'fair share per partition is ' + fmtPct(1 / parts);
+    const fair = parts ? ' vs a fair share of ' + fmtPct(1 / parts) + ' per partition' : '';
+    const share = num(pick(inList || item, ['share']));
+    if (inList) {
+      return 'detected: ' + (share !== null ? fmtPct(share) + ' of the topic' + fair : 'above the hot threshold');
+    }
+    if (pick(item, ['hot']) === true) return 'hot: ' + (share !== null ? fmtPct(share) + fair : '');
+    if (share !== null && parts) return 'cold: ' + fmtPct(share) + fair;
     return '';
   }
   function renderKeys() {
     const { hot, denied } = listIndex();
+    const { pins, denies } = operatorIndex();
     const filter = $('key-filter').value.trim().toLowerCase();
     const seen = new Set();
     const rows = [];
@@ -292,25 +314,32 @@
       rows.push({ item, ref, id });
     }
     // Listed keys that fell out of the top-N (pins of quiet keys) still deserve a row.
-    for (const [id, k] of hot) if (!seen.has(id)) rows.push({ item: k, ref: keyRef(k), id });
+    for (const [id, k] of hot) {
+      if (!seen.has(id)) {
+        seen.add(id);
+        rows.push({ item: k, ref: keyRef(k), id });
+      }
+    }
     const frag = document.createDocumentFragment();
     let shown = 0;
     for (const { item, ref, id } of rows) {
       if (filter && !printableKey(ref).toLowerCase().includes(filter)) continue;
       shown++;
       const inList = hot.get(id);
-      const isDenied = denied.has(id);
-      const serverHot = pick(item, ['hot']);
-      const isHot = !!inList || serverHot === true;
-      const stateCell = el('td');
-      if (inList) {
-        const src = pick(inList, ['source'], 'detected');
-        stateCell.append(el('span', { class: 'badge ' + (src === 'pinned' ? 'pinned' : 'hot'), text: src === 'pinned' ? 'pinned' : 'hot' }));
-      } else if (isHot) {
-        stateCell.append(el('span', { class: 'badge hot', text: 'hot' }));
-      }
+      const pin = pins.get(id);
+      const deny = denies.get(id);
+      const isDenied = !!deny || denied.has(id) || pick(item, ['denied']) === true;
+      const isPinned = !!pin || pick(item, ['pinned']) === true ||
+        (inList && pick(inList, ['source']) === 'pinned');
+      const isHot = !!inList || pick(item, ['hot']) === true;
+      const stateCell = el('td', { class: 'state' });
+      if (isPinned) stateCell.append(el('span', { class: 'badge pinned', text: 'pinned' }));
+      else if (isHot) stateCell.append(el('span', { class: 'badge hot', text: 'hot' }));
       if (isDenied) stateCell.append(el('span', { class: 'badge denied', text: 'denied' }));
-      if (!isHot && !isDenied) stateCell.append(el('span', { class: 'badge cold', text: 'cold' }));
+      if (!isHot && !isDenied && !isPinned) stateCell.append(el('span', { class: 'badge cold', text: 'cold' }));
+      if (isHot && !inList && !isDenied) {
+        stateCell.append(el('span', { class: 'muted small', text: ' (not yet salted)' }));
+      }
       const salts = inList ? saltsOf(inList) : [];
       const saltCell = el('td');
       if (salts.length) {
@@ -320,18 +349,20 @@
         }));
       }
       const act = el('td', null, el('button', { type: 'button', class: 'link', text: 'act…', dataset: { act: id } }));
+      const home = num(pick(item, ['partition']));
       const tr = el('tr', { dataset: { key: id }, class: isHot ? 'hot' : '' },
         keyCell(ref),
         td(fmtRate(num(pick(item, ['rate']))), 'num'),
         td(fmtPct(num(pick(item, ['share']))), 'num'),
         td(fmtInt(num(pick(item, ['count']))), 'num'),
-        td(fmtInt(num(pick(item, ['error', 'error_bound']))), 'num'),
+        td(fmtInt(num(pick(item, ['error', 'error_bound']))), 'num', 'Space-Saving error bound: the true count is within [count - error, count]'),
+        td(home === null || home < 0 ? '–' : 'p' + home, 'num', 'the partition the unsalted key hashes to'),
         stateCell,
-        td(whyText(item, inList, isDenied), 'why'),
+        td(whyText(item, inList, pin, deny, isDenied), 'why'),
         saltCell, act);
       frag.append(tr);
       if (salts.length && state.expanded.has(id)) {
-        const cell = el('td', { colspan: 9 });
+        const cell = el('td', { colspan: 10 });
         cell.append(saltTable(inList));
         frag.append(el('tr', { class: 'salts-row' }, cell));
       }
@@ -339,6 +370,30 @@
     $('keys').tBodies[0].replaceChildren(frag);
     $('key-count').textContent = shown + (shown !== rows.length ? ' of ' + rows.length : '') + ' keys';
     state.rowsById = new Map(rows.map((r) => [r.id, r]));
+    renderOperator(pins, denies);
+  }
+  function renderOperator(pins, denies) {
+    const frag = document.createDocumentFragment();
+    const add = (kind, entry) => {
+      const ref = keyRef(entry);
+      const id = keyId(ref);
+      const exp = num(entry.expires_at_ms);
+      const undo = kind === 'pin' ? 'unpin' : 'allow';
+      frag.append(el('tr', { dataset: { key: id, kind } },
+        td(kind),
+        keyCell(ref),
+        td(entry.reason || ''),
+        td(entry.by || ''),
+        td(kind === 'pin' ? (num(entry.salts) > 0 ? String(entry.salts) : 'auto') : '–', 'num'),
+        td(fmtTime(num(entry.created_at_ms))),
+        td(exp && exp > 0 ? fmtAgo(exp) : kind === 'pin' ? 'never' : '–', '', exp > 0 ? fmtTime(exp) : undefined),
+        el('td', null, el('button', { type: 'button', class: 'link', text: undo + '…', dataset: { undo, key: id } }))));
+      if (!state.rowsById.has(id)) state.rowsById.set(id, { item: entry, ref, id });
+    };
+    for (const p of pins.values()) add('pin', p);
+    for (const d of denies.values()) add('deny', d);
+    $('operator').tBodies[0].replaceChildren(frag);
+    $('operator-empty').hidden = pins.size + denies.size !== 0;
   }
   function renderList() {
     const list = state.list;
@@ -367,7 +422,7 @@
   }
   function partitionLoads() {
     const d = state.detail || {};
-    const parts = asArray(d, ['partition_rates', 'partition_load', 'partition_loads', 'partition_counts', 'load']);
+    const parts = asArray(d, ['partition_load', 'partition_rates', 'partition_counts']);
     return parts.map((p) => (typeof p === 'number' ? p : num(pick(p, ['rate', 'count', 'load'])) || 0));
   }
   function renderLoad() {
@@ -387,7 +442,8 @@
       return;
     }
     const max = Math.max(...loads, 1e-9);
-    const avg = loads.reduce((a, b) => a + b, 0) / loads.length;
+    const sum = loads.reduce((a, b) => a + b, 0);
+    const avg = sum / loads.length;
     const frag = document.createDocumentFragment();
     loads.forEach((v, i) => {
       const fill = el('div', { class: 'fill' + (avg > 0 && v / avg > SKEW_WARN ? ' hot' : '') });
@@ -396,10 +452,10 @@
       const names = salted.get(i);
       if (names) track.append(el('div', { class: 'salted', title: 'salted traffic: ' + names.join(', ') }));
       frag.append(el('div', { class: 'b', dataset: { partition: i }, title: 'partition ' + i + (names ? '; salts: ' + names.join(', ') : '') },
-        el('span', { text: 'p' + i }), track, el('span', { class: 'v', text: fmtRate(v) + (avg > 0 ? ' ×' + nf2.format(v / avg) : '') })));
+        el('span', { text: 'p' + i }), track, el('span', { class: 'v', text: (sum > 0 ? fmtPct(v / sum) : '–') + (avg > 0 ? ' ×' + nf2.format(v / avg) : '') })));
     });
     box.replaceChildren(frag);
-    $('load-caption').textContent = loads.length + ' partitions, bars scaled to the busiest; purple mark = receives salted traffic';
+    $('load-caption').textContent = 'share of the window\'s records per partition (×avg); purple mark: salts land there';
   }
   function renderHistory() {
     const h = state.history.get(state.selected) || [];
@@ -459,6 +515,11 @@
     return JSON.stringify(d);
   }
   async function refreshAudit() {
+    if (!token.get()) {
+      // The audit log is an operator read: without a token there is nothing to ask for.
+      $('audit-state').textContent = 'enter the operator token to read the audit log';
+      return;
+    }
     const r = await api('GET', 'v1/audit?limit=200');
     if (!r.ok) {
       $('audit-state').textContent = r.status === 401 || r.status === 403
@@ -716,6 +777,12 @@
       } else if (b.dataset.act) {
         prefill(b.dataset.act);
       }
+    });
+    $('operator').tBodies[0].addEventListener('click', (ev) => {
+      const b = ev.target.closest('button[data-undo]');
+      if (!b) return;
+      prefill(b.dataset.key);
+      doAction(b.dataset.undo);
     });
     for (const b of document.querySelectorAll('#action-form button[data-action]')) {
       b.addEventListener('click', () => doAction(b.dataset.action));

@@ -1,0 +1,161 @@
+// The dashboard in headless Chromium against a real coordinator fed by simulated reports.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import {
+  Coordinator, Fleet, OPERATOR_TOKEN, launchBrowser, screenshot, waitFor,
+} from './harness.mjs';
+
+const TOPIC = 'orders';
+const HOT = 'seller-42';
+const COLD = 'book-B1001';
+const EVIL = '<script>window.__hkXss=1</script><img src=x onerror="window.__hkXss=2">';
+const BINARY_B64 = Buffer.from([0x00, 0xff, 0x3c, 0x62, 0x3e]).toString('base64');  // \0 \xff <b>
+
+describe('dashboard', () => {
+  const coord = new Coordinator();
+  let fleet;
+  let browser;
+  let page;
+  const pageErrors = [];
+
+  before(async () => {
+    await coord.start();
+    fleet = new Fleet(coord, [
+      {
+        topic: TOPIC, partitions: 12, background: 2400,
+        keys: [[HOT, 4000], [EVIL, 300], [COLD, 40], [{ b64: BINARY_B64 }, 30],
+          ...Array.from({ length: 30 }, (_, i) => [`user-${i}`, 20 + i])],
+      },
+      { topic: 'payments', partitions: 6, background: 600, keys: [['acct-1', 30], ['acct-2', 25]] },
+    ]);
+    await fleet.start();
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    // Refused calls (the wrong-token test) log "Failed to load resource"; anything else is a bug.
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) pageErrors.push(m.text());
+    });
+  });
+
+  after(async () => {
+    fleet?.stop();
+    await browser?.close();
+    await coord.stop();
+  });
+
+  test('serves the page with a Content-Security-Policy and no-store API answers', async () => {
+    const root = await coord.request('GET', '/');
+    assert.equal(root.status, 200);
+    assert.match(root.headers.get('content-type') || '', /text\/html/);
+    const csp = root.headers.get('content-security-policy') || '';
+    assert.match(csp, /script-src 'self'/, `CSP was: ${csp}`);
+    const js = await coord.request('GET', '/static/app.js');
+    assert.equal(js.status, 200);
+    assert.match(js.headers.get('content-type') || '', /javascript/);
+    const topics = await coord.request('GET', '/v1/topics');
+    assert.match(topics.headers.get('cache-control') || '', /no-store|no-cache/);
+  });
+
+  test('the hot key appears with its salt table', async () => {
+    await waitFor(async () => {
+      const r = await coord.request('GET', `/v1/hotkeys?topic=${TOPIC}`);
+      return r.status === 200 && r.json.keys.some((k) => k.key === HOT);
+    }, `${HOT} in GET /v1/hotkeys`, 30000);
+    await page.goto(coord.base + '/');
+    await page.locator(`#topics tr[data-topic="${TOPIC}"]`).click();
+    const table = page.locator(`.salt-table[data-key="key:${HOT}"]`);
+    await table.waitFor({ timeout: 20000 });
+    const rows = await table.locator('tbody tr').count();
+    assert.ok(rows >= 2, `salt table of ${HOT} has ${rows} rows`);
+    // Salts land on distinct partitions (the coordinator verified them).
+    const parts = await table.locator('tbody tr td:nth-child(2)').allTextContents();
+    assert.equal(new Set(parts).size, parts.length, `partitions ${parts}`);
+    const state = page.locator(`#keys tr[data-key="key:${HOT}"] .badge`).first();
+    assert.equal(await state.textContent(), 'hot');
+    // The overview shows the topic with its skew; the load bars show every partition.
+    assert.equal(await page.locator('#load-bars .b').count(), 12);
+    await screenshot(page, 'dashboard-hot-key.png');
+  });
+
+  test('a wrong token is refused on screen', async () => {
+    await page.fill('#token-input', 'not-the-operator-token');
+    await page.click('#token-save');
+    await page.fill('#act-key', COLD);
+    await page.fill('#act-reason', 'should be refused');
+    await page.click('#action-form button[data-action="pin"]');
+    await page.click('#confirm-ok');
+    const head = page.locator('#answer-head');
+    await waitFor(async () => /Refused \(HTTP 40[13]\)/.test(await head.textContent()),
+      'refusal on screen');
+    assert.match(await page.locator('#token-state').textContent(), /refused/);
+    const list = await coord.request('GET', `/v1/hotkeys?topic=${TOPIC}`);
+    assert.ok(!list.json.keys.some((k) => k.key === COLD), 'nothing was pinned');
+    await screenshot(page, 'dashboard-wrong-token.png');
+  });
+
+  test('pin a key through the page: GET /v1/hotkeys and the audit view show it', async () => {
+    await page.click('#token-forget');
+    await page.fill('#token-input', OPERATOR_TOKEN);
+    await page.click('#token-save');
+    await page.fill('#act-key', COLD);
+    await page.fill('#act-salts', '3');
+    await page.fill('#act-ttl', '30m');
+    await page.fill('#act-reason', 'launch day for book B1001');
+    await page.click('#action-form button[data-action="pin"]');
+    // Confirmation first: cancelling sends nothing.
+    await page.click('#confirm-cancel');
+    assert.match(await page.locator('#answer-head').textContent(), /Cancelled/);
+    await page.click('#action-form button[data-action="pin"]');
+    assert.match(await page.locator('#confirm-body').textContent(), /launch day/);
+    await page.click('#confirm-ok');
+    await waitFor(async () => /^Done: pin/.test(await page.locator('#answer-head').textContent()),
+      'pin accepted on screen');
+    const pinned = await waitFor(async () => {
+      const r = await coord.request('GET', `/v1/hotkeys?topic=${TOPIC}`);
+      return r.json.keys.find((k) => k.key === COLD && k.source === 'pinned');
+    }, `${COLD} pinned in GET /v1/hotkeys`);
+    assert.equal(pinned.salts.length, 3);
+    const auditRow = page.locator('#audit tbody tr', { hasText: COLD }).filter({ hasText: 'pin' });
+    await auditRow.first().waitFor({ timeout: 10000 });
+    assert.match(await auditRow.first().textContent(), /browser/);
+    // The page shows the pinned key's salt table too.
+    await page.locator(`.salt-table[data-key="key:${COLD}"]`).waitFor({ timeout: 10000 });
+    await screenshot(page, 'dashboard-pinned.png');
+  });
+
+  test('deny and allow from the page', async () => {
+    await page.fill('#act-key', 'user-3');
+    await page.fill('#act-reason', 'account balance: order matters');
+    await page.click('#action-form button[data-action="deny"]');
+    await page.click('#confirm-ok');
+    await waitFor(async () => /^Done: deny/.test(await page.locator('#answer-head').textContent()),
+      'deny accepted');
+    await waitFor(async () => {
+      const r = await coord.request('GET', `/v1/hotkeys?topic=${TOPIC}`);
+      return (r.json.denied || []).some((d) => (typeof d === 'string' ? d : d.key) === 'user-3');
+    }, 'user-3 denied in the list');
+    await page.click('#action-form button[data-action="allow"]');
+    await page.click('#confirm-ok');
+    await waitFor(async () => /^Done: allow/.test(await page.locator('#answer-head').textContent()),
+      'allow accepted');
+    await page.locator('#audit tbody tr', { hasText: 'user-3' }).filter({ hasText: 'allow' })
+      .first().waitFor({ timeout: 10000 });
+  });
+
+  test('a key containing <script> renders as text, binary keys escaped', async () => {
+    const cell = page.locator('#keys td.key span.k', { hasText: '<script>' });
+    await cell.first().waitFor({ timeout: 20000 });
+    assert.equal(await cell.first().textContent(), EVIL);
+    assert.equal(await page.evaluate(() => window.__hkXss), undefined);
+    assert.equal(await page.locator('#keys img, #keys script, #salt-tables img').count(), 0);
+    const bin = page.locator('#keys td.key', { hasText: '\\x00\\xff<b>' });
+    await bin.first().waitFor({ timeout: 10000 });
+    assert.equal(await bin.first().locator('.badge.bin').count(), 1);
+    assert.equal(await page.locator('#keys b').count(), 0);
+    assert.deepEqual(pageErrors, []);
+    await page.locator('#keys').scrollIntoViewIfNeeded();
+    await screenshot(page, 'dashboard-escaping.png');
+  });
+});
