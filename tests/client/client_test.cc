@@ -1,0 +1,288 @@
+#include "hotkey/client/client.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "hotkey/report.h"
+#include "test_util.h"
+
+namespace hotkey::client {
+namespace {
+
+using std::chrono::milliseconds;
+using test::eventually;
+using test::LoopbackServer;
+using test::make_list;
+
+// A coordinator peer speaking the v1 HTTP API: GET /v1/hotkeys long-polls on the body the test
+// sets; POST /v1/reports decodes and keeps what it receives (or fails with a set status).
+class CoordinatorPeer {
+ public:
+  CoordinatorPeer() {
+    LoopbackServer& server = server_;
+    server.server().Get("/v1/hotkeys", [this](const httplib::Request& req, httplib::Response& res) {
+      uint64_t since = std::stoull(req.get_param_value("since"));
+      uint64_t wait_ms = std::stoull(req.get_param_value("wait_ms"));
+      std::unique_lock lock(mu_);
+      ++polls_;
+      last_auth_ = req.get_header_value("Authorization");
+      cv_.wait_for(lock, milliseconds(std::min<uint64_t>(wait_ms, 300)),
+                   [&] { return version_ > since || garbage_ || stopping_; });
+      if (garbage_) {
+        res.set_content(body_, "application/json");
+      } else if (version_ > since) {
+        res.set_content(body_, "application/json");
+      } else {
+        res.status = 304;
+      }
+    });
+    server.server().Post(
+        "/v1/reports", [this](const httplib::Request& req, httplib::Response& res) {
+          std::lock_guard lock(mu_);
+          last_auth_ = req.get_header_value("Authorization");
+          if (report_status_ != 200) {
+            res.status = report_status_;
+            return;
+          }
+          try {
+            reports_.push_back(decode_report_binary(req.body));
+            res.status = 204;
+          } catch (const DecodeError& e) {
+            res.status = 400;
+            res.set_content(std::string("{\"error\":\"") + e.what() + "\"}", "application/json");
+          }
+        });
+  }
+  ~CoordinatorPeer() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+      cv_.notify_all();
+    }
+    server_.stop();  // handlers finish before the state they use goes away
+  }
+  std::string url() const { return server_.url(); }
+  int port() const { return server_.port(); }
+  void serve(const HotKeyList& list) {
+    std::lock_guard lock(mu_);
+    body_ = list_to_json(list);
+    version_ = list.version;
+    garbage_ = false;
+    cv_.notify_all();
+  }
+  // Answers 200 with this body whatever `since` says.
+  void serve_garbage(std::string body) {
+    std::lock_guard lock(mu_);
+    body_ = std::move(body);
+    garbage_ = true;
+    cv_.notify_all();
+  }
+  void set_report_status(int status) {
+    std::lock_guard lock(mu_);
+    report_status_ = status;
+  }
+  std::vector<Report> reports() {
+    std::lock_guard lock(mu_);
+    return reports_;
+  }
+  uint64_t polls() {
+    std::lock_guard lock(mu_);
+    return polls_;
+  }
+  std::string last_auth() {
+    std::lock_guard lock(mu_);
+    return last_auth_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string body_;
+  uint64_t version_ = 0;
+  bool garbage_ = false;
+  bool stopping_ = false;
+  int report_status_ = 200;
+  uint64_t polls_ = 0;
+  std::string last_auth_;
+  std::vector<Report> reports_;
+  LoopbackServer server_;  // last: stopped and destroyed first
+};
+
+Properties props_for(const CoordinatorPeer& server, Properties extra = {}) {
+  Properties p{{"hotkey.coordinator.url", server.url()}, {"hotkey.producer.id", "test-producer"},
+               {"hotkey.poll.wait.ms", "200"},           {"hotkey.report.interval.ms", "50"},
+               {"hotkey.backoff.initial.ms", "10"},      {"hotkey.backoff.max.ms", "50"},
+               {"hotkey.http.timeout.ms", "1000"},       {"hotkey.hash", "murmur2"}};
+  for (auto& [k, v] : extra) p[k] = v;
+  return p;
+}
+
+RouteDecision send(Client& c, TopicId t, const std::string& key, int32_t partitions = 8) {
+  return c.route(t, key.data(), key.size(), {}, partitions);
+}
+
+TEST(Client, WithoutCoordinatorRoutesColdAndStartsNothing) {
+  Client c(Properties{{"hotkey.hash", "murmur2"}});
+  TopicId t = c.topic("orders");
+  RouteDecision d = send(c, t, "k");
+  EXPECT_EQ(d.partition, partition_for(HashFamily::kMurmur2, "k", 8));
+  EXPECT_FALSE(d.salted);
+  EXPECT_EQ(c.stats().topics.at(0).cold, 1u);
+}
+
+TEST(Client, SubscriberPublishesKeepsLastGoodAndNeverRegresses) {
+  CoordinatorPeer peer;
+  CoordinatorPeer& server = peer;
+  peer.serve(make_list("orders", 3, 8, HashFamily::kMurmur2, {"hot"}, 4));
+  Client c(props_for(server, {{"hotkey.topics", "orders"}, {"hotkey.token", "tok"}}));
+  TopicId t = c.topic("orders");
+  ASSERT_TRUE(c.wait_for_version(t, 3, std::chrono::seconds(10)));
+  EXPECT_TRUE(send(c, t, "hot").salted);
+  EXPECT_EQ(peer.last_auth(), "Bearer tok");
+
+  // Garbage, a list for another topic and an older version are all refused; v3 stays.
+  uint64_t errors = c.stats().list_errors;
+  peer.serve_garbage("{not json");
+  ASSERT_TRUE(eventually([&] { return c.stats().list_errors >= errors + 2; }));
+  peer.serve_garbage(list_to_json(make_list("other", 9, 8, HashFamily::kMurmur2, {"x"}, 2)));
+  ASSERT_TRUE(eventually([&] { return c.stats().list_errors >= errors + 4; }));
+  peer.serve_garbage(list_to_json(make_list("orders", 2, 8, HashFamily::kMurmur2, {"x"}, 2)));
+  ASSERT_TRUE(eventually([&] { return c.stats().list_errors >= errors + 6; }));
+  EXPECT_EQ(c.router().version(t), 3u);
+  EXPECT_TRUE(send(c, t, "hot").salted);
+  EXPECT_FALSE(send(c, t, "x").salted);
+
+  peer.serve(make_list("orders", 4, 8, HashFamily::kMurmur2, {"x"}, 4));
+  ASSERT_TRUE(c.wait_for_version(t, 4, std::chrono::seconds(10)));
+  EXPECT_TRUE(send(c, t, "x").salted);
+  EXPECT_FALSE(send(c, t, "hot").salted);
+  EXPECT_EQ(c.stats().list_updates, 2u);
+}
+
+TEST(Client, CoordinatorDownKeepsRoutingWithTheLastList) {
+  auto peer = std::make_unique<CoordinatorPeer>();
+  peer->serve(make_list("orders", 1, 8, HashFamily::kMurmur2, {"hot"}, 4));
+  Client c(props_for(*peer));
+  TopicId t = c.topic("orders");
+  ASSERT_TRUE(c.wait_for_version(t, 1, std::chrono::seconds(10)));
+  peer.reset();
+  uint64_t errors = c.stats().list_errors;
+  ASSERT_TRUE(eventually([&] { return c.stats().list_errors > errors + 2; }));
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(send(c, t, "hot").salted);
+  EXPECT_FALSE(c.router().plain(t));  // default policy: keep
+}
+
+TEST(Client, ExpiredListFallsBackToPlainUnderPolicyPlainAndRecovers) {
+  // The client talks to a fixed address; a relay in front of the peer lets the test take the
+  // coordinator away and bring it back without the port changing.
+  auto peer = std::make_unique<CoordinatorPeer>();
+  HotKeyList list = make_list("orders", 1, 8, HashFamily::kMurmur2, {"hot"}, 4);
+  peer->serve(list);
+  std::atomic<bool> up{true};
+  std::string upstream = peer->url();
+  LoopbackServer relay;
+  relay.server().Get("/v1/hotkeys", [&](const httplib::Request& req, httplib::Response& res) {
+    if (!up.load()) {
+      res.status = 503;
+      return;
+    }
+    httplib::Client cli(upstream);
+    auto r = cli.Get(req.target);
+    if (!r) {
+      res.status = 502;
+      return;
+    }
+    res.status = r->status;
+    res.body = r->body;
+  });
+  Client c(Properties{{"hotkey.coordinator.url", relay.url()},
+                      {"hotkey.poll.wait.ms", "100"},
+                      {"hotkey.backoff.initial.ms", "10"},
+                      {"hotkey.backoff.max.ms", "50"},
+                      {"hotkey.hash", "murmur2"},
+                      {"hotkey.list.ttl.ms", "200"},
+                      {"hotkey.list.expired.policy", "plain"}});
+  TopicId t = c.topic("orders");
+  ASSERT_TRUE(c.wait_for_version(t, 1, std::chrono::seconds(10)));
+  up.store(false);
+  ASSERT_TRUE(eventually([&] { return c.router().plain(t); }));
+  EXPECT_FALSE(send(c, t, "hot").salted);
+  EXPECT_EQ(c.router().version(t), 1u);
+
+  up.store(true);
+  ASSERT_TRUE(eventually([&] { return !c.router().plain(t); }));
+  EXPECT_TRUE(send(c, t, "hot").salted);
+}
+
+TEST(Client, ReporterShipsWindowsWithTotalsPartitionsAndSketch) {
+  CoordinatorPeer peer;
+  CoordinatorPeer& server = peer;
+  Client c(props_for(server, {{"hotkey.token", "tok"}, {"hotkey.report.interval.ms", "60000"}}));
+  TopicId t = c.topic("orders");
+  for (int i = 0; i < 300; ++i) send(c, t, i % 3 == 0 ? "k" + std::to_string(i) : "hot");
+  c.route(t, nullptr, 0, {}, 8);
+  c.report_now();
+  auto reports = peer.reports();
+  ASSERT_EQ(reports.size(), 1u);
+  const Report& r = reports[0];
+  EXPECT_EQ(r.producer, "test-producer");
+  EXPECT_EQ(r.topic, "orders");
+  EXPECT_EQ(r.partitions, 8);
+  EXPECT_EQ(r.hash, HashFamily::kMurmur2);
+  EXPECT_EQ(r.total, 300u);
+  EXPECT_EQ(r.sketch_total, 300u);
+  EXPECT_EQ(r.seq, 1u);
+  uint64_t sum = 0;
+  for (uint64_t x : r.partition_counts) sum += x;
+  EXPECT_EQ(sum, 300u);
+  EXPECT_GE(r.partition_counts.at(partition_for(HashFamily::kMurmur2, "hot", 8)), 200u);
+  ASSERT_FALSE(r.items.empty());
+  EXPECT_EQ(r.items[0].key, "hot");
+  EXPECT_EQ(r.items[0].count, 200u);
+  EXPECT_EQ(peer.last_auth(), "Bearer tok");
+  EXPECT_EQ(c.stats().reports_sent, 1u);
+
+  // An empty window sends nothing.
+  c.report_now();
+  EXPECT_EQ(peer.reports().size(), 1u);
+}
+
+TEST(Client, ReporterBacksOffAndDropsInsteadOfQueueing) {
+  CoordinatorPeer peer;
+  CoordinatorPeer& server = peer;
+  peer.set_report_status(503);
+  Client c(props_for(server, {{"hotkey.report.interval.ms", "10"},
+                              {"hotkey.report.queue.max", "2"},
+                              {"hotkey.backoff.initial.ms", "400"},
+                              {"hotkey.backoff.max.ms", "400"}}));
+  TopicId t = c.topic("orders");
+  // Keep every window non-empty while the coordinator fails.
+  ASSERT_TRUE(eventually([&] {
+    send(c, t, "k");
+    return c.stats().reports_dropped >= 3 && c.stats().reports_failed >= 1;
+  }));
+  EXPECT_EQ(c.stats().reports_sent, 0u);
+  // Back up: the queued (at most 2) reports and new ones get through.
+  peer.set_report_status(200);
+  ASSERT_TRUE(eventually([&] {
+    send(c, t, "k");
+    return c.stats().reports_sent >= 2;
+  }));
+}
+
+TEST(Client, RejectedReportsAreNotRetried) {
+  CoordinatorPeer peer;
+  CoordinatorPeer& server = peer;
+  peer.set_report_status(400);
+  Client c(props_for(server, {{"hotkey.report.interval.ms", "60000"}}));
+  TopicId t = c.topic("orders");
+  send(c, t, "k");
+  c.report_now();
+  EXPECT_EQ(c.stats().reports_rejected, 1u);
+  EXPECT_EQ(c.stats().reports_failed, 0u);
+}
+
+}  // namespace
+}  // namespace hotkey::client

@@ -1,0 +1,84 @@
+#include "hotkey/client/config.h"
+
+#include <gtest/gtest.h>
+
+namespace hotkey::client {
+namespace {
+
+TEST(ClientConfig, Defaults) {
+  ClientConfig c = parse_client_config({});
+  EXPECT_TRUE(c.coordinator_url.empty());
+  EXPECT_EQ(c.report_interval_ms, 500u);
+  EXPECT_EQ(c.sample_rate, 1.0);
+  EXPECT_EQ(c.routing_mode, RoutingMode::kRekey);
+  EXPECT_EQ(c.salt_policy, SaltPolicy::kWeightedRoundRobin);
+  EXPECT_EQ(c.expired_policy, ExpiredPolicy::kKeep);
+  EXPECT_FALSE(c.producer_id.empty());
+}
+
+TEST(ClientConfig, ParsesEveryProperty) {
+  ClientConfig c = parse_client_config({
+      {"hotkey.coordinator.url", "http://127.0.0.1:8080/"},
+      {"hotkey.report.interval.ms", "250"},
+      {"hotkey.producer.id", "p-1"},
+      {"hotkey.sample.rate", "0.25"},
+      {"hotkey.sketch.capacity", "64"},
+      {"hotkey.routing.mode", "route"},
+      {"hotkey.salt.policy", "value_hash"},
+      {"hotkey.list.ttl.ms", "1000"},
+      {"hotkey.list.expired.policy", "plain"},
+      {"hotkey.token", "secret"},
+      {"hotkey.hash", "murmur2"},
+      {"hotkey.topics", "a, b.c"},
+      {"hotkey.report.format", "json"},
+      {"bootstrap.servers", "ignored:9092"},
+  });
+  EXPECT_EQ(c.coordinator_url, "http://127.0.0.1:8080");
+  EXPECT_EQ(c.report_interval_ms, 250u);
+  EXPECT_EQ(c.producer_id, "p-1");
+  EXPECT_EQ(c.sample_rate, 0.25);
+  EXPECT_EQ(c.sketch_capacity, 64u);
+  EXPECT_EQ(c.routing_mode, RoutingMode::kRoute);
+  EXPECT_EQ(c.salt_policy, SaltPolicy::kValueHash);
+  EXPECT_EQ(c.list_ttl_ms, 1000u);
+  EXPECT_EQ(c.expired_policy, ExpiredPolicy::kPlain);
+  EXPECT_EQ(c.token, "secret");
+  EXPECT_EQ(c.hash, HashFamily::kMurmur2);
+  EXPECT_TRUE(c.report_json);
+  EXPECT_EQ(c.topics, (std::vector<std::string>{"a", "b.c"}));
+}
+
+TEST(ClientConfig, RejectsUnknownAndBadValues) {
+  EXPECT_THROW(parse_client_config({{"hotkey.no.such", "1"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.sample.rate", "0"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.sample.rate", "1.5"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.sample.rate", "x"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.report.interval.ms", "-1"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.report.interval.ms", "12ms"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.routing.mode", "salt"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.coordinator.url", "ftp://x"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.hash", "md5"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.topics", "bad topic"}}), std::invalid_argument);
+  try {
+    parse_client_config({{"hotkey.sketch.capacity", "0"}});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("hotkey.sketch.capacity"), std::string::npos);
+  }
+}
+
+TEST(ClientConfig, SplitsKafkaProperties) {
+  auto rest = kafka_properties({{"hotkey.token", "t"}, {"linger.ms", "5"}});
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].first, "linger.ms");
+}
+
+TEST(ClientConfig, FamilyOfRdkafkaPartitioner) {
+  EXPECT_EQ(family_of_rdkafka_partitioner("murmur2_random"), HashFamily::kMurmur2);
+  EXPECT_EQ(family_of_rdkafka_partitioner("consistent_random"), HashFamily::kCrc32);
+  EXPECT_EQ(family_of_rdkafka_partitioner("fnv1a"), HashFamily::kFnv1a);
+  EXPECT_THROW(family_of_rdkafka_partitioner("random"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hotkey::client

@@ -1,0 +1,75 @@
+// Helpers shared by the client tests: verified hot-key lists and a real loopback coordinator
+// peer (an httplib server the test scripts), never a mock of the client's own code.
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hotkey/hotkey_list.h"
+#include "hotkey/salt_planner.h"
+
+namespace hotkey::client::test {
+
+// A list with `keys` hot, each given `salts` first-fit verified salts for (family, partitions).
+inline HotKeyList make_list(const std::string& topic, uint64_t version, int32_t partitions,
+                            HashFamily family, const std::vector<std::string>& keys,
+                            uint32_t salts) {
+  HotKeyList list;
+  list.topic = topic;
+  list.version = version;
+  list.partitions = partitions;
+  list.hash = family;
+  for (const auto& k : keys) {
+    SaltSpace space;
+    space.family = family;
+    space.partitions = partitions;
+    HotKey hk;
+    hk.key = k;
+    hk.salts = plan_salts(k, salts, space).salts;
+    hk.share = 0.5;
+    list.keys.push_back(std::move(hk));
+  }
+  return list;
+}
+
+// Polls `pred` until true or the deadline passes (no fixed sleeps in tests).
+inline bool eventually(const std::function<bool()>& pred,
+                       std::chrono::milliseconds deadline = std::chrono::seconds(10)) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return pred();
+}
+
+// A real HTTP server on 127.0.0.1 and an ephemeral port, run on its own thread.
+class LoopbackServer {
+ public:
+  LoopbackServer() {
+    server_.new_task_queue = [] { return new httplib::ThreadPool(8); };
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~LoopbackServer() { stop(); }
+  void stop() {
+    server_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  httplib::Server& server() { return server_; }
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace hotkey::client::test
