@@ -135,25 +135,30 @@ class Reader {
 
 }  // namespace
 
-// Slots hold the monitored keys; `heap` is a min-heap of slot ids by count; `index` is an
+// Slots hold the monitored keys; `heap` is a min-heap of (count, slot id) kept in one array so
+// sifting reads contiguous memory; `pos` maps a slot id to its heap position; `index` is an
 // open-addressing (linear probing) table of slot ids keyed by key bytes. Slots beyond `size`
 // are spares whose std::string buffers are reused, so steady-state updates never allocate.
 struct SpaceSaving::Impl {
   struct Slot {
     std::string key;
-    uint64_t count = 0;
     uint64_t error = 0;
     uint64_t hash = 0;
-    uint32_t heap_pos = 0;
+  };
+  struct HeapEntry {
+    uint64_t count;
+    uint32_t id;
   };
   // Index entries: 0 is empty, otherwise (hash high 32 bits << 32) | (slot id + 1).
   static constexpr uint64_t kEmpty = 0;
+  static constexpr uint64_t kTagMask = 0xffffffff00000000ull;
 
   uint32_t capacity;
   uint32_t size = 0;
   uint64_t total = 0;
   std::vector<Slot> slots;
-  std::vector<uint32_t> heap;
+  std::vector<HeapEntry> heap;
+  std::vector<uint32_t> pos;
   std::vector<uint64_t> index;
   size_t mask = 0;
 
@@ -162,11 +167,11 @@ struct SpaceSaving::Impl {
     mask = index.size() - 1;
   }
 
-  static uint64_t tag_of(uint64_t hash) { return hash & 0xffffffff00000000ull; }
+  uint64_t count_of(uint32_t id) const { return heap[pos[id]].count; }
 
   // Returns the index position holding key, or the empty position where it would go.
   size_t probe(std::string_view key, uint64_t hash, bool* found) const {
-    const uint64_t tag = tag_of(hash);
+    const uint64_t tag = hash & kTagMask;
     size_t i = static_cast<size_t>(hash) & mask;
     while (true) {
       uint64_t e = index[i];
@@ -174,7 +179,7 @@ struct SpaceSaving::Impl {
         *found = false;
         return i;
       }
-      if ((e & 0xffffffff00000000ull) == tag) {
+      if ((e & kTagMask) == tag) {
         const Slot& s = slots[static_cast<uint32_t>(e) - 1];
         if (s.key.size() == key.size() && std::memcmp(s.key.data(), key.data(), key.size()) == 0) {
           *found = true;
@@ -189,7 +194,7 @@ struct SpaceSaving::Impl {
     const Slot& s = slots[slot_id];
     size_t i = static_cast<size_t>(s.hash) & mask;
     while (index[i] != kEmpty) i = (i + 1) & mask;
-    index[i] = tag_of(s.hash) | (static_cast<uint64_t>(slot_id) + 1);
+    index[i] = (s.hash & kTagMask) | (static_cast<uint64_t>(slot_id) + 1);
   }
 
   // Backward-shift deletion keeps probe chains intact without tombstones.
@@ -211,11 +216,12 @@ struct SpaceSaving::Impl {
     index[hole] = kEmpty;
   }
 
+  // Finds a slot's entry by id (no key comparison needed).
   void index_erase(uint32_t slot_id) {
-    const Slot& s = slots[slot_id];
-    bool found = false;
-    size_t i = probe(s.key, s.hash, &found);
-    if (found) index_erase_at(i);
+    const uint64_t want = static_cast<uint64_t>(slot_id) + 1;
+    size_t i = static_cast<size_t>(slots[slot_id].hash) & mask;
+    while ((index[i] & 0xffffffffull) != want) i = (i + 1) & mask;
+    index_erase_at(i);
   }
 
   void maybe_grow_index() {
@@ -225,114 +231,102 @@ struct SpaceSaving::Impl {
     for (uint32_t id = 0; id < size; ++id) index_insert(id);
   }
 
-  bool less(uint32_t a, uint32_t b) const { return slots[a].count < slots[b].count; }
-
-  void sift_up(uint32_t pos) {
-    uint32_t id = heap[pos];
-    const uint64_t c = slots[id].count;
-    while (pos > 0) {
-      uint32_t parent = (pos - 1) / 2;
-      uint32_t pid = heap[parent];
-      if (slots[pid].count <= c) break;
-      heap[pos] = pid;
-      slots[pid].heap_pos = pos;
-      pos = parent;
+  void sift_up(uint32_t p) {
+    const HeapEntry e = heap[p];
+    while (p > 0) {
+      uint32_t parent = (p - 1) / 2;
+      if (heap[parent].count <= e.count) break;
+      heap[p] = heap[parent];
+      pos[heap[p].id] = p;
+      p = parent;
     }
-    heap[pos] = id;
-    slots[id].heap_pos = pos;
+    heap[p] = e;
+    pos[e.id] = p;
   }
 
-  void sift_down(uint32_t pos) {
-    uint32_t id = heap[pos];
-    const uint64_t c = slots[id].count;
+  void sift_down(uint32_t p) {
+    const HeapEntry e = heap[p];
     const uint32_t n = size;
     while (true) {
-      uint32_t child = 2 * pos + 1;
+      uint32_t child = 2 * p + 1;
       if (child >= n) break;
-      uint64_t cc = slots[heap[child]].count;
-      if (child + 1 < n) {
-        uint64_t rc = slots[heap[child + 1]].count;
-        if (rc < cc) {
-          ++child;
-          cc = rc;
-        }
-      }
-      if (c <= cc) break;
-      heap[pos] = heap[child];
-      slots[heap[pos]].heap_pos = pos;
-      pos = child;
+      if (child + 1 < n && heap[child + 1].count < heap[child].count) ++child;
+      if (e.count <= heap[child].count) break;
+      heap[p] = heap[child];
+      pos[heap[p].id] = p;
+      p = child;
     }
-    heap[pos] = id;
-    slots[id].heap_pos = pos;
+    heap[p] = e;
+    pos[e.id] = p;
   }
 
-  // Appends a new monitored key; caller checked size < capacity and absence.
-  uint32_t add_slot(std::string_view key, uint64_t hash, uint64_t count, uint64_t error) {
-    push_unordered(key, hash, count, error);
-    return size - 1;
+  // Bulk load: append without heap order, then heapify() once (O(k) instead of O(k log k)).
+  void push_unordered(std::string_view key, uint64_t hash, uint64_t count, uint64_t error) {
+    uint32_t id = size;
+    if (id == slots.size()) {
+      slots.emplace_back();
+      heap.emplace_back();
+      pos.emplace_back();
+    }
+    Slot& s = slots[id];
+    s.key.assign(key.data(), key.size());
+    s.error = error;
+    s.hash = hash;
+    ++size;
+    heap[id] = HeapEntry{count, id};
+    pos[id] = id;
+    maybe_grow_index();
+    index_insert(id);
+  }
+
+  void heapify() {
+    for (uint32_t p = size / 2; p-- > 0;) sift_down(p);
   }
 
   void update(std::string_view key, uint64_t weight) {
     total += weight;
     const uint64_t h = key_hash(key);
     bool found = false;
-    size_t pos = probe(key, h, &found);
+    size_t at = probe(key, h, &found);
     if (found) {
-      Slot& s = slots[static_cast<uint32_t>(index[pos]) - 1];
-      s.count += weight;
-      sift_down(s.heap_pos);
+      const uint32_t p = pos[static_cast<uint32_t>(index[at]) - 1];
+      heap[p].count += weight;
+      sift_down(p);
       return;
     }
     if (size < capacity) {
-      uint32_t id = add_slot(key, h, weight, 0);
-      sift_up(slots[id].heap_pos);
+      push_unordered(key, h, weight, 0);
+      sift_up(size - 1);
       return;
     }
     // Replace the minimum: the newcomer inherits its count as error (Metwally et al.).
-    uint32_t id = heap[0];
+    const uint32_t id = heap[0].id;
     Slot& s = slots[id];
     index_erase(id);
     s.key.assign(key.data(), key.size());
     s.hash = h;
-    s.error = s.count;
-    s.count += weight;
+    s.error = heap[0].count;
+    heap[0].count += weight;
     index_insert(id);
     sift_down(0);
   }
 
-  const Slot* lookup(std::string_view key) const {
+  // The slot id holding key, or -1.
+  int64_t lookup(std::string_view key) const {
     bool found = false;
-    size_t pos = probe(key, key_hash(key), &found);
-    return found ? &slots[static_cast<uint32_t>(index[pos]) - 1] : nullptr;
+    size_t at = probe(key, key_hash(key), &found);
+    return found ? static_cast<int64_t>(static_cast<uint32_t>(index[at]) - 1) : -1;
   }
 
-  uint64_t min_count() const { return size == capacity ? slots[heap[0]].count : 0; }
+  Item item_of(uint32_t id) const { return Item{slots[id].key, count_of(id), slots[id].error}; }
 
-  // Bulk load: append without heap order, then heapify() once (O(k) instead of O(k log k)).
-  void push_unordered(std::string_view key, uint64_t hash, uint64_t count, uint64_t error) {
-    uint32_t id = size;
-    if (id == slots.size()) slots.emplace_back();
-    Slot& s = slots[id];
-    s.key.assign(key.data(), key.size());
-    s.count = count;
-    s.error = error;
-    s.hash = hash;
-    ++size;
-    if (heap.size() < size) heap.resize(size);
-    heap[id] = id;
-    s.heap_pos = id;
-    maybe_grow_index();
-    index_insert(id);
-  }
-
-  void heapify() {
-    for (uint32_t pos = size / 2; pos-- > 0;) sift_down(pos);
-  }
+  uint64_t min_count() const { return size == capacity ? heap[0].count : 0; }
 
   // Loads validated items; rejects duplicate keys.
   void load_items(const std::vector<Item>& items) {
     slots.reserve(items.size());
     heap.reserve(items.size());
+    pos.reserve(items.size());
     for (const auto& it : items) {
       uint64_t h = key_hash(it.key);
       bool found = false;
@@ -443,17 +437,18 @@ SpaceSaving SpaceSaving::merge_all(std::span<const SpaceSaving* const> parts, ui
     const uint64_t m = in.min_count();
     for (uint32_t id = 0; id < in.size; ++id) {
       const Impl::Slot& s = in.slots[id];
+      const uint64_t count = in.count_of(id);
       size_t i = static_cast<size_t>(s.hash) & mask;
       while (true) {
         uint32_t e = table[i];
         if (e == 0) {
-          accs.push_back(Acc{s.key, s.hash, s.count, s.error, m});
+          accs.push_back(Acc{s.key, s.hash, count, s.error, m});
           table[i] = static_cast<uint32_t>(accs.size());
           break;
         }
         Acc& a = accs[e - 1];
         if (a.hash == s.hash && a.key == s.key) {
-          a.count += s.count;
+          a.count += count;
           a.error += s.error;
           a.mins += m;
           break;
@@ -478,6 +473,7 @@ SpaceSaving SpaceSaving::merge_all(std::span<const SpaceSaving* const> parts, ui
   impl.total = total;
   impl.slots.reserve(accs.size());
   impl.heap.reserve(accs.size());
+  impl.pos.reserve(accs.size());
   for (const Acc& a : accs) impl.push_unordered(a.key, a.hash, a.count, a.error);
   impl.heapify();
   return out;
@@ -506,14 +502,14 @@ uint64_t SpaceSaving::total() const noexcept { return impl_->total; }
 uint64_t SpaceSaving::min_count() const noexcept { return impl_->min_count(); }
 
 std::optional<SpaceSaving::Item> SpaceSaving::find(std::string_view key) const {
-  const Impl::Slot* s = impl_->lookup(key);
-  if (s == nullptr) return std::nullopt;
-  return Item{s->key, s->count, s->error};
+  const int64_t id = impl_->lookup(key);
+  if (id < 0) return std::nullopt;
+  return impl_->item_of(static_cast<uint32_t>(id));
 }
 
 uint64_t SpaceSaving::estimate(std::string_view key) const {
-  const Impl::Slot* s = impl_->lookup(key);
-  return s ? s->count : impl_->min_count();
+  const int64_t id = impl_->lookup(key);
+  return id < 0 ? impl_->min_count() : impl_->count_of(static_cast<uint32_t>(id));
 }
 
 std::vector<SpaceSaving::Item> SpaceSaving::items() const { return top(impl_->size); }
@@ -523,17 +519,13 @@ std::vector<SpaceSaving::Item> SpaceSaving::top(size_t n) const {
   std::vector<uint32_t> ids(impl.size);
   for (uint32_t i = 0; i < impl.size; ++i) ids[i] = i;
   auto before = [&](uint32_t a, uint32_t b) {
-    return item_before(impl.slots[a].count, impl.slots[a].key, impl.slots[b].count,
-                       impl.slots[b].key);
+    return item_before(impl.count_of(a), impl.slots[a].key, impl.count_of(b), impl.slots[b].key);
   };
   n = std::min(n, ids.size());
   std::partial_sort(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(n), ids.end(), before);
   std::vector<Item> out;
   out.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    const auto& s = impl.slots[ids[i]];
-    out.push_back(Item{s.key, s.count, s.error});
-  }
+  for (size_t i = 0; i < n; ++i) out.push_back(impl.item_of(ids[i]));
   return out;
 }
 
@@ -619,9 +611,8 @@ SpaceSaving SpaceSaving::deserialize(std::string_view bytes) {
 bool SpaceSaving::operator==(const SpaceSaving& other) const {
   if (impl_->total != other.impl_->total || impl_->size != other.impl_->size) return false;
   for (uint32_t id = 0; id < impl_->size; ++id) {
-    const auto& s = impl_->slots[id];
-    const Impl::Slot* o = other.impl_->lookup(s.key);
-    if (o == nullptr || o->count != s.count || o->error != s.error) return false;
+    const int64_t o = other.impl_->lookup(impl_->slots[id].key);
+    if (o < 0 || other.impl_->item_of(static_cast<uint32_t>(o)) != impl_->item_of(id)) return false;
   }
   return true;
 }

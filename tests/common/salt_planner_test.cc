@@ -65,7 +65,7 @@ TEST(SaltPlanner, FirstFitTablesRecomputeForEveryFamilyAndSeparator) {
     for (int32_t p : kPartitionCounts) {
       for (const char* sep : kSeparators) {
         SaltSpace space{family, p, sep};
-        for (size_t ki = 0; ki < (p >= 1000 ? 3 : keys.size()); ++ki) {
+        for (size_t ki = 0; ki < (p >= 1000 ? 1 : keys.size()); ++ki) {
           const auto& key = keys[ki];
           for (uint32_t count : {1u, 3u, static_cast<uint32_t>(p), static_cast<uint32_t>(p) + 5}) {
             SCOPED_TRACE(std::string(to_string(family)) + " P=" + std::to_string(p) + " sep=" +
@@ -105,7 +105,8 @@ TEST(SaltPlanner, SaltPerPartitionFindsTheSmallestSalt) {
     for (int32_t p : kPartitionCounts) {
       for (const char* sep : kSeparators) {
         SaltSpace space{family, p, sep};
-        for (const auto& key : keys) {
+        for (size_t ki = 0; ki < (p >= 1000 ? 1 : keys.size()); ++ki) {
+          const auto& key = keys[ki];
           auto table = salt_per_partition(key, space);
           ASSERT_EQ(table.size(), static_cast<size_t>(p));
           uint32_t last = 0;
