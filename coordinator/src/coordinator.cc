@@ -60,6 +60,7 @@ struct Coordinator::Topic {
   std::shared_ptr<const PublishedList> published;
   int64_t first_report_ms = -1;
   TopicSummary stats;
+  std::vector<double> partition_load;  // the last plan's window, records per partition
   TopicMetrics m;
 };
 
@@ -222,6 +223,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     in.now_ms = now;
     in.detect = t.first_report_ms >= 0 && now - t.first_report_ms >= config_.warmup_ms;
     plan = plan_topic(in, hot);
+    t.partition_load = in.partition_load;
     t.stats.rate = rate;
     t.stats.skew = plan->measured_skew;
     t.stats.predicted_skew = plan->predicted_skew;
@@ -485,6 +487,13 @@ std::optional<TopicSummary> Coordinator::topic(const std::string& name) const {
   std::lock_guard lock(t->mu);
   return summary_locked(t->name, t->partitions, t->hash, t->separator, t->stats,
                         t->producers.size(), t->published, t->pins.size(), t->denies.size());
+}
+
+std::optional<std::vector<double>> Coordinator::partition_load(const std::string& name) const {
+  Topic* t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  return t->partition_load;
 }
 
 std::optional<std::vector<TopEntry>> Coordinator::top(const std::string& name, size_t n) {

@@ -102,6 +102,8 @@ class Coordinator final : public ReportSink {
   std::vector<TopicSummary> topics() const;
   std::optional<TopicSummary> topic(const std::string& name) const;
   std::optional<std::vector<TopEntry>> top(const std::string& topic, size_t n);
+  // Records per partition over the window as of the last plan (empty before the first).
+  std::optional<std::vector<double>> partition_load(const std::string& topic) const;
   std::optional<std::map<std::string, Pin>> pins(const std::string& topic) const;
   std::optional<std::map<std::string, Deny>> denies(const std::string& topic) const;
   std::vector<AuditEntry> audit(size_t limit) const { return store_.audit(limit); }

@@ -410,6 +410,7 @@ void HttpServer::install_routes() {
             }
             j["pinned"] = pins;
             j["denied"] = denies;
+            j["partition_load"] = coord_.partition_load(topic).value_or(std::vector<double>{});
             send_json(res, 200, j);
           });
   srv.Get(R"(/v1/topics/([A-Za-z0-9._-]{1,249})/top)",
