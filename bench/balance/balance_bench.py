@@ -36,47 +36,43 @@ LABELS = {
 # measurement window start (s into the run), the workload flags every producer gets, and the
 # static strategy's whitelist (what an operator would have listed before the run).
 UNIFORM_100K = ["--keys", "100000", "--zipf", "0"]
+# Surges start HOT_START s into the run, on a topic that already carries traffic (as a flash
+# sale does); the steady window opens WINDOW s in, leaving each strategy time to react.
+HOT_START = "4"
 SCENARIOS = {
     "hot90": dict(
         title="one key 90%, 12 partitions", partitions=12, producers=4, rate=16000,
-        duration=16, window=6, workload=UNIFORM_100K + ["--hot-share", "0.9",
-                                                        "--hot-prefix", "book-"],
+        duration=18, window=8, saturation=True,
+        workload=UNIFORM_100K + ["--hot-share", "0.9", "--hot-start", HOT_START,
+                                 "--hot-prefix", "book-"],
         whitelist=["book-0"]),
     "seller45": dict(
         title="one seller 45%, 64 partitions, 16 producers", partitions=64, producers=16,
-        rate=16000, duration=16, window=6,
-        workload=UNIFORM_100K + ["--hot-share", "0.45", "--hot-prefix", "seller-"],
+        rate=16000, duration=18, window=8,
+        workload=UNIFORM_100K + ["--hot-share", "0.45", "--hot-start", HOT_START,
+                                 "--hot-prefix", "seller-"],
         whitelist=["seller-0"]),
     "tenants5": dict(
-        title="5 tenants, 32 partitions", partitions=32, producers=4, rate=16000, duration=16,
-        window=6, workload=["--keys", "5", "--zipf", "1.0", "--key-prefix", "tenant-"],
+        title="5 tenants, 32 partitions", partitions=32, producers=4, rate=16000, duration=18,
+        window=8, workload=["--keys", "5", "--zipf", "1.0", "--key-prefix", "tenant-"],
         whitelist=["tenant-0"]),
-    "zipf0.8": dict(
-        title="Zipf 0.8, 100k keys, 32 partitions", partitions=32, producers=4, rate=16000,
-        duration=16, window=6, workload=["--keys", "100000", "--zipf", "0.8"],
-        whitelist=["user-0"]),
-    "zipf1.0": dict(
-        title="Zipf 1.0, 100k keys, 32 partitions", partitions=32, producers=4, rate=16000,
-        duration=16, window=6, workload=["--keys", "100000", "--zipf", "1.0"],
-        whitelist=["user-0"]),
-    "zipf1.2": dict(
-        title="Zipf 1.2, 100k keys, 32 partitions", partitions=32, producers=4, rate=16000,
-        duration=16, window=6, workload=["--keys", "100000", "--zipf", "1.2"],
-        whitelist=["user-0"]),
-    "zipf1.5": dict(
-        title="Zipf 1.5, 100k keys, 32 partitions", partitions=32, producers=4, rate=16000,
-        duration=16, window=6, workload=["--keys", "100000", "--zipf", "1.5"],
-        whitelist=["user-0"]),
     "moving": dict(
         title="hot set of 4 keys (50%) moving every 10 s, 32 partitions", partitions=32,
-        producers=4, rate=16000, duration=40, window=5,
-        workload=UNIFORM_100K + ["--hot-share", "0.5", "--hot-keys", "4", "--hot-move", "10",
-                                 "--hot-prefix", "trend-"],
+        producers=4, rate=16000, duration=44, window=8,
+        workload=UNIFORM_100K + ["--hot-share", "0.5", "--hot-keys", "4", "--hot-start",
+                                 HOT_START, "--hot-move", "10", "--hot-prefix", "trend-"],
         whitelist=["trend-0", "trend-1", "trend-2", "trend-3"]),
 }
-FULL = list(SCENARIOS)
+for z in ("0.8", "1.0", "1.2", "1.5"):
+    SCENARIOS[f"zipf{z}"] = dict(
+        title=f"Zipf {z}, 100k keys, 32 partitions", partitions=32, producers=4, rate=16000,
+        duration=18, window=8, workload=["--keys", "100000", "--zipf", z],
+        whitelist=["user-0"])
+FULL = ["hot90", "seller45", "tenants5", "zipf0.8", "zipf1.0", "zipf1.2", "zipf1.5", "moving"]
 QUICK = ["hot90", "seller45"]
-QUICK_OVERRIDES = dict(duration=12, window=6)
+QUICK_OVERRIDES = dict(duration=14, window=8)
+# Saturation: one producer, no rate limit, the same workload; what the producer can push.
+SATURATION_S = 5
 
 
 class Fleet:
@@ -157,7 +153,7 @@ def balance(delta):
     )
 
 
-def run_strategy(ctx, name, scn, strategy, seed_base):
+def run_strategy(ctx, name, scn, strategy, seed_base, tag=""):
     bindir, bootstrap, work = ctx["bindir"], ctx["bootstrap"], ctx["work"]
     topic = f"{name}-{strategy}"
     fleet = ctx["fleet"]
@@ -165,7 +161,7 @@ def run_strategy(ctx, name, scn, strategy, seed_base):
     start_at_ms = int((time.time() + 1.5 + 0.05 * scn["producers"]) * 1000)
     outs, procs = [], []
     for i in range(scn["producers"]):
-        out = os.path.join(work, f"{topic}-p{i}.json")
+        out = os.path.join(work, f"{topic}{tag}-p{i}.json")
         outs.append(out)
         args = [f"{bindir}/hotkey-loadgen", "--bootstrap", bootstrap, "--topic", topic,
                 "--strategy", strategy, "--producer-id", f"{topic}-p{i}",
@@ -279,6 +275,19 @@ def run_scenario(args, name, scn, strategies, fleet):
                   f"keys salted {r['keys_salted']:>5} ({r['keys_salted_share']*100:.3f}%)  "
                   f"records salted {r['records_salted_share']*100:5.1f}%  "
                   f"detect p99 {fmt_s(det)}  {r['throughput']:7.0f} rec/s", flush=True)
+        if scn.get("saturation"):
+            # The topic (and, for hotkey, its list) is warm from the balance run.
+            sat = dict(scn, producers=1, rate=1e7, duration=SATURATION_S, window=1)
+            for r in results:
+                print(f"  {name:<9} {r['strategy']:<9} saturation, 1 producer:", end="",
+                      flush=True)
+                q = run_strategy(ctx, name, sat, r["strategy"], seed_base=5000, tag="-sat")
+                r["saturation"] = dict(records_per_s=q["throughput"],
+                                       records_salted_share=q["records_salted_share"],
+                                       producer_cpu_s=q["producer_cpu_s"],
+                                       duration_s=SATURATION_S)
+                print(f" {q['throughput']:8.0f} rec/s, {q['records_salted_share']*100:.0f}% "
+                      f"salted", flush=True)
         if coord is not None and not args.keep:
             fleet.stop(coord)
         return dict(name=name, title=scn["title"], partitions=scn["partitions"],
@@ -309,6 +318,9 @@ def add_relative(scenarios):
         for r in scn["results"]:
             r["throughput_vs_naive"] = (r["throughput"] / base["throughput"]
                                         if base and base["throughput"] else None)
+            bs, rs = (base or {}).get("saturation"), r.get("saturation")
+            r["saturation_vs_naive"] = (rs["records_per_s"] / bs["records_per_s"]
+                                        if bs and rs and bs["records_per_s"] else None)
             r["cpu_efficiency_vs_naive"] = (
                 r["records_per_cpu_s"] / base["records_per_cpu_s"]
                 if base and base.get("records_per_cpu_s") and r.get("records_per_cpu_s")
@@ -323,7 +335,7 @@ def markdown(doc):
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for scn in doc["scenarios"]:
         for r in scn["results"]:
-            det = ("n/a" if r["detect_samples"] == 0 else
+            det = ("n/a" if r["detect_samples"] == 0 or r["strategy"] == "naive" else
                    f"{fmt_s(r['detect_p50_s']).strip()} / {fmt_s(r['detect_p99_s']).strip()}"
                    + (f" ({r['detect_never']}/{r['detect_samples']} never)"
                       if r["detect_never"] else ""))
@@ -335,6 +347,18 @@ def markdown(doc):
                 f"({r['keys_salted_share']*100:.3f}%) | {r['records_salted_share']*100:.1f}% | "
                 f"{det} | {'' if thr is None else f'{thr:.3f}x'} | "
                 f"{'' if eff is None else f'{1/eff:.2f}x'} |")
+    sat = [(scn, r) for scn in doc["scenarios"] for r in scn["results"] if r.get("saturation")]
+    if sat:
+        lines += ["", "Saturation (one producer, no rate limit, same workload, warm topic and "
+                  f"list, {SATURATION_S} s):", "",
+                  "| scenario | strategy | records/s | vs naive | records salted |",
+                  "|---|---|---:|---:|---:|"]
+        for scn, r in sat:
+            v = r.get("saturation_vs_naive")
+            lines.append(f"| {scn['title']} | {r['strategy']} | "
+                         f"{r['saturation']['records_per_s']:.0f} | "
+                         f"{'' if v is None else f'{v:.3f}x'} | "
+                         f"{r['saturation']['records_salted_share']*100:.1f}% |")
     return "\n".join(lines) + "\n"
 
 
