@@ -135,8 +135,8 @@ class Reader {
 
 }  // namespace
 
-// Slots hold the monitored keys; `heap` is a min-heap of (count, slot id) kept in one array so
-// sifting reads contiguous memory; `pos` maps a slot id to its heap position; `index` is an
+// Slots hold the monitored keys; `heap` is a 4-ary min-heap of (count, slot id) kept in one array
+// so sifting reads contiguous memory; `pos` maps a slot id to its heap position; `index` is an
 // open-addressing (linear probing) table of slot ids keyed by key bytes. Slots beyond `size`
 // are spares whose std::string buffers are reused, so steady-state updates never allocate.
 struct SpaceSaving::Impl {
@@ -152,6 +152,10 @@ struct SpaceSaving::Impl {
   // Index entries: 0 is empty, otherwise (hash high 32 bits << 32) | (slot id + 1).
   static constexpr uint64_t kEmpty = 0;
   static constexpr uint64_t kTagMask = 0xffffffff00000000ull;
+  // A 4-ary heap halves the depth a replaced minimum sifts through (with Zipf streams many
+  // slots tie at the minimum, so a newcomer usually sinks to a leaf), and a node's children
+  // share a cache line or two.
+  static constexpr uint32_t kArity = 4;
 
   uint32_t capacity;
   uint32_t size = 0;
@@ -168,6 +172,17 @@ struct SpaceSaving::Impl {
   }
 
   uint64_t count_of(uint32_t id) const { return heap[pos[id]].count; }
+
+  // Overwrites a slot's key in place. Producers' keys often share one length, and then a plain
+  // copy beats the general std::string::assign path; either way the buffer is reused when big
+  // enough.
+  static void set_key(std::string& dst, std::string_view key) {
+    if (dst.size() == key.size()) {
+      std::memcpy(dst.data(), key.data(), key.size());
+    } else {
+      dst.assign(key.data(), key.size());
+    }
+  }
 
   // Returns the index position holding key, or the empty position where it would go.
   size_t probe(std::string_view key, uint64_t hash, bool* found) const {
@@ -234,7 +249,7 @@ struct SpaceSaving::Impl {
   void sift_up(uint32_t p) {
     const HeapEntry e = heap[p];
     while (p > 0) {
-      uint32_t parent = (p - 1) / 2;
+      uint32_t parent = (p - 1) / kArity;
       if (heap[parent].count <= e.count) break;
       heap[p] = heap[parent];
       pos[heap[p].id] = p;
@@ -245,19 +260,42 @@ struct SpaceSaving::Impl {
   }
 
   void sift_down(uint32_t p) {
-    const HeapEntry e = heap[p];
+    HeapEntry* h = heap.data();
+    uint32_t* where = pos.data();
+    const HeapEntry e = h[p];
     const uint32_t n = size;
     while (true) {
-      uint32_t child = 2 * p + 1;
-      if (child >= n) break;
-      if (child + 1 < n && heap[child + 1].count < heap[child].count) ++child;
-      if (e.count <= heap[child].count) break;
-      heap[p] = heap[child];
-      pos[heap[p].id] = p;
+      const uint32_t first = kArity * p + 1;
+      if (first >= n) break;
+      uint32_t child = first;
+      uint64_t cc = h[first].count;
+      if (first + kArity <= n) {
+        // Full node (the common case): a branch-free tournament over the four children.
+        const uint64_t c0 = cc;
+        const uint64_t c1 = h[first + 1].count;
+        const uint64_t c2 = h[first + 2].count;
+        const uint64_t c3 = h[first + 3].count;
+        const uint32_t i01 = c1 < c0 ? 1 : 0;
+        const uint64_t m01 = c1 < c0 ? c1 : c0;
+        const uint32_t i23 = c3 < c2 ? 3 : 2;
+        const uint64_t m23 = c3 < c2 ? c3 : c2;
+        child = first + (m23 < m01 ? i23 : i01);
+        cc = m23 < m01 ? m23 : m01;
+      } else {
+        for (uint32_t c = first + 1; c < n; ++c) {
+          if (h[c].count < cc) {
+            cc = h[c].count;
+            child = c;
+          }
+        }
+      }
+      if (e.count <= cc) break;
+      h[p] = h[child];
+      where[h[p].id] = p;
       p = child;
     }
-    heap[p] = e;
-    pos[e.id] = p;
+    h[p] = e;
+    where[e.id] = p;
   }
 
   // Bulk load: append without heap order, then heapify() once (O(k) instead of O(k log k)).
@@ -280,7 +318,9 @@ struct SpaceSaving::Impl {
   }
 
   void heapify() {
-    for (uint32_t p = size / 2; p-- > 0;) sift_down(p);
+    for (uint32_t p = size / kArity + 1; p-- > 0;) {
+      if (p < size) sift_down(p);
+    }
   }
 
   void update(std::string_view key, uint64_t weight) {
@@ -303,7 +343,7 @@ struct SpaceSaving::Impl {
     const uint32_t id = heap[0].id;
     Slot& s = slots[id];
     index_erase(id);
-    s.key.assign(key.data(), key.size());
+    set_key(s.key, key);
     s.hash = h;
     s.error = heap[0].count;
     heap[0].count += weight;
