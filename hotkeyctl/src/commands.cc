@@ -1,6 +1,7 @@
 #include <array>
 
 #include "command.h"
+#include "remote_commands.h"
 
 namespace hotkeyctl {
 
@@ -9,6 +10,17 @@ std::span<const Command> commands() {
       &kPartitionCommand,
       &kSaltsCommand,
       &kAnalyzeCommand,
+      // Remote operator commands (remote_commands.cc).
+      &kListCommand,
+      &kTopCommand,
+      &kShowCommand,
+      &kPinCommand,
+      &kUnpinCommand,
+      &kDenyCommand,
+      &kAllowCommand,
+      &kAuditCommand,
+      &kExportCommand,
+      &kImportCommand,
   };
   // Pointers keep the table independent of the commands' static initialization order.
   static const auto kTable = [] {

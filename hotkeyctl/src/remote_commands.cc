@@ -16,24 +16,25 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 
+#include "flags.h"
 #include "hotkey/key_codec.h"
+#include "hotkey/report.h"
 
-namespace hotkey::ctl {
+namespace hotkeyctl {
 namespace {
 
+using hotkey::base64_decode;
+using hotkey::encode_key;
+using hotkey::EncodedKey;
+using hotkey::printable_key;
 using nlohmann::json;
 
 constexpr const char* kDefaultUrl = "http://127.0.0.1:8470";
 constexpr const char* kExportFormat = "hotkey-operator-state/1";
-
-// A bad command line; what() is printed after "hotkeyctl: ".
-class UsageError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
 
 // A failed call that already knows its exit code and message.
 struct CallFailure {
@@ -43,128 +44,44 @@ struct CallFailure {
 
 // ---------------------------------------------------------------- command line
 
-struct Options {
-  std::string url;
-  std::string token;
-  bool json_out = false;
-  bool b64 = false;
-  bool dry_run = false;
-  bool help = false;
-  std::optional<std::string> salts, ttl, reason, n, limit, topic, out;
-  double timeout_s = 10;
-  std::vector<std::string> positional;
-};
+// Flags every remote command takes, followed by the command's own.
+std::vector<FlagSpec> spec_with(std::initializer_list<FlagSpec> own) {
+  std::vector<FlagSpec> spec = {{"url", true}, {"token", true}, {"json", false}, {"timeout", true}};
+  spec.insert(spec.end(), own.begin(), own.end());
+  return spec;
+}
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::string(v) : fallback;
 }
 
-Options parse_options(const std::vector<std::string>& args) {
-  Options o;
-  o.url = env_or("HOTKEY_URL", kDefaultUrl);
-  o.token = env_or("HOTKEY_TOKEN", "");
-  const std::map<std::string, std::optional<std::string> Options::*> valued = {
-      {"--salts", &Options::salts}, {"--ttl", &Options::ttl},     {"--reason", &Options::reason},
-      {"-n", &Options::n},          {"--limit", &Options::limit}, {"--topic", &Options::topic},
-      {"--out", &Options::out},
-  };
-  bool only_positional = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (only_positional || arg.size() < 2 || arg[0] != '-') {
-      o.positional.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      only_positional = true;
-      continue;
-    }
-    std::optional<std::string> inline_value;
-    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto value = [&]() -> std::string {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= args.size()) throw UsageError(arg + " needs a value");
-      return args[++i];
-    };
-    auto flag = [&](bool& target) {
-      if (inline_value) throw UsageError(arg + " takes no value");
-      target = true;
-    };
-    if (arg == "--url") {
-      o.url = value();
-    } else if (arg == "--token") {
-      o.token = value();
-    } else if (arg == "--timeout") {
-      std::string v = value();
-      char* end = nullptr;
-      o.timeout_s = std::strtod(v.c_str(), &end);
-      if (end == v.c_str() || *end != '\0' || !(o.timeout_s > 0) || o.timeout_s > 3600) {
-        throw UsageError("--timeout must be seconds in (0, 3600], got '" + v + "'");
-      }
-    } else if (arg == "--json") {
-      flag(o.json_out);
-    } else if (arg == "--b64") {
-      flag(o.b64);
-    } else if (arg == "--dry-run") {
-      flag(o.dry_run);
-    } else if (arg == "--help" || arg == "-h") {
-      flag(o.help);
-    } else if (auto it = valued.find(arg); it != valued.end()) {
-      o.*(it->second) = value();
-    } else {
-      throw UsageError("unknown option '" + arg + "'");
-    }
-  }
-  return o;
-}
-
-uint64_t parse_count(const std::string& what, const std::string& text, uint64_t lo, uint64_t hi) {
-  if (text.empty() || text.size() > 12 ||
-      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    throw UsageError(what + " must be a whole number, got '" + text + "'");
-  }
-  uint64_t v = std::stoull(text);
-  if (v < lo || v > hi) {
-    throw UsageError(what + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                     "], got " + text);
-  }
-  return v;
-}
-
 // "90s", "30m", "2h", "1d", "1w" or plain seconds.
 int64_t parse_duration_s(const std::string& text) {
+  static const std::map<char, int64_t> units = {
+      {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
   std::string digits = text;
   int64_t unit = 1;
-  if (!text.empty() && !(text.back() >= '0' && text.back() <= '9')) {
-    static const std::map<char, int64_t> units = {
-        {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
-    auto it = units.find(text.back());
-    if (it == units.end()) {
-      throw UsageError("--ttl must look like 90s, 30m, 2h, 1d or 1w, got '" + text + "'");
-    }
-    unit = it->second;
-    digits = text.substr(0, text.size() - 1);
+  if (!text.empty() && units.count(text.back())) {
+    unit = units.at(text.back());
+    digits.pop_back();
   }
-  uint64_t n = parse_count("--ttl", digits, 1, 10u * 365 * 86400);
-  int64_t s = static_cast<int64_t>(n) * unit;
-  if (s > int64_t{10} * 365 * 86400) throw UsageError("--ttl is longer than ten years");
+  const bool numeric =
+      !digits.empty() && digits.size() <= 9 &&
+      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!numeric) throw UsageError("--ttl must look like 90s, 30m, 2h, 1d or 1w, got '" + text + "'");
+  const int64_t s = std::stoll(digits) * unit;
+  if (s < 1 || s > int64_t{10} * 365 * 86400) {
+    throw UsageError("--ttl must be between 1s and 10 years, got '" + text + "'");
+  }
   return s;
 }
 
-// The key bytes of a KEY argument (--b64: the argument is base64).
-std::string key_arg(const Options& o, const std::string& text) {
-  if (!o.b64) {
-    if (text.empty()) throw UsageError("KEY must not be empty");
-    return text;
-  }
-  auto bytes = base64_decode(text);
-  if (!bytes) throw UsageError("--b64 was given but KEY is not valid base64: '" + text + "'");
-  if (bytes->empty()) throw UsageError("KEY must not be empty");
-  return *bytes;
+// The one KEY argument's bytes (--b64: the argument is base64).
+std::string key_of(const Flags& flags, const std::string& arg) {
+  std::string key = key_arg(arg, flags.has("b64"));
+  if (key.empty()) throw UsageError("KEY must not be empty");
+  return key;
 }
 
 // ---------------------------------------------------------------- HTTP
@@ -192,6 +109,25 @@ std::string key_query(std::string_view key) {
 
 std::string topic_path(const std::string& topic) { return "/v1/topics/" + percent_encode(topic); }
 
+std::string transport_error(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection:
+      return "connection refused or host unreachable";
+    case httplib::Error::ConnectionTimeout:
+      return "connection timed out";
+    case httplib::Error::Read:
+      return "no answer (timed out or connection closed)";
+    case httplib::Error::Write:
+      return "could not send the request";
+    case httplib::Error::SSLConnection:
+      return "TLS handshake failed";
+    case httplib::Error::SSLServerVerification:
+      return "TLS certificate not trusted";
+    default:
+      return httplib::to_string(e);
+  }
+}
+
 struct Reply {
   int status = 0;
   std::string body;
@@ -201,7 +137,10 @@ struct Reply {
 // One coordinator, reached over HTTP(S) at --url. Not thread-safe (one command at a time).
 class Remote {
  public:
-  explicit Remote(const Options& o) : url_(o.url), token_(o.token) {
+  explicit Remote(const Flags& flags)
+      : url_(flags.value("url").value_or(env_or("HOTKEY_URL", kDefaultUrl))),
+        token_(flags.value("token").value_or(env_or("HOTKEY_TOKEN", ""))) {
+    const double timeout_s = flags.number("timeout", 0, 3600, 10);
     // scheme://host[:port][/prefix]
     auto scheme_end = url_.find("://");
     if (scheme_end == std::string::npos) {
@@ -217,8 +156,8 @@ class Remote {
     if (path_start != std::string::npos) prefix_ = url_.substr(path_start);
     while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
     client_ = std::make_unique<httplib::Client>(origin);
-    auto secs = static_cast<time_t>(o.timeout_s);
-    auto usecs = static_cast<time_t>((o.timeout_s - static_cast<double>(secs)) * 1e6);
+    auto secs = static_cast<time_t>(timeout_s);
+    auto usecs = static_cast<time_t>((timeout_s - static_cast<double>(secs)) * 1e6);
     client_->set_connection_timeout(secs, usecs);
     client_->set_read_timeout(secs, usecs);
     client_->set_write_timeout(secs, usecs);
@@ -248,7 +187,7 @@ class Remote {
     }
     if (!res) {
       throw CallFailure{kExitUnreachable, "cannot reach the coordinator at " + url_ + " (" +
-                                              httplib::to_string(res.error()) +
+                                              transport_error(res.error()) +
                                               "); is it running? Set --url or HOTKEY_URL"};
     }
     Reply r{res->status, res->body, json()};
@@ -267,7 +206,7 @@ class Remote {
                                                           : " (check --token / HOTKEY_TOKEN)")};
     }
     if (r.status == 404) throw CallFailure{kExitNotFound, what};
-    throw CallFailure{kExitFailed, what};
+    throw CallFailure{kExitFailure, what};
   }
 
   const std::string& url() const { return url_; }
@@ -381,18 +320,32 @@ void print_json(std::ostream& out, const json& doc) {
   out << doc.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
 }
 
-void need_positional(const Options& o, size_t n, const char* usage) {
-  if (o.positional.size() != n) {
-    throw UsageError(std::string("usage: hotkeyctl ") + usage);
+void need_positional(const Flags& flags, size_t n, const char* usage) {
+  if (flags.positional().size() != n) throw UsageError(std::string("usage: hotkeyctl ") + usage);
+}
+
+// Parses the flags, reaches the coordinator and runs `body`; maps call failures onto the
+// documented exit codes (usage errors go up to main, which prints them with exit code 2).
+template <typename Body>
+int remote_main(std::string_view name, std::span<const std::string> args, Io io,
+                std::initializer_list<FlagSpec> own, Body body) {
+  const std::vector<FlagSpec> spec = spec_with(own);
+  Flags flags = Flags::parse(args, spec);
+  Remote remote(flags);
+  try {
+    return body(flags, remote, io.out);
+  } catch (const CallFailure& f) {
+    io.err << "hotkeyctl " << name << ": " << f.message << '\n';
+    return f.code;
   }
 }
 
 // ---------------------------------------------------------------- commands
 
-int cmd_list(const Options& o, Remote& remote, std::ostream& out) {
-  need_positional(o, 0, "list [--json]");
+int cmd_list(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 0, "list [--json]");
   Reply r = remote.call("GET", "/v1/topics");
-  if (o.json_out) {
+  if (flags.has("json")) {
     print_json(out, r.doc);
     return kExitOk;
   }
@@ -400,10 +353,10 @@ int cmd_list(const Options& o, Remote& remote, std::ostream& out) {
            "DENIES", "VERSION"},
           {false, true, true, true, true, true, true, true, true, true, true});
   for (const json& tp : array_field(r.doc, "topics")) {
-    double skew = num(tp, "skew", 0);
+    const double skew = num(tp, "skew", 0);
     t.add({str(tp, "topic"), integer(tp, "partitions"), fixed(num(tp, "rate"), 1),
            fixed(skew, 2) + (skew > 2.0 ? "!" : ""), fixed(num(tp, "predicted_skew", skew), 2),
-           pct(num(tp, "idle_ratio")), integer(tp, "producers"), integer(tp, "hot_keys"),
+           pct(num(tp, "idle_partitions_ratio")), integer(tp, "producers"), integer(tp, "hot_keys"),
            integer(tp, "pins"), integer(tp, "denies"), integer(tp, "version")});
   }
   t.print(out);
@@ -412,23 +365,26 @@ int cmd_list(const Options& o, Remote& remote, std::ostream& out) {
 
 std::string key_state(const json& e) {
   std::string s;
-  if (flag(e, "pinned")) s = "pinned";
-  if (flag(e, "hot") && s.empty()) s = "hot";
+  if (flag(e, "pinned")) {
+    s = "pinned";
+  } else if (flag(e, "hot")) {
+    s = "hot";
+  }
   if (flag(e, "denied")) s += s.empty() ? "denied" : ",denied";
   return s.empty() ? "cold" : s;
 }
 
-int cmd_top(const Options& o, Remote& remote, std::ostream& out) {
-  need_positional(o, 1, "top TOPIC [-n N] [--json]");
-  uint64_t n = o.n ? parse_count("-n", *o.n, 1, 100000) : 20;
-  Reply r = remote.call("GET", topic_path(o.positional[0]) + "/top?n=" + std::to_string(n));
-  if (o.json_out) {
+int cmd_top(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 1, "top TOPIC [--limit N] [--json]");
+  const int64_t n = flags.integer("limit", 1, 1000, 20);
+  Reply r = remote.call("GET", topic_path(flags.positional()[0]) + "/top?n=" + std::to_string(n));
+  if (flags.has("json")) {
     print_json(out, r.doc);
     return kExitOk;
   }
   Table t({"KEY", "RATE/S", "SHARE", "COUNT", "ERROR", "PARTITION", "STATE"},
           {false, true, true, true, true, true, false});
-  for (const json& e : array_field(r.doc, "top")) {
+  for (const json& e : array_field(r.doc, "items")) {
     t.add({printable_key(json_key(e)), fixed(num(e, "rate"), 1), pct(num(e, "share")),
            integer(e, "count"), integer(e, "error"), integer(e, "partition"), key_state(e)});
   }
@@ -443,28 +399,20 @@ const json* find_key(const json& array, const std::string& key) {
   return nullptr;
 }
 
-int cmd_show(const Options& o, Remote& remote, std::ostream& out) {
-  need_positional(o, 2, "show TOPIC KEY [--b64] [--json]");
-  const std::string& topic = o.positional[0];
-  const std::string key = key_arg(o, o.positional[1]);
+int cmd_show(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 2, "show TOPIC KEY [--b64] [--json]");
+  const std::string& topic = flags.positional()[0];
+  const std::string key = key_of(flags, flags.positional()[1]);
+  // The summary carries the topic's pins and denies (with reasons); 404 for unknown topics.
   Reply summary = remote.call("GET", topic_path(topic));
   Reply top = remote.call("GET", topic_path(topic) + "/top?n=1000");
   Reply list = remote.call("GET", "/v1/hotkeys?topic=" + percent_encode(topic));
-  std::optional<Reply> pins, denies;
-  try {
-    pins = remote.call("GET", topic_path(topic) + "/pins");
-    denies = remote.call("GET", topic_path(topic) + "/denies");
-  } catch (const CallFailure& f) {
-    // Pins and denies may sit behind the operator token; the rest is still worth showing.
-    if (f.code != kExitAuth) throw;
-  }
-  const json* top_entry = find_key(array_field(top.doc, "top"), key);
+  const json* top_entry = find_key(array_field(top.doc, "items"), key);
   const json* listed = find_key(array_field(list.doc, "keys"), key);
-  const json* pin = pins ? find_key(array_field(pins->doc, "pins"), key) : nullptr;
-  const json* deny = denies ? find_key(array_field(denies->doc, "denies"), key) : nullptr;
-  const bool denied_in_list = find_key(array_field(list.doc, "denied"), key) != nullptr;
+  const json* pin = find_key(array_field(summary.doc, "pinned"), key);
+  const json* deny = find_key(array_field(summary.doc, "denied"), key);
 
-  if (o.json_out) {
+  if (flags.has("json")) {
     EncodedKey ek = encode_key(key);
     json doc{{"topic", topic}, {std::string(ek.field), ek.value}};
     doc["top"] = top_entry ? *top_entry : json();
@@ -476,30 +424,36 @@ int cmd_show(const Options& o, Remote& remote, std::ostream& out) {
     return kExitOk;
   }
   out << "topic      " << topic << " (" << integer(summary.doc, "partitions")
-      << " partitions, hash " << str(list.doc, "hash", str(summary.doc, "hash", "?"))
-      << ", list version " << integer(list.doc, "version") << ")\n";
+      << " partitions, hash " << str(summary.doc, "hash", "?") << ", list version "
+      << integer(list.doc, "version") << ")\n";
   out << "key        " << printable_key(key) << '\n';
   std::string state;
-  if (listed)
+  if (deny) {
+    state = "denied: never salted";
+  } else if (listed) {
     state = str(*listed, "source", "detected") == "pinned" ? "salted (pinned)"
                                                            : "salted (detected hot)";
-  if (deny || denied_in_list) state = "denied: never salted";
-  if (state.empty()) state = top_entry && flag(*top_entry, "hot") ? "hot" : "not salted";
+  } else if (pin) {
+    state = "pinned (not salted yet)";
+  } else {
+    state = top_entry && flag(*top_entry, "hot") ? "hot (not salted yet)" : "not salted";
+  }
   out << "state      " << state << '\n';
   if (top_entry) {
     out << "traffic    " << fixed(num(*top_entry, "rate"), 1) << " msg/s, "
         << pct(num(*top_entry, "share")) << " of the topic (count " << integer(*top_entry, "count")
-        << " \u00b1 " << integer(*top_entry, "error") << ")";
-    if (num(*top_entry, "partition", -1) >= 0)
+        << ", error bound " << integer(*top_entry, "error") << ")";
+    if (num(*top_entry, "partition", -1) >= 0) {
       out << ", home partition " << integer(*top_entry, "partition");
+    }
     out << '\n';
   } else {
     out << "traffic    not among the fleet-wide top 1000 keys\n";
   }
   if (pin) {
     out << "pin        by " << str(*pin, "by", "?") << ": " << str(*pin, "reason");
-    if (num(*pin, "salts") > 0) out << "; salts " << integer(*pin, "salts");
-    double exp = num(*pin, "expires_at_ms");
+    if (num(*pin, "salts") > 0) out << "; " << integer(*pin, "salts") << " salts";
+    const double exp = num(*pin, "expires_at_ms");
     out << "; " << (exp > 0 ? "expires " + utc_time(static_cast<int64_t>(exp)) : "no expiry")
         << '\n';
   }
@@ -519,69 +473,74 @@ int cmd_show(const Options& o, Remote& remote, std::ostream& out) {
   return kExitOk;
 }
 
-void print_change(const Options& o, const Reply& r, const std::string& what, std::ostream& out) {
-  if (o.json_out) {
+void print_change(const Flags& flags, const Reply& r, const std::string& what, std::ostream& out) {
+  if (flags.has("json")) {
     print_json(out, r.doc);
     return;
   }
   out << what;
-  if (r.doc.is_object() && r.doc.contains("version"))
+  if (r.doc.is_object() && r.doc.contains("version")) {
     out << " (list version " << integer(r.doc, "version") << ")";
+  }
   out << '\n';
 }
 
-int cmd_pin(const Options& o, Remote& remote, std::ostream& out) {
-  need_positional(o, 2, "pin TOPIC KEY [--salts N] [--ttl DUR] --reason TEXT [--b64]");
-  if (!o.reason || o.reason->empty())
-    throw UsageError("pin needs --reason TEXT (it goes into the audit log)");
-  const std::string key = key_arg(o, o.positional[1]);
-  EncodedKey ek = encode_key(key);
-  json body{{std::string(ek.field), ek.value}, {"reason", *o.reason}};
-  if (o.salts) body["salts"] = parse_count("--salts", *o.salts, 1, 65536);
-  if (o.ttl) body["ttl_s"] = parse_duration_s(*o.ttl);
-  if (o.dry_run) {
-    print_json(out, body);
-    return kExitOk;
+std::string reason_flag(const Flags& flags, const char* command) {
+  auto reason = flags.value("reason");
+  if (!reason || reason->empty()) {
+    throw UsageError(std::string(command) + " needs --reason TEXT (it goes into the audit log)");
   }
-  Reply r = remote.call("POST", topic_path(o.positional[0]) + "/pins", &body, true);
-  print_change(o, r, "pinned " + printable_key(key) + " on " + o.positional[0], out);
-  return kExitOk;
+  return *reason;
 }
 
-int cmd_unpin_allow(const Options& o, Remote& remote, std::ostream& out, bool unpin) {
-  need_positional(o, 2, unpin ? "unpin TOPIC KEY [--b64]" : "allow TOPIC KEY [--b64]");
-  const std::string key = key_arg(o, o.positional[1]);
-  Reply r = remote.call(
-      "DELETE", topic_path(o.positional[0]) + (unpin ? "/pins?" : "/denies?") + key_query(key),
-      nullptr, true);
-  print_change(o, r,
-               (unpin ? "unpinned " : "allowed ") + printable_key(key) + " on " + o.positional[0],
-               out);
-  return kExitOk;
-}
-
-int cmd_deny(const Options& o, Remote& remote, std::ostream& out) {
-  need_positional(o, 2, "deny TOPIC KEY --reason TEXT [--b64]");
-  if (!o.reason || o.reason->empty())
-    throw UsageError("deny needs --reason TEXT (it goes into the audit log)");
-  const std::string key = key_arg(o, o.positional[1]);
+int cmd_pin(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 2, "pin TOPIC KEY [--salts N] [--ttl DUR] --reason TEXT [--b64]");
+  const std::string reason = reason_flag(flags, "pin");
+  const std::string& topic = flags.positional()[0];
+  const std::string key = key_of(flags, flags.positional()[1]);
   EncodedKey ek = encode_key(key);
-  json body{{std::string(ek.field), ek.value}, {"reason", *o.reason}};
-  Reply r = remote.call("POST", topic_path(o.positional[0]) + "/denies", &body, true);
-  print_change(o, r, "denied " + printable_key(key) + " on " + o.positional[0] + " (never salted)",
+  json body{{std::string(ek.field), ek.value}, {"reason", reason}};
+  if (flags.has("salts")) body["salts"] = flags.integer("salts", 1, 100000);
+  if (auto ttl = flags.value("ttl")) body["ttl_s"] = parse_duration_s(*ttl);
+  Reply r = remote.call("POST", topic_path(topic) + "/pins", &body, true);
+  print_change(flags, r, "pinned " + printable_key(key) + " on " + topic, out);
+  return kExitOk;
+}
+
+int cmd_unpin_allow(const Flags& flags, Remote& remote, std::ostream& out, bool unpin) {
+  need_positional(flags, 2, unpin ? "unpin TOPIC KEY [--b64]" : "allow TOPIC KEY [--b64]");
+  const std::string& topic = flags.positional()[0];
+  const std::string key = key_of(flags, flags.positional()[1]);
+  Reply r =
+      remote.call("DELETE", topic_path(topic) + (unpin ? "/pins?" : "/denies?") + key_query(key),
+                  nullptr, true);
+  print_change(flags, r, (unpin ? "unpinned " : "allowed ") + printable_key(key) + " on " + topic,
                out);
   return kExitOk;
 }
 
-int cmd_audit(const Options& o, Remote& remote, std::ostream& out) {
-  need_positional(o, 0, "audit [--limit N] [--topic T] [--json]");
-  uint64_t limit = o.limit ? parse_count("--limit", *o.limit, 1, 100000) : 50;
-  Reply r = remote.call("GET", "/v1/audit?limit=" + std::to_string(limit));
+int cmd_deny(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 2, "deny TOPIC KEY --reason TEXT [--b64]");
+  const std::string reason = reason_flag(flags, "deny");
+  const std::string& topic = flags.positional()[0];
+  const std::string key = key_of(flags, flags.positional()[1]);
+  EncodedKey ek = encode_key(key);
+  json body{{std::string(ek.field), ek.value}, {"reason", reason}};
+  Reply r = remote.call("POST", topic_path(topic) + "/denies", &body, true);
+  print_change(flags, r, "denied " + printable_key(key) + " on " + topic + " (never salted)", out);
+  return kExitOk;
+}
+
+int cmd_audit(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 0, "audit [--limit N] [--topic T] [--json]");
+  const int64_t limit = flags.integer("limit", 1, 100000, 50);
+  const auto topic = flags.value("topic");
+  Reply r = remote.call("GET", "/v1/audit?limit=" + std::to_string(limit), nullptr, true);
   json entries = json::array();
   for (const json& e : array_field(r.doc, "entries")) {
-    if (!o.topic || str(e, "topic") == *o.topic) entries.push_back(e);
+    if (!topic || str(e, "topic") == *topic) entries.push_back(e);
   }
-  if (o.json_out) {
+  if (flags.has("json")) {
     print_json(out, json{{"entries", entries}});
     return kExitOk;
   }
@@ -589,7 +548,7 @@ int cmd_audit(const Options& o, Remote& remote, std::ostream& out) {
           {false, false, false, false, false, true, false});
   for (const json& e : entries) {
     std::string detail;
-    if (auto it = e.find("detail"); it != e.end()) {
+    if (auto it = e.find("detail"); it != e.end() && !(it->is_object() && it->empty())) {
       detail = it->is_string() ? it->get<std::string>()
                                : it->dump(-1, ' ', false, json::error_handler_t::replace);
     }
@@ -601,11 +560,12 @@ int cmd_audit(const Options& o, Remote& remote, std::ostream& out) {
 }
 
 // Pins and denies of every topic (or --topic T) as one JSON document.
-int cmd_export(const Options& o, Remote& remote, std::ostream& out) {
-  need_positional(o, 0, "export [--topic T] [--out FILE]");
+int cmd_export(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 0, "export [--topic T] [--out FILE]");
+  const auto only = flags.value("topic");
   std::vector<std::string> topics;
-  if (o.topic) {
-    topics.push_back(*o.topic);
+  if (only) {
+    topics.push_back(*only);
   } else {
     Reply r = remote.call("GET", "/v1/topics");
     for (const json& tp : array_field(r.doc, "topics")) topics.push_back(str(tp, "topic"));
@@ -617,17 +577,16 @@ int cmd_export(const Options& o, Remote& remote, std::ostream& out) {
   json out_topics = json::array();
   size_t n_pins = 0, n_denies = 0;
   for (const std::string& topic : topics) {
-    Reply pins = remote.call("GET", topic_path(topic) + "/pins", nullptr, true);
-    Reply denies = remote.call("GET", topic_path(topic) + "/denies", nullptr, true);
+    Reply summary = remote.call("GET", topic_path(topic));
     json tp{{"topic", topic}, {"pins", json::array()}, {"denies", json::array()}};
-    for (const json& p : array_field(pins.doc, "pins")) {
+    for (const json& p : array_field(summary.doc, "pinned")) {
       EncodedKey ek = encode_key(json_key(p));
       json e{{std::string(ek.field), ek.value}, {"reason", str(p, "reason")}};
       if (num(p, "salts") > 0) e["salts"] = p["salts"];
-      double exp = num(p, "expires_at_ms");
+      const double exp = num(p, "expires_at_ms");
       if (exp > 0) {
         // Carried as time left, so the pin keeps its deadline wherever it is imported.
-        double left_s = std::ceil((exp - static_cast<double>(now_ms)) / 1000.0);
+        const double left_s = std::ceil((exp - static_cast<double>(now_ms)) / 1000.0);
         if (left_s <= 0) continue;
         e["ttl_s"] = static_cast<int64_t>(left_s);
       }
@@ -635,94 +594,95 @@ int cmd_export(const Options& o, Remote& remote, std::ostream& out) {
       tp["pins"].push_back(std::move(e));
       ++n_pins;
     }
-    for (const json& d : array_field(denies.doc, "denies")) {
+    for (const json& d : array_field(summary.doc, "denied")) {
       EncodedKey ek = encode_key(json_key(d));
       json e{{std::string(ek.field), ek.value}, {"reason", str(d, "reason")}};
       if (d.contains("by")) e["by"] = d["by"];
       tp["denies"].push_back(std::move(e));
       ++n_denies;
     }
-    if (!tp["pins"].empty() || !tp["denies"].empty() || o.topic)
-      out_topics.push_back(std::move(tp));
+    if (!tp["pins"].empty() || !tp["denies"].empty() || only) out_topics.push_back(std::move(tp));
   }
   doc["topics"] = std::move(out_topics);
   const std::string text = doc.dump(2, ' ', false, json::error_handler_t::strict) + "\n";
-  if (o.out && *o.out != "-") {
-    std::ofstream f(*o.out, std::ios::binary | std::ios::trunc);
-    if (!(f << text) || !f.flush()) {
-      throw CallFailure{kExitFailed, "cannot write '" + *o.out + "'"};
+  const auto file = flags.value("out");
+  if (file && *file != "-") {
+    std::ofstream f(*file, std::ios::binary | std::ios::trunc);
+    if (!(f << text) || !f.flush()) throw CallFailure{kExitFailure, "cannot write '" + *file + "'"};
+    if (!flags.has("json")) {
+      out << "exported " << n_pins << " pins and " << n_denies << " denies to " << *file << '\n';
     }
-    std::cerr << "exported " << n_pins << " pins and " << n_denies << " denies to " << *o.out
-              << '\n';
   } else {
     out << text;
   }
   return kExitOk;
 }
 
-int cmd_import(const Options& o, Remote& remote, std::ostream& out) {
-  need_positional(o, 1, "import FILE|- [--dry-run]");
+int cmd_import(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 1, "import FILE|- [--dry-run]");
+  const std::string& source = flags.positional()[0];
   std::string text;
-  if (o.positional[0] == "-") {
+  if (source == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), {});
   } else {
-    std::ifstream f(o.positional[0], std::ios::binary);
-    if (!f) throw UsageError("cannot read '" + o.positional[0] + "'");
+    std::ifstream f(source, std::ios::binary);
+    if (!f) throw UsageError("cannot read '" + source + "'");
     text.assign(std::istreambuf_iterator<char>(f), {});
   }
-  json doc = json::parse(text, nullptr, false);
+  const json doc = json::parse(text, nullptr, false);
   auto bad = [&](const std::string& why) {
-    return UsageError("'" + o.positional[0] + "' is not a hotkeyctl export: " + why);
+    return UsageError("'" + source + "' is not a hotkeyctl export: " + why);
   };
   if (doc.is_discarded() || !doc.is_object()) throw bad("not a JSON object");
-  if (str(doc, "format") != kExportFormat)
-    throw bad(std::string("format must be \"") + kExportFormat + "\"");
-  const json& topics = array_field(doc, "topics");
+  if (str(doc, "format") != kExportFormat) {
+    throw bad(std::string("\"format\" must be \"") + kExportFormat + "\"");
+  }
   // Check the whole document before sending anything: no half-applied imports from typos.
   struct Op {
     std::string topic, what, path, label;
     json body;
   };
   std::vector<Op> ops;
+  const json& topics = array_field(doc, "topics");
   for (size_t i = 0; i < topics.size(); ++i) {
     const json& tp = topics[i];
     const std::string where = "topics[" + std::to_string(i) + "]";
-    std::string topic = str(tp, "topic");
-    if (topic.empty()) throw bad(where + ".topic is missing");
+    const std::string topic = str(tp, "topic");
+    if (!hotkey::valid_topic_name(topic)) throw bad(where + ".topic is not a valid topic name");
     for (const char* kind : {"denies", "pins"}) {
+      const bool pin = std::string_view(kind) == "pins";
       const json& items = array_field(tp, kind);
       for (size_t j = 0; j < items.size(); ++j) {
         const json& it = items[j];
         const std::string at = where + "." + kind + "[" + std::to_string(j) + "]";
-        if (!it.is_object() || (!it.contains("key") && !it.contains("key_b64")))
-          throw bad(at + " has no key");
-        std::string key = json_key(it);
-        if (key.empty()) throw bad(at + " has an empty or invalid key");
+        if (!it.is_object()) throw bad(at + " is not an object");
+        const std::string key = json_key(it);
+        if (key.empty()) throw bad(at + " has no key, or an empty or invalid one");
         EncodedKey ek = encode_key(key);
-        json body{{std::string(ek.field), ek.value}, {"reason", str(it, "reason", "imported")}};
-        if (body["reason"].get<std::string>().empty()) body["reason"] = "imported";
-        const bool pin = std::string(kind) == "pins";
-        if (pin) {
-          if (it.contains("salts")) {
-            if (!it["salts"].is_number_unsigned()) throw bad(at + ".salts must be a whole number");
-            body["salts"] = it["salts"];
+        std::string reason = str(it, "reason");
+        if (reason.empty()) reason = "imported";
+        json body{{std::string(ek.field), ek.value}, {"reason", reason}};
+        if (pin && it.contains("salts")) {
+          if (!it["salts"].is_number_unsigned()) throw bad(at + ".salts must be a whole number");
+          body["salts"] = it["salts"];
+        }
+        if (pin && it.contains("ttl_s")) {
+          if (!it["ttl_s"].is_number_unsigned() || it["ttl_s"].get<uint64_t>() == 0) {
+            throw bad(at + ".ttl_s must be a positive whole number");
           }
-          if (it.contains("ttl_s")) {
-            if (!it["ttl_s"].is_number_integer() || it["ttl_s"].get<int64_t>() <= 0) {
-              throw bad(at + ".ttl_s must be a positive whole number");
-            }
-            body["ttl_s"] = it["ttl_s"];
-          }
+          body["ttl_s"] = it["ttl_s"];
         }
         ops.push_back({topic, pin ? "pin" : "deny", topic_path(topic) + (pin ? "/pins" : "/denies"),
                        printable_key(key), std::move(body)});
       }
     }
   }
+  const bool dry = flags.has("dry-run");
   size_t done = 0;
   for (const Op& op : ops) {
-    if (o.dry_run) {
-      out << "would " << op.what << ' ' << op.label << " on " << op.topic << '\n';
+    if (dry) {
+      if (!flags.has("json"))
+        out << "would " << op.what << ' ' << op.label << " on " << op.topic << '\n';
       continue;
     }
     try {
@@ -734,75 +694,163 @@ int cmd_import(const Options& o, Remote& remote, std::ostream& out) {
       throw;
     }
     ++done;
-    if (!o.json_out)
+    if (!flags.has("json")) {
       out << (op.what == "pin" ? "pinned " : "denied ") << op.label << " on " << op.topic << '\n';
+    }
   }
-  if (o.json_out) {
-    print_json(out, json{{"applied", done}, {"planned", ops.size()}, {"dry_run", o.dry_run}});
+  if (flags.has("json")) {
+    print_json(out, json{{"applied", done}, {"planned", ops.size()}, {"dry_run", dry}});
+  } else if (dry) {
+    out << "dry run: " << ops.size() << " changes would be applied\n";
   } else {
-    out << (o.dry_run ? "dry run: " : "") << (o.dry_run ? ops.size() : done) << " changes"
-        << (o.dry_run ? " would be applied" : " applied") << '\n';
+    out << done << " changes applied\n";
   }
   return kExitOk;
 }
 
+int run_list(std::span<const std::string> args, Io io) {
+  return remote_main("list", args, io, {}, cmd_list);
+}
+int run_top(std::span<const std::string> args, Io io) {
+  return remote_main("top", args, io, {{"limit", true}}, cmd_top);
+}
+int run_show(std::span<const std::string> args, Io io) {
+  return remote_main("show", args, io, {{"b64", false}}, cmd_show);
+}
+int run_pin(std::span<const std::string> args, Io io) {
+  return remote_main("pin", args, io,
+                     {{"salts", true}, {"ttl", true}, {"reason", true}, {"b64", false}}, cmd_pin);
+}
+int run_unpin(std::span<const std::string> args, Io io) {
+  return remote_main(
+      "unpin", args, io, {{"b64", false}},
+      [](const Flags& f, Remote& r, std::ostream& o) { return cmd_unpin_allow(f, r, o, true); });
+}
+int run_deny(std::span<const std::string> args, Io io) {
+  return remote_main("deny", args, io, {{"reason", true}, {"b64", false}}, cmd_deny);
+}
+int run_allow(std::span<const std::string> args, Io io) {
+  return remote_main(
+      "allow", args, io, {{"b64", false}},
+      [](const Flags& f, Remote& r, std::ostream& o) { return cmd_unpin_allow(f, r, o, false); });
+}
+int run_audit(std::span<const std::string> args, Io io) {
+  return remote_main("audit", args, io, {{"limit", true}, {"topic", true}}, cmd_audit);
+}
+int run_export(std::span<const std::string> args, Io io) {
+  return remote_main("export", args, io, {{"topic", true}, {"out", true}}, cmd_export);
+}
+int run_import(std::span<const std::string> args, Io io) {
+  return remote_main("import", args, io, {{"dry-run", false}}, cmd_import);
+}
+
+#define HOTKEY_REMOTE_FLAGS                                                                  \
+  "\n"                                                                                       \
+  "  --url URL      coordinator address (env HOTKEY_URL, default http://127.0.0.1:8470)\n"   \
+  "  --token TOKEN  operator token (env HOTKEY_TOKEN); needed to change or read the audit\n" \
+  "  --json         print the coordinator's JSON instead of a table\n"                       \
+  "  --timeout S    seconds to wait for the coordinator (default 10)\n"                      \
+  "\n"                                                                                       \
+  "Exit codes: 0 ok, 1 the coordinator refused, 2 usage, 3 coordinator unreachable,\n"       \
+  "4 operator token missing or refused, 5 unknown topic or no such pin/deny.\n"
+
 }  // namespace
 
-const std::vector<std::string_view>& remote_command_names() {
-  static const std::vector<std::string_view> names = {"list", "top",   "show",  "pin",    "unpin",
-                                                      "deny", "allow", "audit", "export", "import"};
-  return names;
-}
+const Command kListCommand = {
+    "list", "topics on a coordinator: rate, skew, hot keys, pins, version",
+    "usage: hotkeyctl list [--json] [--url URL]\n"
+    "\n"
+    "One line per topic: partitions, fleet-wide rate, measured skew (max/avg partition load,\n"
+    "'!' past 2.0), predicted skew under the published list, idle partitions, producers, hot\n"
+    "keys, pins, denies and the list version.\n" HOTKEY_REMOTE_FLAGS,
+    &run_list};
 
-std::string remote_usage() {
-  return "remote commands (against a running coordinator):\n"
-         "  hotkeyctl list                                   topics: rate, skew, hot keys, "
-         "version\n"
-         "  hotkeyctl top TOPIC [-n N]                       fleet-wide top keys of a topic\n"
-         "  hotkeyctl show TOPIC KEY                         one key: state, traffic, salts, "
-         "pin/deny\n"
-         "  hotkeyctl pin TOPIC KEY [--salts N] [--ttl DUR] --reason TEXT\n"
-         "  hotkeyctl unpin TOPIC KEY\n"
-         "  hotkeyctl deny TOPIC KEY --reason TEXT           never salt (ordering-critical key)\n"
-         "  hotkeyctl allow TOPIC KEY\n"
-         "  hotkeyctl audit [--limit N] [--topic T]          who changed what, newest first\n"
-         "  hotkeyctl export [--topic T] [--out FILE]        pins and denies as JSON\n"
-         "  hotkeyctl import FILE|- [--dry-run]              apply an export\n"
-         "  options: --url URL (env HOTKEY_URL, default " +
-         std::string(kDefaultUrl) +
-         "), --token TOKEN (env HOTKEY_TOKEN),\n"
-         "           --json, --b64 (KEY is base64), --timeout SECONDS (default 10)\n"
-         "  exit codes: 0 ok, 1 refused, 2 usage, 3 unreachable, 4 auth, 5 unknown topic/key\n";
-}
+const Command kTopCommand = {
+    "top", "fleet-wide top keys of a topic, with hot/pinned/denied state",
+    "usage: hotkeyctl top TOPIC [--limit N] [--json] [--url URL]\n"
+    "\n"
+    "The coordinator's merged Space-Saving top-N (default 20, at most 1000): rate, share,\n"
+    "count and its error bound, the partition the key hashes to and its state.\n"
+    "\n"
+    "  --limit N      keys to show (1..1000, default 20)\n" HOTKEY_REMOTE_FLAGS,
+    &run_top};
 
-int run_remote_command(std::string_view command, const std::vector<std::string>& args,
-                       std::ostream& out, std::ostream& err) {
-  try {
-    Options o = parse_options(args);
-    if (o.help) {
-      out << remote_usage();
-      return kExitOk;
-    }
-    Remote remote(o);
-    if (command == "list") return cmd_list(o, remote, out);
-    if (command == "top") return cmd_top(o, remote, out);
-    if (command == "show") return cmd_show(o, remote, out);
-    if (command == "pin") return cmd_pin(o, remote, out);
-    if (command == "unpin") return cmd_unpin_allow(o, remote, out, true);
-    if (command == "deny") return cmd_deny(o, remote, out);
-    if (command == "allow") return cmd_unpin_allow(o, remote, out, false);
-    if (command == "audit") return cmd_audit(o, remote, out);
-    if (command == "export") return cmd_export(o, remote, out);
-    if (command == "import") return cmd_import(o, remote, out);
-    throw UsageError("unknown remote command '" + std::string(command) + "'");
-  } catch (const UsageError& e) {
-    err << "hotkeyctl " << command << ": " << e.what() << "\n(hotkeyctl " << command
-        << " --help for usage)\n";
-    return kExitUsage;
-  } catch (const CallFailure& f) {
-    err << "hotkeyctl " << command << ": " << f.message << '\n';
-    return f.code;
-  }
-}
+const Command kShowCommand = {
+    "show", "one key of a topic: state, traffic, salt table, pin/deny",
+    "usage: hotkeyctl show TOPIC KEY [--b64] [--json] [--url URL]\n"
+    "\n"
+    "Everything the coordinator knows about KEY: salted or not and why, its traffic, the\n"
+    "salt table (salt -> partition, weight) and the operator pin or deny with its reason.\n"
+    "\n"
+    "  --b64          KEY is the base64 of the key bytes (binary keys)\n" HOTKEY_REMOTE_FLAGS,
+    &run_show};
 
-}  // namespace hotkey::ctl
+const Command kPinCommand = {
+    "pin", "force salting of a key (operator)",
+    "usage: hotkeyctl pin TOPIC KEY [--salts N] [--ttl DUR] --reason TEXT [--b64]\n"
+    "\n"
+    "Salts KEY whether or not it is detected hot; the reason goes into the audit log.\n"
+    "\n"
+    "  --salts N      number of salts (default: from the key's share)\n"
+    "  --ttl DUR      expire the pin after DUR: 90s, 30m, 2h, 1d, 1w (default: never)\n"
+    "  --reason TEXT  why (required)\n"
+    "  --b64          KEY is the base64 of the key bytes\n" HOTKEY_REMOTE_FLAGS,
+    &run_pin};
+
+const Command kUnpinCommand = {
+    "unpin", "remove an operator pin",
+    "usage: hotkeyctl unpin TOPIC KEY [--b64]\n"
+    "\n"
+    "Removes the pin; the key stays salted only while detection still finds it hot.\n"
+    "\n"
+    "  --b64          KEY is the base64 of the key bytes\n" HOTKEY_REMOTE_FLAGS,
+    &run_unpin};
+
+const Command kDenyCommand = {
+    "deny", "never salt a key (ordering-critical keys; operator)",
+    "usage: hotkeyctl deny TOPIC KEY --reason TEXT [--b64]\n"
+    "\n"
+    "The key is never salted, however hot: for keys whose records must stay in order.\n"
+    "\n"
+    "  --reason TEXT  why (required)\n"
+    "  --b64          KEY is the base64 of the key bytes\n" HOTKEY_REMOTE_FLAGS,
+    &run_deny};
+
+const Command kAllowCommand = {
+    "allow", "lift a deny (operator)",
+    "usage: hotkeyctl allow TOPIC KEY [--b64]\n"
+    "\n"
+    "  --b64          KEY is the base64 of the key bytes\n" HOTKEY_REMOTE_FLAGS,
+    &run_allow};
+
+const Command kAuditCommand = {"audit",
+                               "who pinned, unpinned, denied or allowed what, newest first",
+                               "usage: hotkeyctl audit [--limit N] [--topic T] [--json]\n"
+                               "\n"
+                               "  --limit N      entries to fetch (default 50)\n"
+                               "  --topic T      only this topic's entries\n" HOTKEY_REMOTE_FLAGS,
+                               &run_audit};
+
+const Command kExportCommand = {
+    "export", "pins and denies as JSON (to move them between environments)",
+    "usage: hotkeyctl export [--topic T] [--out FILE]\n"
+    "\n"
+    "Writes {\"format\": \"hotkey-operator-state/1\", \"topics\": [{topic, pins: [{key|key_b64,\n"
+    "reason, salts?, ttl_s?}], denies: [{key|key_b64, reason}]}]}. A pin's ttl_s is the time\n"
+    "it has left. 'hotkeyctl import' applies such a file.\n"
+    "\n"
+    "  --topic T      only this topic (default: every topic)\n"
+    "  --out FILE     write to FILE instead of standard output\n" HOTKEY_REMOTE_FLAGS,
+    &run_export};
+
+const Command kImportCommand = {
+    "import", "apply an export's pins and denies (operator)",
+    "usage: hotkeyctl import FILE|- [--dry-run]\n"
+    "\n"
+    "Checks the whole file first, then applies denies before pins, topic by topic; stops at\n"
+    "the first refusal and says how many changes were applied.\n"
+    "\n"
+    "  --dry-run      print what would change, change nothing\n" HOTKEY_REMOTE_FLAGS,
+    &run_import};
+
+}  // namespace hotkeyctl
