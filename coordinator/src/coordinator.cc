@@ -182,7 +182,8 @@ CallResult Coordinator::ingest(Report r) {
     if (r.partitions > t->partitions) t->partitions = r.partitions;
     if (t->first_report_ms < 0) t->first_report_ms = now;
     const size_t entries = r.items.size();
-    t->window.add(r, std::move(sketch), now, t->partitions);
+    t->window.add(r, std::move(sketch), now, t->partitions,
+                  t->published ? t->published->list.version : 0);
     t->m.reports->Increment();
     t->m.entries->Increment(static_cast<double>(entries));
   }
@@ -214,6 +215,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     in.items = snap.sketch.items();
     in.total = snap.total;
     in.partition_load = std::move(snap.partition_load);
+    in.load_scale = snap.total > 0 ? snap.load_total / snap.total : 0.0;
     double rate = 0;
     for (const auto& [id, p] : t.producers) rate += p.rate;
     in.rate = rate;
@@ -265,6 +267,8 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     HotKeyList before = t.published ? t.published->list : HotKeyList{};
     t.published = pub;
     board_.publish(pub);
+    // Loads measured under the previous list no longer say where cold traffic goes.
+    t.window.reset_partitions(t.partitions);
     t.m.list_version->Set(static_cast<double>(version));
     t.m.hot_keys->Set(static_cast<double>(pub->list.keys.size()));
     t.m.list_changes->Increment();

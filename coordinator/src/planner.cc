@@ -145,6 +145,8 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     auto it = by_key.find(key);
     return it == by_key.end() ? 0.0 : static_cast<double>(it->second.item->guaranteed());
   };
+  // A key's traffic in partition-load units.
+  auto load_of = [&](const std::string& key) { return guaranteed_of(key) * in.load_scale; };
   auto home_of = [&](const std::string& key) { return partition_for(in.hash, key, P); };
 
   const size_t cap_detected = s.max_hot_keys > pins.size() ? s.max_hot_keys - pins.size() : 0;
@@ -210,7 +212,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   }
   const bool published_fits = in.published && in.published->partitions == P;
   auto subtract_routed = [&](const std::string& key) {
-    double g = guaranteed_of(key);
+    double g = load_of(key);
     if (g <= 0) return;
     const HotKey* pub = published_fits ? find_key(in.published, key) : nullptr;
     apply_traffic(cold, pub ? pub->salts : std::vector<SaltAssignment>{}, home_of(key), g, -1.0);
@@ -222,8 +224,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   std::vector<HotKeyDemand> demands;
   std::vector<KeySource> sources;
   auto add_demand = [&](const std::string& key, KeySource src) {
-    double g = guaranteed_of(key);
-    demands.push_back(HotKeyDemand{key, g, salt_count_for(share_of(key), P, s)});
+    demands.push_back(HotKeyDemand{key, load_of(key), salt_count_for(share_of(key), P, s)});
     sources.push_back(src);
   };
   for (const auto& [key, pin] : pins) {
@@ -251,7 +252,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
       if (!pick) break;
       const std::string& key = pick->item->key;
       hot[key] = HotState{in.now_ms, -1, pick->share};
-      cold[pick->home] = std::max(0.0, cold[pick->home] - guaranteed_of(key));
+      cold[pick->home] = std::max(0.0, cold[pick->home] - load_of(key));
       add_demand(key, KeySource::kDetected);
       tables = plan_load_aware(cold, demands, space);
       pred = predicted_load(cold, demands, tables);
@@ -272,7 +273,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     } else {
       table = least_loaded_table(key, n, pred, space);
     }
-    apply_traffic(pred, table, -1, guaranteed_of(key), 1.0);
+    apply_traffic(pred, table, -1, load_of(key), 1.0);
     fixed[key] = std::move(table);
   }
   // Demands whose water-filling gave no salt (zero traffic) fall back the same way.
@@ -341,7 +342,8 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     }
     if (it->second->salts != k.salts) tables_same = false;
   }
-  if (tables_same) {
+  // Without load measured under the published list there is nothing to re-balance against.
+  if (tables_same || in.load_scale <= 0) {
     out.material = false;
     return out;
   }
@@ -349,7 +351,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   for (size_t i = 0; i < demands.size(); ++i) old_tables[i].salts = old_keys[demands[i].key]->salts;
   std::vector<double> old_pred = predicted_load(cold, demands, old_tables);
   for (const auto& [key, table] : fixed)
-    apply_traffic(old_pred, table, -1, guaranteed_of(key), 1.0);
+    apply_traffic(old_pred, table, -1, load_of(key), 1.0);
   double old_skew = skew_of(old_pred);
   out.material = old_skew > std::max(s.balance_target, out.predicted_skew + s.churn_tolerance);
   return out;

@@ -34,6 +34,9 @@ struct PlanInput {
   std::vector<SpaceSaving::Item> items;
   double total = 0;
   std::vector<double> partition_load;
+  // Records of partition_load per sketch count (partition loads may cover fewer reports than
+  // the sketch: only those routed with the published list).
+  double load_scale = 1.0;
   double rate = 0;
   const std::map<std::string, Pin>* pins = nullptr;
   const std::map<std::string, Deny>* denies = nullptr;

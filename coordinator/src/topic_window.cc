@@ -36,6 +36,7 @@ TopicWindow::Epoch& TopicWindow::epoch_for(int64_t now_ms) {
     if (e.sketch) e.sketch->clear();
     e.pending.clear();
     e.partition_counts.assign(static_cast<size_t>(partitions_), 0);
+    e.load_total = 0;
     e.total = 0;
     e.reports = 0;
   }
@@ -52,17 +53,18 @@ void TopicWindow::flush(Epoch& e) {
   e.pending.clear();
 }
 
-void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms,
-                      int32_t partitions) {
+void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, int32_t partitions,
+                      uint64_t list_version) {
   if (partitions != partitions_) reset_partitions(partitions);
   Epoch& e = epoch_for(now_ms);
   e.pending.push_back(std::move(scaled));
   if (e.pending.size() >= kPendingBatch) flush(e);
-  if (report.partitions == partitions_ &&
+  if (report.partitions == partitions_ && report.list_version == list_version &&
       report.partition_counts.size() == e.partition_counts.size()) {
     for (size_t i = 0; i < e.partition_counts.size(); ++i) {
       e.partition_counts[i] += report.partition_counts[i];
     }
+    e.load_total += static_cast<double>(report.total);
   }
   e.total += static_cast<double>(report.total);
   ++e.reports;
@@ -70,7 +72,10 @@ void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms,
 
 void TopicWindow::reset_partitions(int32_t partitions) {
   partitions_ = partitions;
-  for (auto& e : epochs_) e.partition_counts.assign(static_cast<size_t>(partitions), 0);
+  for (auto& e : epochs_) {
+    e.partition_counts.assign(static_cast<size_t>(partitions), 0);
+    e.load_total = 0;
+  }
 }
 
 TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
@@ -78,7 +83,7 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
   const int64_t oldest = current - static_cast<int64_t>(epochs_.size()) + 1;
   std::vector<const SpaceSaving*> parts;
   Snapshot snap{SpaceSaving(capacity_), std::vector<double>(static_cast<size_t>(partitions_), 0.0),
-                0, 0};
+                0, 0, 0};
   for (auto& e : epochs_) {
     if (e.index < oldest || e.index > current) continue;
     flush(e);
@@ -86,6 +91,7 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
     for (size_t i = 0; i < e.partition_counts.size() && i < snap.partition_load.size(); ++i) {
       snap.partition_load[i] += static_cast<double>(e.partition_counts[i]);
     }
+    snap.load_total += e.load_total;
     snap.total += e.total;
     snap.reports += e.reports;
   }

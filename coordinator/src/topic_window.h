@@ -18,15 +18,19 @@ class TopicWindow {
   TopicWindow(uint32_t epoch_ms, uint32_t window_epochs, uint32_t capacity);
 
   // Adds one report (its sketch already scaled by 1/sample_rate). Partition counts are
-  // only taken when the report's partition count equals `partitions`.
-  void add(const Report& report, SpaceSaving scaled_sketch, int64_t now_ms, int32_t partitions);
+  // only taken when the report's partition count equals `partitions` and it was routed with
+  // the published list `list_version`: load measured under an older list would mislead the
+  // planner about where cold traffic goes.
+  void add(const Report& report, SpaceSaving scaled_sketch, int64_t now_ms, int32_t partitions,
+           uint64_t list_version);
 
-  // Drops per-partition counts (the topic's partition count changed).
+  // Drops per-partition counts (partition count changed, or a new list was published).
   void reset_partitions(int32_t partitions);
 
   struct Snapshot {
     SpaceSaving sketch;
     std::vector<double> partition_load;  // records per partition over the window
+    double load_total = 0;               // records behind partition_load
     double total = 0;                    // records over the window
     uint64_t reports = 0;
   };
@@ -41,6 +45,7 @@ class TopicWindow {
     std::optional<SpaceSaving> sketch;
     std::vector<SpaceSaving> pending;  // merged in batches: n-way merges are cheaper
     std::vector<uint64_t> partition_counts;
+    double load_total = 0;
     double total = 0;
     uint64_t reports = 0;
   };
