@@ -209,6 +209,14 @@ int32_t Router::live_partitions(TopicId id) const noexcept {
   return s ? s->live_partitions.load(std::memory_order_relaxed) : 0;
 }
 
+void Router::observe_partitions(TopicId id, int32_t partition_cnt) const noexcept {
+  TopicState* s = impl_->state(id);
+  if (s != nullptr && partition_cnt > 0 &&
+      s->live_partitions.load(std::memory_order_relaxed) != partition_cnt) {
+    s->live_partitions.store(partition_cnt, std::memory_order_relaxed);
+  }
+}
+
 RouteDecision Router::route(TopicId id, const void* key, size_t keylen, std::string_view value,
                             int32_t partition_cnt) const noexcept {
   RouteDecision d;

@@ -80,8 +80,11 @@ class Router {
   uint64_t version(TopicId id) const noexcept;
   // The newest list published for the topic, or null.
   std::shared_ptr<const HotKeyList> list(TopicId id) const;
-  // The partition count route() last saw for the topic (0: none yet).
+  // The partition count route() (or observe_partitions) last saw for the topic (0: none yet).
   int32_t live_partitions(TopicId id) const noexcept;
+  // Records the live partition count seen outside route() (e.g. by a partitioner callback
+  // that hashes an already salted key).
+  void observe_partitions(TopicId id, int32_t partition_cnt) const noexcept;
 
   // Routes one record. key == nullptr is a null key. partition_cnt is the live count from
   // metadata. `value` feeds the value_hash policy. When partition_cnt differs from the count

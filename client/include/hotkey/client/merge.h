@@ -1,0 +1,82 @@
+// Consumer side of the merge contract (docs/CLIENT.md, "Merge contract", version 1): recover a
+// salted record's logical key, and merge the salted sub-streams of a key back together.
+//
+// Contract v1: a salted record carries header `hotkey.salt` (ASCII decimal uint32) and header
+// `hotkey.version` (ASCII decimal uint64, the list version it was routed with). In rekey mode
+// its key is <logical key><separator><decimal salt>; in route mode its key is the logical key.
+// Unsalted records carry neither header and keep their key.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hotkey/partitioner.h"
+
+namespace hotkey::client {
+
+// Both point at NUL-terminated literals (usable as C strings).
+inline constexpr std::string_view kSaltHeader = "hotkey.salt";
+inline constexpr std::string_view kVersionHeader = "hotkey.version";
+inline constexpr uint32_t kMergeContractVersion = 1;
+
+enum class KeyRecovery : uint8_t {
+  kHeadersThenSuffix = 0,  // headers; without them, a trailing <sep><digits> is a salt
+  kHeadersOnly = 1,        // only headers: for topics whose cold keys may end in <sep><digits>
+};
+
+struct RecoveredKey {
+  std::string_view logical_key;  // points into the record's key
+  bool salted = false;
+  uint32_t salt = 0;
+  uint64_t version = 0;       // from hotkey.version; 0 when absent
+  bool from_headers = false;  // the salt came from the hotkey.salt header
+};
+
+// Pure function. `salt_header` / `version_header` are the header values when present. A header
+// that is not a plain decimal number is ignored (as if absent).
+RecoveredKey recover_logical_key(std::string_view key, std::optional<std::string_view> salt_header,
+                                 std::optional<std::string_view> version_header,
+                                 std::string_view separator = kDefaultSeparator,
+                                 KeyRecovery mode = KeyRecovery::kHeadersThenSuffix) noexcept;
+
+// Buffers consumed records and hands them back grouped per logical key. Within one sub-stream
+// (logical key, salt) the order is the partition's order, which salting keeps; across
+// sub-streams records are ordered by producer timestamp, then partition, then offset: the
+// best a consumer can do, since salting trades a hot key's total order for throughput.
+// Not thread-safe: one per consuming thread.
+class SubstreamMerger {
+ public:
+  struct Record {
+    std::string logical_key;
+    bool salted = false;
+    uint32_t salt = 0;
+    int32_t partition = 0;
+    int64_t offset = 0;
+    int64_t timestamp_ms = 0;
+    std::string value;
+  };
+
+  // max_buffered >= 1, std::invalid_argument otherwise.
+  explicit SubstreamMerger(size_t max_buffered = 100000);
+
+  // Buffers a record; false (record not taken) when max_buffered records are waiting.
+  bool add(Record record);
+  // Removes and returns every buffered record with timestamp_ms <= watermark_ms, grouped per
+  // logical key, each group in merge order.
+  std::map<std::string, std::vector<Record>> drain(int64_t watermark_ms);
+  size_t buffered() const noexcept { return buffered_; }
+  // Distinct salts seen so far for a logical key (unsalted records count as one sub-stream).
+  size_t substreams(std::string_view logical_key) const;
+
+ private:
+  size_t max_buffered_;
+  size_t buffered_ = 0;
+  std::map<std::string, std::vector<Record>, std::less<>> pending_;
+  std::map<std::string, std::vector<int64_t>, std::less<>> seen_salts_;
+};
+
+}  // namespace hotkey::client
