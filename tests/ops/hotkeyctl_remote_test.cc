@@ -1,0 +1,505 @@
+// hotkeyctl's remote commands as operators run them: the built hotkeyctl binary against the
+// built hotkey-coordinator, a real process on a loopback port with a temp RocksDB directory,
+// fed with real producer reports over HTTP.
+#include <fcntl.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hotkey/key_codec.h"
+#include "hotkey/partitioner.h"
+#include "hotkey/report.h"
+
+extern char** environ;
+
+namespace hotkey {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kToken = "ops-test-operator-token";
+constexpr const char* kTopic = "orders";
+constexpr int32_t kPartitions = 12;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// Polls `ready` until it holds or `timeout` passes; no fixed sleeps in the tests.
+bool eventually(const std::function<bool()>& ready,
+                std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return ready();
+}
+
+fs::path make_temp_dir(const std::string& prefix) {
+  std::string tmpl = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  return tmpl;
+}
+
+// A hotkey-coordinator process on 127.0.0.1:<ephemeral> with its own data directory. The
+// port comes from its "listening" log line, so there is no pick-then-bind race.
+class CoordinatorProcess {
+ public:
+  CoordinatorProcess() : dir_(make_temp_dir("hotkey-ops")) {}
+  ~CoordinatorProcess() {
+    stop();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  CoordinatorProcess(const CoordinatorProcess&) = delete;
+  CoordinatorProcess& operator=(const CoordinatorProcess&) = delete;
+
+  void start() {
+    const std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+    const fs::path config = dir_ / "config.json";
+    // Detection right away and a fast planning cadence keep the tests short.
+    std::ofstream(config) << R"({"warmup_ms": 0, "plan_interval_ms": 100})";
+    const fs::path log = dir_ / "coordinator.log";
+    const std::string data = (dir_ / "data").string();
+    const std::string token = std::string("ops=") + kToken;
+    std::vector<std::string> args = {bin,  "--listen", "127.0.0.1:0",   "--data",
+                                     data, "--config", config.string(), "--operator-token",
+                                     token};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int rc = posix_spawn(&pid_, bin.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ASSERT_EQ(rc, 0) << "cannot start " << bin << ": " << std::strerror(rc);
+    ASSERT_TRUE(eventually([&] {
+      std::istringstream lines(slurp(log));
+      for (std::string line; std::getline(lines, line);) {
+        json j = json::parse(line, nullptr, false);
+        if (j.is_object() && j.value("event", "") == "listening") {
+          port_ = j.value("port", 0);
+          return true;
+        }
+      }
+      return false;
+    })) << "coordinator did not start:\n"
+        << slurp(log);
+    url_ = "http://127.0.0.1:" + std::to_string(port_);
+    client_ = std::make_unique<httplib::Client>(url_);
+    ASSERT_TRUE(eventually([&] {
+      auto r = client_->Get("/healthz");
+      return r && r->status == 200;
+    }));
+  }
+
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+  const std::string& url() const { return url_; }
+  httplib::Client& http() { return *client_; }
+
+  json get(const std::string& path) {
+    auto r = client_->Get(path);
+    if (!r || r->status != 200) return json();
+    return json::parse(r->body, nullptr, false);
+  }
+
+  // One producer's report: `counts` maps key bytes to records in the window; the records go
+  // to the partitions murmur2 gives them, as an unsalting producer would send them.
+  void report(const std::string& producer, uint64_t seq,
+              const std::map<std::string, uint64_t>& counts, const std::string& topic = kTopic) {
+    Report r;
+    r.producer = producer;
+    r.topic = topic;
+    r.partitions = kPartitions;
+    r.hash = HashFamily::kMurmur2;
+    r.window_ms = 1000;
+    r.sample_rate = 1.0;
+    r.seq = seq;
+    r.partition_counts.assign(kPartitions, 0);
+    r.sketch_capacity = 64;
+    for (const auto& [key, n] : counts) {
+      r.partition_counts[static_cast<size_t>(
+          partition_for(HashFamily::kMurmur2, key, kPartitions))] += n;
+      r.total += n;
+      r.items.push_back({key, n, 0});
+    }
+    // Cold traffic spread evenly, too small to be in the sketch.
+    for (auto& c : r.partition_counts) c += 100;
+    r.total += 100 * kPartitions;
+    r.sketch_total = r.total;
+    auto res = client_->Post("/v1/reports", report_to_json(r), "application/json");
+    ASSERT_TRUE(res) << "POST /v1/reports failed";
+    ASSERT_EQ(res->status, 200) << res->body;
+  }
+
+ private:
+  fs::path dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string url_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+const std::string kBinaryKey("\x00\xff\x01hot", 6);
+
+class HotkeyctlRemote : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = make_temp_dir("hotkeyctl-remote");
+    coord_.start();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // Reports a skewed topic until the coordinator lists `seller-42` as hot.
+  void feed_until_hot() {
+    const std::map<std::string, uint64_t> counts = {
+        {"seller-42", 5000}, {"book-B1001", 40}, {"user-1", 30}, {"user-2", 25}, {kBinaryKey, 20}};
+    uint64_t seq = 0;
+    ASSERT_TRUE(eventually([&] {
+      ++seq;
+      coord_.report("producer-a", seq, counts);
+      coord_.report("producer-b", seq, counts);
+      json list = coord_.get(std::string("/v1/hotkeys?topic=") + kTopic);
+      if (!list.is_object()) return false;
+      for (const auto& k : list["keys"]) {
+        if (k.value("key", "") == "seller-42") return true;
+      }
+      return false;
+    })) << "seller-42 never became hot";
+  }
+
+  // Runs hotkeyctl with `args` and an environment without HOTKEY_URL / HOTKEY_TOKEN unless
+  // `env` sets them.
+  Result ctl(const std::vector<std::string>& args,
+             const std::map<std::string, std::string>& env = {},
+             const std::string& stdin_text = "") {
+    const std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkeyctl";
+    const fs::path in = dir_ / "stdin.txt";
+    std::ofstream(in, std::ios::binary) << stdin_text;
+    const fs::path out = dir_ / "stdout.txt";
+    const fs::path err = dir_ / "stderr.txt";
+    std::vector<std::string> envs;
+    for (char** e = environ; *e; ++e) {
+      std::string v(*e);
+      if (v.rfind("HOTKEY_URL=", 0) != 0 && v.rfind("HOTKEY_TOKEN=", 0) != 0) envs.push_back(v);
+    }
+    for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
+    std::vector<char*> envp;
+    for (auto& e : envs) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> all = {bin};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    int rc = posix_spawn(&pid, bin.c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    Result r;
+    if (rc != 0) {
+      ADD_FAILURE() << "cannot start " << bin << ": " << std::strerror(rc);
+      return r;
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  // hotkeyctl against this test's coordinator, with the operator token.
+  Result op(std::vector<std::string> args, const std::string& stdin_text = "") {
+    return ctl(args, {{"HOTKEY_URL", coord_.url()}, {"HOTKEY_TOKEN", kToken}}, stdin_text);
+  }
+
+  const json* listed(const json& list, const std::string& key) {
+    for (const auto& k : list["keys"]) {
+      if (k.value("key", "") == key) return &k;
+    }
+    return nullptr;
+  }
+
+  CoordinatorProcess coord_;
+  fs::path dir_;
+};
+
+TEST_F(HotkeyctlRemote, ListTopAndShowAHotKey) {
+  feed_until_hot();
+  Result r = op({"list"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "TOPIC")) << r.out;
+  EXPECT_TRUE(contains(r.out, kTopic)) << r.out;
+
+  r = op({"list", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json doc = json::parse(r.out);
+  ASSERT_EQ(doc["topics"].size(), 1u);
+  EXPECT_EQ(doc["topics"][0]["topic"], kTopic);
+  EXPECT_EQ(doc["topics"][0]["partitions"], kPartitions);
+
+  r = op({"top", kTopic, "--limit", "3"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string header, first;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  EXPECT_TRUE(contains(header, "KEY")) << r.out;
+  EXPECT_TRUE(contains(first, "seller-42")) << r.out;
+  EXPECT_TRUE(contains(first, "hot")) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 4) << r.out;  // header + 3
+
+  // Binary keys are printed escaped, never raw.
+  r = op({"top", kTopic, "--limit", "10"});
+  EXPECT_TRUE(contains(r.out, "\\x00\\xff\\x01hot")) << r.out;
+  EXPECT_FALSE(contains(r.out, kBinaryKey));
+
+  r = op({"show", kTopic, "seller-42"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "salted (detected hot)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "PARTITION")) << r.out;
+
+  r = op({"show", kTopic, "seller-42", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  doc = json::parse(r.out);
+  ASSERT_TRUE(doc["listed"].is_object()) << r.out;
+  EXPECT_GE(doc["listed"]["salts"].size(), 2u);
+  EXPECT_EQ(doc["listed"]["source"], "detected");
+  EXPECT_EQ(doc["top"]["hot"], true);
+
+  r = op({"show", kTopic, "user-1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "not salted")) << r.out;
+}
+
+TEST_F(HotkeyctlRemote, PinUnpinDenyAllowAndTheAuditLog) {
+  feed_until_hot();
+  const std::string hotkeys = std::string("/v1/hotkeys?topic=") + kTopic;
+
+  // No token, then a wrong one: refused with the auth exit code, nothing changes.
+  Result r =
+      ctl({"pin", kTopic, "book-B1001", "--reason", "launch"}, {{"HOTKEY_URL", coord_.url()}});
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_TRUE(contains(r.err, "HOTKEY_TOKEN")) << r.err;
+  r = ctl({"pin", kTopic, "book-B1001", "--reason", "launch", "--url", coord_.url(), "--token",
+           "not-the-token"});
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_TRUE(contains(r.err, "401")) << r.err;
+  EXPECT_EQ(listed(coord_.get(hotkeys), "book-B1001"), nullptr);
+
+  r = op({"pin", kTopic, "book-B1001", "--salts", "3", "--ttl", "1h", "--reason", "launch day"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "pinned book-B1001 on orders (list version ")) << r.out;
+  json list = coord_.get(hotkeys);
+  const json* pinned = listed(list, "book-B1001");
+  ASSERT_NE(pinned, nullptr) << list.dump();
+  EXPECT_EQ((*pinned)["source"], "pinned");
+  EXPECT_EQ((*pinned)["salts"].size(), 3u);
+
+  r = op({"show", kTopic, "book-B1001"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "salted (pinned)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "pin        by ops: launch day; 3 salts; expires ")) << r.out;
+
+  r = op({"unpin", kTopic, "book-B1001"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(listed(coord_.get(hotkeys), "book-B1001"), nullptr);
+  r = op({"unpin", kTopic, "book-B1001"});
+  EXPECT_EQ(r.code, 5) << r.err;
+  EXPECT_TRUE(contains(r.err, "404")) << r.err;
+
+  // Denying the hot key takes it off the list; allowing lets detection have it back.
+  r = op({"deny", kTopic, "seller-42", "--reason", "balance updates must stay ordered"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  list = coord_.get(hotkeys);
+  EXPECT_EQ(listed(list, "seller-42"), nullptr);
+  bool denied = false;
+  for (const auto& d : list["denied"]) denied |= d.value("key", "") == "seller-42";
+  EXPECT_TRUE(denied) << list.dump();
+  r = op({"show", kTopic, "seller-42"});
+  EXPECT_TRUE(contains(r.out, "denied: never salted")) << r.out;
+  r = op({"allow", kTopic, "seller-42"});
+  ASSERT_EQ(r.code, 0) << r.err;
+
+  r = op({"audit", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json audit = json::parse(r.out);
+  std::vector<std::string> actions;
+  for (const auto& e : audit["entries"]) {
+    actions.push_back(e["action"]);
+    EXPECT_EQ(e["who"], "ops");
+    EXPECT_EQ(e["topic"], kTopic);
+  }
+  EXPECT_EQ(actions, (std::vector<std::string>{"allow", "deny", "unpin", "pin"}));
+
+  r = op({"audit"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "launch day")) << r.out;
+  r = op({"audit", "--topic", "payments", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(json::parse(r.out)["entries"].empty());
+  // The audit log is an operator read.
+  r = ctl({"audit", "--url", coord_.url()});
+  EXPECT_EQ(r.code, 4) << r.err;
+}
+
+TEST_F(HotkeyctlRemote, ExportThenImportIntoAnotherCoordinator) {
+  feed_until_hot();
+  const std::string b64 = base64_encode(kBinaryKey);
+  ASSERT_EQ(
+      op({"pin", kTopic, "book-B1001", "--salts", "2", "--ttl", "2h", "--reason", "sale"}).code, 0);
+  ASSERT_EQ(op({"deny", kTopic, b64, "--b64", "--reason", "ordered"}).code, 0);
+  const fs::path file = dir_ / "state.json";
+  Result r = op({"export", "--out", file.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "exported 1 pins and 1 denies")) << r.out;
+  json doc = json::parse(slurp(file));
+  EXPECT_EQ(doc["format"], "hotkey-operator-state/1");
+  ASSERT_EQ(doc["topics"].size(), 1u);
+  const json& tp = doc["topics"][0];
+  EXPECT_EQ(tp["pins"][0]["key"], "book-B1001");
+  EXPECT_EQ(tp["pins"][0]["salts"], 2);
+  EXPECT_GT(tp["pins"][0]["ttl_s"].get<int64_t>(), 7000);
+  EXPECT_LE(tp["pins"][0]["ttl_s"].get<int64_t>(), 7200);
+  EXPECT_EQ(tp["denies"][0]["key_b64"], b64);
+
+  CoordinatorProcess other;
+  other.start();
+  const std::map<std::string, std::string> env = {{"HOTKEY_URL", other.url()},
+                                                  {"HOTKEY_TOKEN", kToken}};
+  r = ctl({"import", file.string(), "--dry-run"}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "would pin book-B1001 on orders")) << r.out;
+  EXPECT_TRUE(other.get("/v1/topics/orders").is_null()) << "dry run changed nothing";
+
+  r = ctl({"import", "-"}, env, slurp(file));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "2 changes applied")) << r.out;
+  json summary = other.get("/v1/topics/orders");
+  ASSERT_TRUE(summary.is_object());
+  ASSERT_EQ(summary["pinned"].size(), 1u);
+  EXPECT_EQ(summary["pinned"][0]["key"], "book-B1001");
+  EXPECT_EQ(summary["pinned"][0]["salts"], 2);
+  EXPECT_EQ(summary["pinned"][0]["reason"], "sale");
+  EXPECT_GT(summary["pinned"][0]["expires_at_ms"].get<int64_t>(), 0);
+  ASSERT_EQ(summary["denied"].size(), 1u);
+  EXPECT_EQ(summary["denied"][0]["key_b64"], b64);
+
+  // A file that is not an export is refused before anything is sent.
+  std::ofstream(dir_ / "bad.json") << R"({"format": "something-else", "topics": []})";
+  r = ctl({"import", (dir_ / "bad.json").string()}, env);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "not a hotkeyctl export")) << r.err;
+  std::ofstream(dir_ / "bad2.json")
+      << R"({"format": "hotkey-operator-state/1", "topics": [{"topic": "t", "pins": [{"reason": "x"}]}]})";
+  r = ctl({"import", (dir_ / "bad2.json").string()}, env);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "topics[0].pins[0] has no key")) << r.err;
+}
+
+TEST_F(HotkeyctlRemote, ErrorsHaveDistinctExitCodes) {
+  // Unreachable: a loopback port nobody listens on.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string dead = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  ::close(fd);
+  Result r = ctl({"list", "--url", dead});
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_TRUE(contains(r.err, "cannot reach the coordinator at " + dead)) << r.err;
+  r = ctl({"top", kTopic}, {{"HOTKEY_URL", dead}});
+  EXPECT_EQ(r.code, 3) << r.err;
+
+  // Unknown topic.
+  r = op({"top", "no-such-topic"});
+  EXPECT_EQ(r.code, 5) << r.err;
+  EXPECT_TRUE(contains(r.err, "unknown topic 'no-such-topic'")) << r.err;
+  r = op({"show", "no-such-topic", "k"});
+  EXPECT_EQ(r.code, 5) << r.err;
+
+  // Bad usage never reaches the network.
+  const std::vector<std::vector<std::string>> usage = {
+      {"pin", kTopic},                                        // no KEY
+      {"pin", kTopic, "k"},                                   // no --reason
+      {"pin", kTopic, "k", "--reason", "r", "--ttl", "5x"},   // bad duration
+      {"pin", kTopic, "k", "--reason", "r", "--salts", "0"},  // out of range
+      {"deny", kTopic, "k"},                                  // no --reason
+      {"top", kTopic, "--limit", "0"},
+      {"top", kTopic, "--frobnicate"},
+      {"list", "--url", "ftp://127.0.0.1:1"},
+      {"show", kTopic, "%%%", "--b64"},  // not base64
+      {"import", (dir_ / "missing.json").string()},
+  };
+  for (const auto& args : usage) {
+    r = op(args);
+    EXPECT_EQ(r.code, 2) << args[0] << " " << (args.size() > 1 ? args[1] : "") << ": " << r.err;
+    EXPECT_FALSE(r.err.empty());
+  }
+  r = op({"pin", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(contains(r.out, "usage: hotkeyctl pin TOPIC KEY")) << r.out;
+
+  // The coordinator's own refusal (a key over max_key_bytes) is exit code 1, with its message.
+  r = op({"pin", kTopic, std::string(5000, 'k'), "--reason", "too long"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "400")) << r.err;
+}
+
+}  // namespace
+}  // namespace hotkey
