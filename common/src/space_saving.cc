@@ -400,14 +400,15 @@ void validate_item(const SpaceSaving::Item& it, size_t i) {
   }
 }
 
-// Adds count to sum, rejecting a running sum above total: a real summary's counts never add up
-// to more than the weight it has seen, and min_count() <= total/k depends on that.
-void add_to_sum(uint64_t& sum, uint64_t count, uint64_t total) {
-  if (count > total - sum) {
-    throw std::invalid_argument("space-saving counts add up to more than the total " +
+// No key can have been seen more often than everything together. (The sum of counts may
+// exceed the total: a merge result of wider capacity than its parts, or a report whose counts
+// were scaled up for sampling and rounded one by one, are both legitimate.)
+void check_count_within_total(const SpaceSaving::Item& it, size_t i, uint64_t total) {
+  if (it.count > total) {
+    throw std::invalid_argument("space-saving item " + std::to_string(i) + ": count " +
+                                std::to_string(it.count) + " exceeds the total " +
                                 std::to_string(total));
   }
-  sum += count;
 }
 
 }  // namespace
@@ -525,10 +526,9 @@ SpaceSaving SpaceSaving::from_items(uint32_t capacity, uint64_t total, std::vect
     throw std::invalid_argument("space-saving has " + std::to_string(items.size()) +
                                 " items, more than its capacity " + std::to_string(capacity));
   }
-  uint64_t sum = 0;
   for (size_t i = 0; i < items.size(); ++i) {
     validate_item(items[i], i);
-    add_to_sum(sum, items[i].count, total);
+    check_count_within_total(items[i], i, total);
   }
   SpaceSaving out(capacity);
   out.impl_->total = total;
@@ -614,7 +614,6 @@ SpaceSaving SpaceSaving::deserialize(std::string_view bytes) {
   }
   std::vector<Item> items;
   items.reserve(n);
-  uint64_t sum = 0;
   for (uint64_t i = 0; i < n; ++i) {
     const uint64_t len = r.get(4, "a key length");
     if (len > kMaxKeyBytes) {
@@ -635,7 +634,7 @@ SpaceSaving SpaceSaving::deserialize(std::string_view bytes) {
                                     "ascending, without duplicates)");
       }
     }
-    add_to_sum(sum, it.count, total);
+    check_count_within_total(it, i, total);
     items.push_back(std::move(it));
   }
   if (r.remaining() != 0) {
