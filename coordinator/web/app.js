@@ -265,7 +265,7 @@
     const body = el('tbody');
     for (const s of salts) {
       body.append(el('tr', null, el('td', { text: String(s.salt) }), el('td', { text: String(s.partition) }),
-        el('td', { text: s.weight === null ? '–' : nf2.format(s.weight) + (totalW !== 1 ? ' (' + fmtPct(s.weight / totalW) + ')' : '') })));
+        el('td', { text: s.weight === null ? '–' : nf0.format(s.weight) + ' (' + fmtPct(s.weight / totalW) + ')' })));
     }
     tbl.append(body);
     box.append(tbl);
@@ -295,7 +295,14 @@
     const fair = parts ? ' vs a fair share of ' + fmtPct(1 / parts) + ' per partition' : '';
     const share = num(pick(inList || item, ['share']));
     if (inList) {
-      return 'detected: ' + (share !== null ? fmtPct(share) + ' of the topic' + fair : 'above the hot threshold');
+      let t = 'detected: ' + (share !== null ? fmtPct(share) + ' of the topic' + fair : 'above the hot threshold');
+      const home = num(pick(item, ['partition']));
+      const loads = partitionLoads();
+      if (home !== null && home >= 0 && home < loads.length) {
+        const avg = loads.reduce((a, b) => a + b, 0) / loads.length;
+        if (avg > 0) t += '; its partition p' + home + ' carries ×' + nf2.format(loads[home] / avg) + ' the average';
+      }
+      return t;
     }
     if (pick(item, ['hot']) === true) return 'hot: ' + (share !== null ? fmtPct(share) + fair : '');
     if (share !== null && parts) return 'cold: ' + fmtPct(share) + fair;

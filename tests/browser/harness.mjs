@@ -3,7 +3,6 @@
 // playwright-core (never a downloaded browser).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,17 +33,6 @@ export async function waitFor(fn, what, timeoutMs = 20000, everyMs = 100) {
     }
     await sleep(everyMs);
   }
-}
-
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 // Kafka's murmur2 partitioner (Java client default), so the simulated producers place their
@@ -87,10 +75,13 @@ export class Coordinator {
     const exe = path.join(binDir, 'hotkey-coordinator');
     if (!fs.existsSync(exe)) throw new Error(`${exe} is missing: build the project first`);
     this.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hotkey-browser-'));
-    const port = await freePort();
-    this.base = `http://127.0.0.1:${port}`;
-    this.proc = spawn(exe, ['--listen', `127.0.0.1:${port}`, '--data', this.dataDir,
-      '--operator-token', `browser=${OPERATOR_TOKEN}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Detection from the first report and a fast planning cadence keep the tests short.
+    const config = path.join(this.dataDir, 'config.json');
+    fs.writeFileSync(config, JSON.stringify({ warmup_ms: 0, plan_interval_ms: 200, keep_alive_timeout_s: 1 }));
+    // Port 0: the coordinator picks a free port and logs it, so there is no pick-then-bind race.
+    this.proc = spawn(exe, ['--listen', '127.0.0.1:0', '--data', path.join(this.dataDir, 'data'),
+      '--config', config, '--operator-token', `browser=${OPERATOR_TOKEN}`],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (d) => {
       this.log += d.toString();
       if (this.log.length > 200000) this.log = this.log.slice(-100000);
@@ -99,6 +90,17 @@ export class Coordinator {
     this.proc.stderr.on('data', keep);
     let exited = null;
     this.proc.on('exit', (code, sig) => { exited = `exit ${code} ${sig || ''}`; });
+    const port = await waitFor(() => {
+      if (exited) throw new Error(`coordinator ${exited}:\n${this.log}`);
+      for (const line of this.log.split('\n')) {
+        try {
+          const j = JSON.parse(line);
+          if (j.event === 'listening') return j.port;
+        } catch { /* not a JSON log line */ }
+      }
+      return 0;
+    }, 'the coordinator\'s "listening" log line', 20000, 50);
+    this.base = `http://127.0.0.1:${port}`;
     await waitFor(async () => {
       if (exited) throw new Error(`coordinator ${exited}:\n${this.log}`);
       const r = await fetch(this.base + '/healthz');
