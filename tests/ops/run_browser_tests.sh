@@ -6,10 +6,11 @@
 #   run_browser_tests.sh SOURCE_DIR BIN_DIR ARTIFACTS_DIR
 set -uo pipefail
 SRC=$1
-export HOTKEY_BIN_DIR=$2
-export HOTKEY_ARTIFACTS_DIR=${HOTKEY_ARTIFACTS_DIR:-$3}
+# Absolute paths: the tests run from tests/browser.
+export HOTKEY_BIN_DIR=$(realpath -m "$2")
+export HOTKEY_ARTIFACTS_DIR=$(realpath -m "${HOTKEY_ARTIFACTS_DIR:-$3}")
 export HOTKEY_CHROMIUM=${HOTKEY_CHROMIUM:-/usr/bin/chromium}
-PROJECT="$SRC/tests/browser"
+PROJECT=$(cd "$SRC/tests/browser" && pwd) || exit 1
 
 skip() {
   echo "SKIPPED browser tests: $*"
