@@ -1,5 +1,155 @@
 #!/usr/bin/env bash
-# Runs the whole system on embedded defaults (see --help). Not yet wired: lands with issue 5.
+# The whole system on embedded defaults: installs what is missing, builds, starts a 3-broker
+# Kafka cluster (librdkafka's mock cluster, real Kafka protocol on loopback), the coordinator,
+# and a fleet of producer processes using the client library on a skewed workload, then shows
+# live what happens on the brokers. Ctrl-C stops every process cleanly.
 set -euo pipefail
-echo "scripts/demo.sh: not yet: the end-to-end demo lands with the demo issue."
-echo "Meanwhile: scripts/test.sh builds everything; build/bin/hotkeyctl works offline."
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+DURATION=75
+PARTITIONS=32
+PRODUCERS=4
+WORKLOAD=flash
+RATE=8000
+BUILD=${HOTKEY_BUILD_DIR:-$ROOT/build}
+SKIP_BUILD=${HOTKEY_SKIP_BUILD:-0}
+PORT=""
+
+usage() {
+  cat <<EOF
+usage: scripts/demo.sh [options]
+
+Runs the hot-key coordinator end to end on this machine and prints, every 2 s: per-partition
+record rates read from the brokers, max/avg partition load before and after salting, the time
+from the surge to salting in every producer, and the coordinator's hot keys with their salt
+tables. The dashboard URL and the Kafka bootstrap address are printed at the start
+(kcat -L -b <bootstrap> works while the demo runs).
+
+options:
+  --duration S      seconds the producers send (default $DURATION)
+  --partitions N    partitions of the demo topic "orders" (default $PARTITIONS)
+  --producers N     producer processes, each running the client library (default $PRODUCERS)
+  --rate N          records/s of the whole fleet (default $RATE)
+  --workload W      flash   Zipf(0.9) over 100k users; at 15 s one key (flash-0) surges to 45%
+                            of traffic, at 45 s the surge moves to flash-1 (default)
+                    hot90   one key carries 90% from 15 s on
+                    zipf    Zipf(1.2) over 100k keys, no surge
+                    moving  a hot set of 4 keys (50%) moving every 10 s, from 15 s on
+  --port N          coordinator port (default: a free one)
+  --build-dir DIR   build tree (default build/; env HOTKEY_BUILD_DIR)
+  --no-build        use the binaries already built (env HOTKEY_SKIP_BUILD=1)
+  -h, --help        this text
+EOF
+}
+
+need_value() { [ $# -ge 2 ] || { echo "demo.sh: $1 needs a value" >&2; exit 2; }; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h|--help) usage; exit 0 ;;
+    --duration) need_value "$@"; DURATION=$2; shift 2 ;;
+    --partitions) need_value "$@"; PARTITIONS=$2; shift 2 ;;
+    --producers) need_value "$@"; PRODUCERS=$2; shift 2 ;;
+    --rate) need_value "$@"; RATE=$2; shift 2 ;;
+    --workload) need_value "$@"; WORKLOAD=$2; shift 2 ;;
+    --port) need_value "$@"; PORT=$2; shift 2 ;;
+    --build-dir) need_value "$@"; BUILD=$2; shift 2 ;;
+    --no-build) SKIP_BUILD=1; shift ;;
+    *) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+int_ok() { [[ $1 =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+int_ok "$DURATION" 5 86400 || { echo "demo.sh: --duration must be 5..86400 s" >&2; exit 2; }
+int_ok "$PARTITIONS" 1 1000 || { echo "demo.sh: --partitions must be 1..1000" >&2; exit 2; }
+int_ok "$PRODUCERS" 1 64 || { echo "demo.sh: --producers must be 1..64" >&2; exit 2; }
+int_ok "$RATE" 1 1000000 || { echo "demo.sh: --rate must be 1..1000000" >&2; exit 2; }
+
+SURGE_AT=15
+case "$WORKLOAD" in
+  flash) WL=(--keys 100000 --zipf 0.9 --hot-share 0.45 --hot-start $SURGE_AT --hot-move 30
+             --hot-prefix flash-) ;;
+  hot90) WL=(--keys 100000 --zipf 0 --hot-share 0.9 --hot-start $SURGE_AT --hot-prefix flash-) ;;
+  zipf) WL=(--keys 100000 --zipf 1.2); SURGE_AT=-1 ;;
+  moving) WL=(--keys 100000 --zipf 0 --hot-share 0.5 --hot-keys 4 --hot-start $SURGE_AT
+              --hot-move 10 --hot-prefix flash-) ;;
+  *) echo "demo.sh: unknown --workload '$WORKLOAD' (flash, hot90, zipf, moving)" >&2; exit 2 ;;
+esac
+
+if [ "$SKIP_BUILD" != "1" ]; then
+  echo "== dependencies (scripts/deps.sh) =="
+  scripts/deps.sh
+  echo "== build ($BUILD) =="
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD" -j"${HOTKEY_JOBS:-2}" --target hotkey-coordinator hotkey-mock-kafka \
+    hotkey-watch hotkey-loadgen
+fi
+BIN=$BUILD/bin
+for b in hotkey-coordinator hotkey-mock-kafka hotkey-watch hotkey-loadgen; do
+  [ -x "$BIN/$b" ] || { echo "demo.sh: $BIN/$b is missing (build first)" >&2; exit 1; }
+done
+if ! "$BIN/hotkey-loadgen" --help | grep -q 'hotkey)'; then
+  echo "demo.sh: this hotkey-loadgen was built without the client library" >&2
+  exit 1
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/hotkey-demo.XXXXXX")
+PIDS=()
+cleanup() {
+  trap - EXIT INT TERM
+  echo
+  echo "== stopping =="
+  # Producers first (they flush), then the coordinator, then the cluster.
+  for ((i=${#PIDS[@]}-1; i>=0; i--)); do kill -TERM "${PIDS[i]}" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  echo "stopped; logs and the coordinator's data were in $WORK (removed)"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "== Kafka: librdkafka mock cluster, 3 brokers, topic orders ($PARTITIONS partitions) =="
+"$BIN/hotkey-mock-kafka" --brokers 3 --topic "orders:$PARTITIONS" \
+  --bootstrap-file "$WORK/bootstrap" >"$WORK/mock-kafka.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do [ -s "$WORK/bootstrap" ] && break; sleep 0.1; done
+[ -s "$WORK/bootstrap" ] || { echo "demo.sh: the mock cluster did not start" >&2; exit 1; }
+BOOTSTRAP=$(cat "$WORK/bootstrap")
+echo "bootstrap.servers=$BOOTSTRAP"
+echo "  try, while the demo runs:  kcat -L -b $BOOTSTRAP"
+
+if [ -z "$PORT" ]; then
+  PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+fi
+URL="http://127.0.0.1:$PORT"
+echo "== coordinator =="
+"$BIN/hotkey-coordinator" --listen "127.0.0.1:$PORT" --data "$WORK/coordinator-data" \
+  >"$WORK/coordinator.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do curl -fs "$URL/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fs "$URL/readyz" >/dev/null 2>&1 || {
+  echo "demo.sh: the coordinator did not become ready:" >&2; tail -5 "$WORK/coordinator.log" >&2
+  exit 1; }
+echo "dashboard:   $URL/"
+echo "hot keys:    curl -s '$URL/v1/hotkeys?topic=orders'"
+echo "metrics:     $URL/metrics"
+
+echo "== $PRODUCERS producers (client library, rekey mode), $RATE records/s in total, workload $WORKLOAD =="
+mkdir -p "$WORK/status"
+START_AT=$(( $(date +%s%3N) + 1500 ))
+PER_RATE=$(( (RATE + PRODUCERS - 1) / PRODUCERS ))
+for i in $(seq 0 $((PRODUCERS - 1))); do
+  "$BIN/hotkey-loadgen" --bootstrap "$BOOTSTRAP" --topic orders --strategy hotkey \
+    --coordinator "$URL" --producer-id "demo-producer-$i" --rate "$PER_RATE" \
+    --duration "$DURATION" --start-at-ms "$START_AT" --seed $((i + 1)) "${WL[@]}" \
+    --status-file "$WORK/status/p$i.status" --json-out "$WORK/p$i.json" \
+    >"$WORK/producer-$i.log" 2>&1 &
+  PIDS+=($!)
+done
+[ "$SURGE_AT" -ge 0 ] && echo "the surge starts at t=${SURGE_AT}s; the broker view follows"
+
+/usr/bin/python3 "$ROOT/tools/demo_view.py" --watch "$BIN/hotkey-watch" \
+  --bootstrap "$BOOTSTRAP" --topic orders --coordinator "$URL" --status-dir "$WORK/status" \
+  --producers "$PRODUCERS" --start-at-ms "$START_AT" || true
+
+echo "== final hot keys =="
+curl -s "$URL/v1/hotkeys?topic=orders" | /usr/bin/python3 -m json.tool | head -40 || true

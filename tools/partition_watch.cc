@@ -23,11 +23,14 @@ void on_signal(int) { g_stop = 1; }
 void usage(std::FILE* out) {
   std::fprintf(out,
                "usage: hotkey-watch --bootstrap HOST:PORT --topic NAME [--interval-ms N] "
-               "[--count N] [--json] [--once]\n"
+               "[--count N] [--json] [--once] [--window FROM_MS:TO_MS]\n"
                "  --interval-ms N  sampling interval (default 1000)\n"
                "  --count N        stop after N intervals (default: until SIGINT)\n"
                "  --json           one JSON object per interval: end offsets, rates, max/avg\n"
-               "  --once           print the current end offsets once and exit\n");
+               "  --once           print the current end offsets once and exit\n"
+               "  --window A:B     read the topic back and count, per partition, the records\n"
+               "                   whose timestamp (epoch ms) is in [A, B); prints JSON, exits.\n"
+               "                   Exact even when deliveries lag behind the producers.\n");
 }
 
 struct Stats {
@@ -52,6 +55,83 @@ Stats stats_of(const std::vector<int64_t>& delta) {
   return s;
 }
 
+// Reads every partition from the beginning up to `ends` and counts the records whose
+// timestamp lies in [from_ms, to_ms). The broker's log is the truth; the producer-set
+// timestamps place each record in the window it was sent in, however late it arrived.
+bool count_window(const std::string& bootstrap, const std::string& topic,
+                  const std::vector<int64_t>& ends, int64_t from_ms, int64_t to_ms,
+                  std::vector<int64_t>& counts, std::string& error) {
+  char errstr[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  const std::pair<const char*, const char*> settings[] = {
+      {"bootstrap.servers", bootstrap.c_str()},
+      {"group.id", "hotkey-watch"},  // required by the consumer; nothing is committed
+      {"enable.auto.commit", "false"},
+      {"enable.partition.eof", "true"},
+      {"log_level", "3"}};
+  for (const auto& [k, v] : settings) {
+    if (rd_kafka_conf_set(conf, k, v, errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
+      error = errstr;
+      rd_kafka_conf_destroy(conf);
+      return false;
+    }
+  }
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof errstr);
+  if (!rk) {
+    error = errstr;
+    return false;
+  }
+  const int n = static_cast<int>(ends.size());
+  counts.assign(ends.size(), 0);
+  std::vector<bool> done(ends.size(), false);
+  int remaining = 0;
+  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(n);
+  for (int p = 0; p < n; ++p) {
+    if (ends[static_cast<size_t>(p)] > 0) {
+      rd_kafka_topic_partition_list_add(parts, topic.c_str(), p)->offset =
+          RD_KAFKA_OFFSET_BEGINNING;
+      ++remaining;
+    } else {
+      done[static_cast<size_t>(p)] = true;
+    }
+  }
+  rd_kafka_assign(rk, parts);
+  rd_kafka_topic_partition_list_destroy(parts);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool ok = true;
+  while (remaining > 0 && !g_stop) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      error = "timed out reading the topic back";
+      ok = false;
+      break;
+    }
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 500);
+    if (!m) continue;
+    const auto p = static_cast<size_t>(m->partition);
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      if (p < done.size() && !done[p] && m->offset >= ends[p]) {
+        done[p] = true;
+        --remaining;
+      }
+    } else if (m->err) {
+      error = rd_kafka_message_errstr(m);
+      ok = false;
+    } else if (p < done.size() && !done[p]) {
+      const int64_t ts = rd_kafka_message_timestamp(m, nullptr);
+      if (m->offset < ends[p] && ts >= from_ms && ts < to_ms) ++counts[p];
+      if (m->offset + 1 >= ends[p]) {
+        done[p] = true;
+        --remaining;
+      }
+    }
+    rd_kafka_message_destroy(m);
+    if (!ok) break;
+  }
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  return ok && remaining == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,6 +139,7 @@ int main(int argc, char** argv) {
   int interval_ms = 1000;
   long count = 0;
   bool json = false, once = false;
+  int64_t window_from = -1, window_to = -1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -83,6 +164,15 @@ int main(int argc, char** argv) {
       json = true;
     } else if (a == "--once") {
       once = true;
+    } else if (a == "--window") {
+      std::string w = value();
+      auto colon = w.find(':');
+      window_from = colon == std::string::npos ? -1 : std::atoll(w.c_str());
+      window_to = colon == std::string::npos ? -1 : std::atoll(w.c_str() + colon + 1);
+      if (window_from < 0 || window_to <= window_from) {
+        std::fprintf(stderr, "hotkey-watch: --window wants FROM_MS:TO_MS with FROM < TO\n");
+        return 2;
+      }
     } else {
       std::fprintf(stderr, "hotkey-watch: unknown argument '%s'\n", a.c_str());
       usage(stderr);
@@ -147,6 +237,28 @@ int main(int argc, char** argv) {
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  if (window_from >= 0) {
+    std::vector<int64_t> ends;
+    if (!read_offsets(ends)) {
+      std::fprintf(stderr, "hotkey-watch: could not read offsets\n");
+      return 1;
+    }
+    rd_kafka_topic_destroy(rkt);
+    rd_kafka_destroy(rk);
+    std::vector<int64_t> counts;
+    std::string error;
+    if (!count_window(bootstrap, topic, ends, window_from, window_to, counts, error)) {
+      std::fprintf(stderr, "hotkey-watch: %s\n", error.c_str());
+      return 1;
+    }
+    Stats s = stats_of(counts);
+    std::cout << nlohmann::json{{"topic", topic},      {"window_ms", {window_from, window_to}},
+                                {"counts", counts},    {"end_offsets", ends},
+                                {"total", s.total},    {"max_avg", s.max_avg},
+                                {"idle_share", s.idle}}
+              << std::endl;
+    return 0;
+  }
   std::vector<int64_t> prev, cur;
   if (!read_offsets(prev)) {
     std::fprintf(stderr, "hotkey-watch: could not read offsets\n");

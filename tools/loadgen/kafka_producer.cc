@@ -19,7 +19,7 @@ void apply_kafka_settings(rd_kafka_conf_t* conf, const StrategyOptions& options)
   };
   set("bootstrap.servers", options.bootstrap);
   // Batching as a throughput-minded producer would run it; the same for every strategy.
-  set("linger.ms", "5");
+  set("linger.ms", "50");
   set("queue.buffering.max.messages", "500000");
   set("log_level", "3");
   for (const auto& [k, v] : options.kafka_props) set(k, v);
