@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
     std::cerr << "hotkey-coordinator: " << e.what() << "\n";
     return 3;
   }
-  HttpServer server(*coordinator, metrics);
+  auto server_owner = std::make_unique<HttpServer>(*coordinator, metrics);
+  HttpServer& server = *server_owner;
   if (!server.bind(config->listen_host, config->listen_port, &error)) {
     log_line({{"level", "fatal"}, {"event", "bind_failed"}, {"error", error}});
     std::cerr << "hotkey-coordinator: " << error << "\n";
@@ -95,6 +96,8 @@ int main(int argc, char** argv) {
   signal_thread.join();
   server.stop();
   coordinator->stop_background();
+  // The server refers to the coordinator: destroy it first.
+  server_owner.reset();
   coordinator.reset();
   store.reset();
   log_line({{"level", "info"}, {"event", "stopped"}});
