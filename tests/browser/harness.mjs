@@ -134,37 +134,61 @@ export class Coordinator {
 }
 
 // A simulated producer fleet: every tick each producer reports one window for each topic.
-// `keys` maps a key (string, or {b64}) to its messages per window per producer.
+// Like real clients it routes with the latest published list (a listed key's records go to
+// its salts' partitions by weight) and says which list version it routed with, so the
+// coordinator's per-partition load shows where salted traffic goes.
+// `keys` is [[key (string, or {b64}), records per window per producer], ...].
 export class Fleet {
   constructor(coord, topics, producers = 2, windowMs = 500) {
     this.coord = coord;
-    this.topics = topics;  // [{topic, partitions, keys: [[key, count]...], background}]
+    this.topics = topics;  // [{topic, partitions, keys, background}]
     this.producers = producers;
     this.windowMs = windowMs;
     this.seq = 0;
     this.timer = null;
     this.errors = [];
+    this.lists = new Map();  // topic -> the list JSON the fleet routes with
+  }
+
+  listed(topic, key) {
+    const list = this.lists.get(topic);
+    if (!list) return null;
+    return (list.keys || []).find((k) =>
+      (typeof key === 'string' ? k.key === key : k.key_b64 === key.b64)) || null;
   }
 
   report(t, producer) {
     const counts = new Array(t.partitions).fill(0);
     const items = [];
     let total = 0;
+    const list = this.lists.get(t.topic);
+    const routed = list && list.partitions === t.partitions;
     for (const [key, count] of t.keys) {
       const bytes = typeof key === 'string' ? Buffer.from(key) : Buffer.from(key.b64, 'base64');
-      counts[murmur2Partition(bytes, t.partitions)] += count;
+      const hot = routed ? this.listed(t.topic, key) : null;
+      if (hot && hot.salts.length) {
+        const sum = hot.salts.reduce((a, s) => a + s.weight, 0);
+        let given = 0;
+        hot.salts.forEach((s, i) => {
+          const part = i + 1 === hot.salts.length ? count - given : Math.floor((count * s.weight) / sum);
+          counts[s.partition] += part;
+          given += part;
+        });
+      } else {
+        counts[murmur2Partition(bytes, t.partitions)] += count;
+      }
       total += count;
       items.push(typeof key === 'string' ? { key, count, error: 0 }
                                          : { key_b64: key.b64, count, error: 0 });
     }
     // Cold background traffic: many keys too small to be in the sketch, spread evenly.
-    const bg = t.background ?? 0;
-    for (let p = 0; p < t.partitions; p++) counts[p] += Math.floor(bg / t.partitions);
-    total += Math.floor(bg / t.partitions) * t.partitions;
+    const bg = Math.floor((t.background ?? 0) / t.partitions);
+    for (let p = 0; p < t.partitions; p++) counts[p] += bg;
+    total += bg * t.partitions;
     return {
       producer, topic: t.topic, partitions: t.partitions, hash: 'murmur2',
       window_ms: this.windowMs, sample_rate: 1, total, partition_counts: counts,
-      seq: this.seq, sent_at_ms: Date.now(),
+      seq: this.seq, sent_at_ms: Date.now(), list_version: routed ? list.version : 0,
       sketch: { capacity: Math.max(items.length, 1) * 2, min: 0, total, items },
     };
   }
@@ -172,13 +196,22 @@ export class Fleet {
   async tick() {
     this.seq++;
     const posts = [];
+    const newer = new Set();
     for (const t of this.topics) {
       for (let i = 0; i < this.producers; i++) {
         posts.push(this.coord.request('POST', '/v1/reports', this.report(t, `producer-${i}`))
-          .then((r) => { if (r.status >= 300) this.errors.push(`${r.status} ${r.text}`); }));
+          .then((r) => {
+            if (r.status >= 300) this.errors.push(`${r.status} ${r.text}`);
+            const known = this.lists.get(t.topic)?.version ?? 0;
+            if (r.json && r.json.list_version > known) newer.add(t.topic);
+          }));
       }
     }
     await Promise.all(posts);
+    await Promise.all([...newer].map(async (topic) => {
+      const r = await this.coord.request('GET', `/v1/hotkeys?topic=${encodeURIComponent(topic)}`);
+      if (r.status === 200 && r.json) this.lists.set(topic, r.json);
+    }));
   }
 
   async start() {
