@@ -365,7 +365,7 @@
         td(fmtInt(num(pick(item, ['error', 'error_bound']))), 'num', 'Space-Saving error bound: the true count is within [count - error, count]'),
         td(home === null || home < 0 ? '–' : 'p' + home, 'num', 'the partition the unsalted key hashes to'),
         stateCell,
-        td(whyText(item, inList, pin, deny, isDenied), 'why'),
+        el('td', { class: 'why' }, el('div', { text: whyText(item, inList, pin, deny, isDenied) })),
         saltCell, act);
       frag.append(tr);
       if (salts.length && state.expanded.has(id)) {
@@ -480,15 +480,18 @@
     const hots = h.map((p) => p.hot ?? 0);
     const maxSkew = Math.max(SKEW_WARN * 1.2, ...skews);
     const maxHot = Math.max(1, ...hots);
-    const x = (i) => pad + ((W - 2 * pad) * i) / (HISTORY_POINTS - 1);
+    // Time runs left to right over what has been collected (at most HISTORY_POINTS polls).
+    const x = (i) => pad + ((W - 2 * pad) * i) / (h.length - 1);
     const ys = (v) => H - pad - ((H - 2 * pad) * v) / maxSkew;
     const yh = (v) => H - pad - ((H - 2 * pad) * v) / maxHot;
-    const off = HISTORY_POINTS - h.length;
-    const line = (vals, y) => vals.map((v, i) => (i ? 'L' : 'M') + x(i + off).toFixed(1) + ' ' + y(v).toFixed(1)).join(' ');
+    const line = (vals, y) => vals.map((v, i) => (i ? 'L' : 'M') + x(i).toFixed(1) + ' ' + y(v).toFixed(1)).join(' ');
     root.append(svg('line', { x1: pad, x2: W - pad, y1: ys(SKEW_WARN), y2: ys(SKEW_WARN), class: 'threshold' }));
     const lbl = svg('text', { x: 2, y: ys(SKEW_WARN) - 2 });
     lbl.textContent = SKEW_WARN.toFixed(1);
     root.append(lbl);
+    const top = svg('text', { x: W - pad, y: 10, 'text-anchor': 'end' });
+    top.textContent = 'skew ' + maxSkew.toFixed(1) + ' · ' + maxHot + ' keys';
+    root.append(top);
     root.append(svg('path', { d: line(skews, ys), class: 'skew' }));
     root.append(svg('path', { d: line(hots, yh), class: 'hot' }));
     const last = h[h.length - 1];

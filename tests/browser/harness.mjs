@@ -64,7 +64,9 @@ export function murmur2Partition(key, partitions) {
 }
 
 export class Coordinator {
-  constructor() {
+  // `config`: coordinator settings on top of the tests' fast defaults.
+  constructor(config = {}) {
+    this.config = config;
     this.proc = null;
     this.base = '';
     this.dataDir = '';
@@ -77,7 +79,9 @@ export class Coordinator {
     this.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hotkey-browser-'));
     // Detection from the first report and a fast planning cadence keep the tests short.
     const config = path.join(this.dataDir, 'config.json');
-    fs.writeFileSync(config, JSON.stringify({ warmup_ms: 0, plan_interval_ms: 200, keep_alive_timeout_s: 1 }));
+    fs.writeFileSync(config, JSON.stringify({
+      warmup_ms: 0, plan_interval_ms: 200, keep_alive_timeout_s: 1, ...this.config,
+    }));
     // Port 0: the coordinator picks a free port and logs it, so there is no pick-then-bind race.
     this.proc = spawn(exe, ['--listen', '127.0.0.1:0', '--data', path.join(this.dataDir, 'data'),
       '--config', config, '--operator-token', `browser=${OPERATOR_TOKEN}`],
