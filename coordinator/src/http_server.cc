@@ -154,6 +154,8 @@ HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
   const size_t threads = static_cast<size_t>(c.http_threads) + c.max_waiters;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_payload_max_length(c.max_body_bytes);
+  // Small JSON answers: without TCP_NODELAY, Nagle plus delayed ACKs add ~40 ms per exchange.
+  server_->set_tcp_nodelay(true);
   server_->set_keep_alive_max_count(c.keep_alive_max_count);
   server_->set_keep_alive_timeout(c.keep_alive_timeout_s);
   install_routes();
