@@ -46,11 +46,6 @@ std::string get_string(const json& j, const std::string& name) {
   return j.get<std::string>();
 }
 
-bool get_bool(const json& j, const std::string& name) {
-  if (!j.is_boolean()) fail("config: '" + name + "' must be true or false");
-  return j.get<bool>();
-}
-
 void apply_topic_settings(TopicSettings& s, const json& j, const std::string& where) {
   if (!j.is_object()) fail("config: '" + where + "' must be an object");
   for (const auto& [name, v] : j.items()) {
@@ -241,8 +236,6 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
       c.max_topics = get_number<uint32_t>(v, name);
     } else if (name == "audit_max_limit") {
       c.audit_max_limit = get_number<uint32_t>(v, name);
-    } else if (name == "log_json") {
-      c.log_json = get_bool(v, name);
     } else if (name == "operator_tokens") {
       if (!v.is_object()) fail("config: 'operator_tokens' must be an object of name: token");
       for (const auto& [who, tok] : v.items()) {

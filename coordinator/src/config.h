@@ -84,8 +84,6 @@ struct CoordinatorConfig {
   std::map<std::string, std::string, std::less<>> operator_tokens;
   std::string producer_token;
 
-  bool log_json = true;
-
   // The settings in force for `topic`.
   const TopicSettings& settings_for(std::string_view topic) const;
   void validate() const;
