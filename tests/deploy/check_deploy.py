@@ -93,6 +93,10 @@ def check_compose(docs):
         problem(path, "kafka must use the official apache/kafka image")
     if "controller" not in str(services.get("kafka", {}).get("environment", {}).get("KAFKA_PROCESS_ROLES", "")):
         problem(path, "kafka must run in KRaft mode (KAFKA_PROCESS_ROLES with controller)")
+    demo = services.get("demo-producer", {}).get("entrypoint", [""])[0]
+    examples = os.path.join(ROOT, "examples", "CMakeLists.txt")
+    if os.path.isfile(examples) and os.path.basename(demo) not in open(examples).read():
+        problem(path, f"demo-producer runs {demo}, which examples/CMakeLists.txt does not build")
     declared_volumes = set((compose.get("volumes") or {}).keys())
     for name, svc in services.items():
         if "image" not in svc and "build" not in svc:
