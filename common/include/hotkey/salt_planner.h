@@ -70,7 +70,7 @@ std::vector<double> predicted_load(std::span<const double> cold_load,
                                    std::span<const SaltTable> tables);
 
 // True when every salt of `table` recomputes to its partition, partitions are distinct and in
-// range, and weights are positive.
+// range, and weights are positive. An empty table, or an invalid space, is never valid.
 bool verify_table(std::string_view key, const SaltTable& table, const SaltSpace& space);
 
 }  // namespace hotkey
