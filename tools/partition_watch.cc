@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -30,7 +31,10 @@ void usage(std::FILE* out) {
                "  --once           print the current end offsets once and exit\n"
                "  --window A:B     read the topic back and count, per partition, the records\n"
                "                   whose timestamp (epoch ms) is in [A, B); prints JSON, exits.\n"
-               "                   Exact even when deliveries lag behind the producers.\n");
+               "                   Exact even when deliveries lag behind the producers.\n"
+               "  --follow         with --window: start at the current end, tail the topic\n"
+               "                   until SIGINT/SIGTERM, then finish up to the end offsets of\n"
+               "                   that moment (for brokers that drop old segments)\n");
 }
 
 struct Stats {
@@ -55,19 +59,24 @@ Stats stats_of(const std::vector<int64_t>& delta) {
   return s;
 }
 
-// Reads every partition from the beginning up to `ends` and counts the records whose
-// timestamp lies in [from_ms, to_ms). The broker's log is the truth; the producer-set
-// timestamps place each record in the window it was sent in, however late it arrived.
+// Counts, per partition, the records whose timestamp lies in [from_ms, to_ms), reading from
+// `starts` (an offset, or RD_KAFKA_OFFSET_BEGINNING) up to the end offsets. The broker's log
+// is the truth; the producer-set timestamps place each record in the window it was sent in,
+// however late it arrived. With `follow`, the end offsets are only fixed once SIGINT/SIGTERM
+// arrives (read through `read_ends`): the counter tails the topic while it is written, so a
+// broker that drops old log segments (the mock cluster keeps a few MB per partition) loses
+// nothing. A record dropped before it was read is an error, never a silent undercount.
 bool count_window(const std::string& bootstrap, const std::string& topic,
-                  const std::vector<int64_t>& ends, int64_t from_ms, int64_t to_ms,
-                  std::vector<int64_t>& counts, std::string& error) {
+                  const std::vector<int64_t>& starts, std::vector<int64_t>& ends, bool follow,
+                  const std::function<bool(std::vector<int64_t>&)>& read_ends, int64_t from_ms,
+                  int64_t to_ms, std::vector<int64_t>& counts, std::string& error) {
   char errstr[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   const std::pair<const char*, const char*> settings[] = {
       {"bootstrap.servers", bootstrap.c_str()},
       {"group.id", "hotkey-watch"},  // required by the consumer; nothing is committed
       {"enable.auto.commit", "false"},
-      {"enable.partition.eof", "true"},
+      {"auto.offset.reset", "error"},
       {"log_level", "3"}};
   for (const auto& [k, v] : settings) {
     if (rd_kafka_conf_set(conf, k, v, errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
@@ -81,55 +90,74 @@ bool count_window(const std::string& bootstrap, const std::string& topic,
     error = errstr;
     return false;
   }
-  const int n = static_cast<int>(ends.size());
-  counts.assign(ends.size(), 0);
-  std::vector<bool> done(ends.size(), false);
-  int remaining = 0;
-  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(n);
-  for (int p = 0; p < n; ++p) {
-    if (ends[static_cast<size_t>(p)] > 0) {
-      rd_kafka_topic_partition_list_add(parts, topic.c_str(), p)->offset =
-          RD_KAFKA_OFFSET_BEGINNING;
-      ++remaining;
-    } else {
-      done[static_cast<size_t>(p)] = true;
-    }
+  const auto n = starts.size();
+  counts.assign(n, 0);
+  std::vector<int64_t> next(starts);  // next offset to read; BEGINNING until the first record
+  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(static_cast<int>(n));
+  for (size_t p = 0; p < n; ++p) {
+    rd_kafka_topic_partition_list_add(parts, topic.c_str(), static_cast<int32_t>(p))->offset =
+        starts[p];
   }
   rd_kafka_assign(rk, parts);
   rd_kafka_topic_partition_list_destroy(parts);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  std::fprintf(stderr, "hotkey-watch: counting %zu partitions\n", n);
+  std::fflush(stderr);
+
+  bool have_ends = !follow;
+  std::chrono::steady_clock::time_point deadline{};
+  if (have_ends) deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  auto caught_up = [&] {
+    for (size_t p = 0; p < n; ++p) {
+      if ((next[p] < 0 ? 0 : next[p]) < ends[p]) return false;
+    }
+    return true;
+  };
   bool ok = true;
-  while (remaining > 0 && !g_stop) {
-    if (std::chrono::steady_clock::now() > deadline) {
+  while (ok) {
+    if (!have_ends && g_stop) {
+      if (!read_ends(ends)) {
+        error = "could not read the end offsets";
+        ok = false;
+        break;
+      }
+      have_ends = true;
+      deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    }
+    if (have_ends && caught_up()) break;
+    if (have_ends && std::chrono::steady_clock::now() > deadline) {
       error = "timed out reading the topic back";
       ok = false;
       break;
     }
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 500);
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 200);
     if (!m) continue;
     const auto p = static_cast<size_t>(m->partition);
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      if (p < done.size() && !done[p] && m->offset >= ends[p]) {
-        done[p] = true;
-        --remaining;
-      }
+      // informational
     } else if (m->err) {
-      error = rd_kafka_message_errstr(m);
+      error = std::string("partition ") + std::to_string(m->partition) + ": " +
+              rd_kafka_message_errstr(m) +
+              (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET
+                   ? " (records were deleted before they were read)"
+                   : "");
       ok = false;
-    } else if (p < done.size() && !done[p]) {
-      const int64_t ts = rd_kafka_message_timestamp(m, nullptr);
-      if (m->offset < ends[p] && ts >= from_ms && ts < to_ms) ++counts[p];
-      if (m->offset + 1 >= ends[p]) {
-        done[p] = true;
-        --remaining;
+    } else if (p < n) {
+      if (next[p] >= 0 && m->offset > next[p]) {
+        error = "partition " + std::to_string(p) + ": records " + std::to_string(next[p]) + ".." +
+                std::to_string(m->offset - 1) + " were deleted before they were read";
+        ok = false;
       }
+      if (!have_ends || m->offset < ends[p]) {
+        const int64_t ts = rd_kafka_message_timestamp(m, nullptr);
+        if (ts >= from_ms && ts < to_ms) ++counts[p];
+      }
+      next[p] = m->offset + 1;
     }
     rd_kafka_message_destroy(m);
-    if (!ok) break;
   }
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
-  return ok && remaining == 0;
+  return ok;
 }
 
 }  // namespace
@@ -138,7 +166,7 @@ int main(int argc, char** argv) {
   std::string bootstrap, topic;
   int interval_ms = 1000;
   long count = 0;
-  bool json = false, once = false;
+  bool json = false, once = false, follow = false;
   int64_t window_from = -1, window_to = -1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -164,6 +192,8 @@ int main(int argc, char** argv) {
       json = true;
     } else if (a == "--once") {
       once = true;
+    } else if (a == "--follow") {
+      follow = true;
     } else if (a == "--window") {
       std::string w = value();
       auto colon = w.find(':');
@@ -243,11 +273,16 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "hotkey-watch: could not read offsets\n");
       return 1;
     }
-    rd_kafka_topic_destroy(rkt);
-    rd_kafka_destroy(rk);
+    // Following starts at today's end; a one-shot count reads everything the brokers hold.
+    std::vector<int64_t> starts =
+        follow ? ends : std::vector<int64_t>(ends.size(), RD_KAFKA_OFFSET_BEGINNING);
     std::vector<int64_t> counts;
     std::string error;
-    if (!count_window(bootstrap, topic, ends, window_from, window_to, counts, error)) {
+    const bool counted = count_window(bootstrap, topic, starts, ends, follow, read_offsets,
+                                      window_from, window_to, counts, error);
+    rd_kafka_topic_destroy(rkt);
+    rd_kafka_destroy(rk);
+    if (!counted) {
       std::fprintf(stderr, "hotkey-watch: %s\n", error.c_str());
       return 1;
     }

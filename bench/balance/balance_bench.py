@@ -127,14 +127,6 @@ def http_ok(url):
         return False
 
 
-def window_counts(bindir, bootstrap, topic, from_ms, to_ms):
-    """Per-partition records on the brokers whose timestamp is in [from_ms, to_ms)."""
-    out = subprocess.run([f"{bindir}/hotkey-watch", "--bootstrap", bootstrap, "--topic", topic,
-                          "--window", f"{from_ms}:{to_ms}"], check=True, capture_output=True,
-                         text=True, timeout=180)
-    return json.loads(out.stdout)["counts"]
-
-
 def percentile(values, q):
     """Nearest-rank percentile; inf entries stand for 'never salted'."""
     if not values:
@@ -175,6 +167,16 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag=""):
     fleet = ctx["fleet"]
     per_rate = scn["rate"] / scn["producers"]
     start_at_ms = int((time.time() + 1.5 + 0.05 * scn["producers"]) * 1000)
+    # The steady window, counted on the brokers by record timestamp while the topic is written
+    # (exact even when deliveries lag behind on a loaded machine).
+    w0 = start_at_ms + int(scn["window"] * 1000)
+    w1 = start_at_ms + int(scn["duration"] * 1000) + 1000
+    counter = fleet.start([f"{bindir}/hotkey-watch", "--bootstrap", bootstrap, "--topic", topic,
+                           "--window", f"{w0}:{w1}", "--follow"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    ready = counter.stderr.readline()
+    if "counting" not in ready:
+        raise RuntimeError(f"{topic}: hotkey-watch did not start: {ready}")
     outs, procs = [], []
     for i in range(scn["producers"]):
         out = os.path.join(work, f"{topic}{tag}-p{i}.json")
@@ -205,17 +207,21 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag=""):
         logs = "\n".join(open(o + ".log").read()[-2000:] for o, _ in failed)
         raise RuntimeError(f"{topic}: producers failed {failed}:\n{logs}")
     summaries = [json.load(open(o)) for o in outs]
-    # The steady window, read back from the brokers by record timestamp (exact even when the
-    # deliveries lag behind on a loaded machine), and the whole run for reference.
-    w0 = start_at_ms + int(scn["window"] * 1000)
-    w1 = start_at_ms + int(scn["duration"] * 1000) + 1000
-    counts = window_counts(bindir, bootstrap, topic, w0, w1)
-    whole = window_counts(bindir, bootstrap, topic, start_at_ms, w1)
+    # Every producer flushed: what the brokers hold is final.
+    t_read = time.monotonic()
+    counter.send_signal(signal.SIGTERM)
+    out, err = counter.communicate(timeout=180)
+    fleet.procs.remove(counter)
+    if counter.returncode != 0:
+        raise RuntimeError(f"{topic}: counting the window failed: {err}")
+    w = json.loads(out)
+    counts, whole = w["counts"], w["end_offsets"]
     r = dict(strategy=strategy, topic=topic, window_s=[scn["window"], scn["duration"]],
-             counts=counts)
+             counts=counts, read_back_s=time.monotonic() - t_read)
     r.update(balance(counts))
     r["noise_floor"] = noise_floor(r["records"], len(counts))
-    r["whole_run"] = {k: v for k, v in balance(whole).items() if k != "loads"}
+    # Whole-topic end offsets (earlier runs on the topic included) for reference.
+    r["whole_topic"] = {k: v for k, v in balance(whole).items() if k != "loads"}
 
     # Ordering cost: distinct keys and records salted, over the whole fleet.
     sent_bits = 0

@@ -254,15 +254,18 @@ int run(const Args& args) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
 
-  // Line the fleet up on one wall-clock start so the schedule is shared.
+  // Line the fleet up on one wall-clock start so the schedule is shared. A process that
+  // comes up late (a loaded machine) joins the schedule where it stands instead of shifting
+  // it, and does not burst to make up for the records it missed.
   using namespace std::chrono;
-  if (args.start_at_ms > 0) {
-    while (!g_stop && duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count() <
-                          args.start_at_ms) {
-      strategy->poll(5);
-    }
-  }
-  const auto t0 = steady_clock::now();
+  auto wall_ms = [] {
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  };
+  while (!g_stop && args.start_at_ms > 0 && wall_ms() < args.start_at_ms) strategy->poll(5);
+  const double late_s =
+      args.start_at_ms > 0 ? std::max<int64_t>(0, wall_ms() - args.start_at_ms) / 1000.0 : 0.0;
+  const auto t0 =
+      steady_clock::now() - duration_cast<steady_clock::duration>(duration<double>(late_s));
   const double cpu0 = cpu_seconds();
 
   const std::string value(args.value_bytes, 'v');
@@ -294,7 +297,7 @@ int run(const Args& args) {
       write_status(false);
       next_status = now + seconds(1);
     }
-    const auto due = static_cast<uint64_t>(args.rate * t);
+    const auto due = static_cast<uint64_t>(args.rate * (t - late_s));
     if (sent >= due) {
       strategy->poll(1);
       continue;
@@ -322,7 +325,8 @@ int run(const Args& args) {
     }
     strategy->poll(0);
   }
-  const double active_s = std::max(1e-9, duration<double>(steady_clock::now() - t0).count());
+  const double active_s =
+      std::max(1e-9, duration<double>(steady_clock::now() - t0).count() - late_s);
   const bool flushed = strategy->flush(15000);
   const double cpu_s = cpu_seconds() - cpu0;
   write_status(true);
@@ -339,6 +343,7 @@ int run(const Args& args) {
       {"partitions", partitions},
       {"target_rate", args.rate},
       {"duration_s", active_s},
+      {"started_late_s", late_s},
       {"records_sent", sent},
       {"records_delivered", strategy->delivered()},
       {"records_failed", strategy->failed()},
