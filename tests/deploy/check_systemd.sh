@@ -14,7 +14,7 @@ fi
 unit=hotkey-coordinator.service
 exe=/bin/true
 if [ -n "$bin_dir" ] && [ -x "$bin_dir/hotkey-coordinator" ]; then
-  exe=$bin_dir/hotkey-coordinator
+  exe=$(cd "$bin_dir" && pwd)/hotkey-coordinator
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
