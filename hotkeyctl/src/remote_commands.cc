@@ -479,8 +479,11 @@ void print_change(const Flags& flags, const Reply& r, const std::string& what, s
     return;
   }
   out << what;
-  if (r.doc.is_object() && r.doc.contains("version")) {
+  if (num(r.doc, "version") > 0) {
     out << " (list version " << integer(r.doc, "version") << ")";
+  } else {
+    // The coordinator keeps the decision; a list is published once producers report.
+    out << " (no list yet: applies once the topic has reports)";
   }
   out << '\n';
 }
