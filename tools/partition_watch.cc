@@ -77,6 +77,10 @@ bool count_window(const std::string& bootstrap, const std::string& topic,
       {"group.id", "hotkey-watch"},  // required by the consumer; nothing is committed
       {"enable.auto.commit", "false"},
       {"auto.offset.reset", "error"},
+      // Keep up with a hot partition: big fetches, answered quickly.
+      {"fetch.wait.max.ms", "50"},
+      {"max.partition.fetch.bytes", "8388608"},
+      {"fetch.max.bytes", "67108864"},
       {"log_level", "3"}};
   for (const auto& [k, v] : settings) {
     if (rd_kafka_conf_set(conf, k, v, errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {

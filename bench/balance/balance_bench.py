@@ -40,6 +40,9 @@ UNIFORM_100K = ["--keys", "100000", "--zipf", "0"]
 # Surges start HOT_START s into the run, on a topic that already carries traffic (as a flash
 # sale does); the steady window opens WINDOW s in, leaving each strategy time to react.
 HOT_START = "4"
+# Small values: partition balance does not depend on them, and the mock cluster keeps only
+# 5 MB per partition, which the tailing window counter must read before it is dropped.
+VALUE_BYTES = 16
 SCENARIOS = {
     "hot90": dict(
         title="one key 90%, 12 partitions", partitions=12, producers=4, rate=16000,
@@ -187,7 +190,7 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
                 "--strategy", strategy, "--producer-id", f"{topic}-p{i}",
                 "--rate", f"{per_rate:g}", "--duration", str(scn["duration"]),
                 "--start-at-ms", str(start_at_ms), "--seed", str(seed_base + i),
-                "--json-out", out] + scn["workload"]
+                "--json-out", out, "--value-bytes", str(VALUE_BYTES)] + scn["workload"]
         if strategy == "static":
             for k in scn["whitelist"]:
                 args += ["--whitelist", k]
