@@ -1,5 +1,6 @@
 #include "hotkey/hotkey_list.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>

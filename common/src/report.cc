@@ -1,5 +1,6 @@
 #include "hotkey/report.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -241,6 +242,28 @@ TEST(HotKeyList, LimitsApply) {
 TEST(HotKeyList, KeySourceNames) {
   EXPECT_EQ(to_string(KeySource::kDetected), "detected");
   EXPECT_EQ(to_string(KeySource::kPinned), "pinned");
+}
+
+TEST(HotKeyList, CorruptedJsonIsRejectedCleanly) {
+  std::mt19937_64 rng(11);
+  const std::string text = list_to_json(sample_list());
+  for (int round = 0; round < 500; ++round) {
+    std::string b = text;
+    for (int f = 0; f < 1 + static_cast<int>(rng() % 3); ++f) {
+      size_t at = rng() % b.size();
+      if (rng() % 2 == 0) {
+        b[at] = static_cast<char>(rng() & 0xFF);
+      } else {
+        b.erase(at, 1 + rng() % 8);
+      }
+      if (b.empty()) b = "x";
+    }
+    try {
+      HotKeyList list = parse_list_json(b);
+      validate_list(list);  // whatever is accepted holds every invariant
+    } catch (const DecodeError&) {
+    }
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -407,6 +408,42 @@ TEST(Report, SketchOfAReport) {
   EXPECT_EQ(item->error, 10u);
   r.items[0].error = 700;
   EXPECT_THROW(report_sketch(r), DecodeError);
+}
+
+// Random corruption of both forms: every input either decodes to a report that validates or
+// is rejected with DecodeError; nothing else escapes and nothing crashes (run under ASan).
+TEST(Report, CorruptedInputIsRejectedCleanly) {
+  std::mt19937_64 rng(7);
+  const std::string bin = encode_report_binary(sample_report());
+  const std::string text = report_to_json(sample_report());
+  size_t accepted = 0;
+  for (int round = 0; round < 1000; ++round) {
+    std::string b = round % 2 == 0 ? bin : text;
+    int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) {
+      size_t at = rng() % b.size();
+      switch (rng() % 3) {
+        case 0:
+          b[at] = static_cast<char>(rng() & 0xFF);
+          break;
+        case 1:
+          b.erase(at, 1 + rng() % 8);
+          break;
+        default:
+          b.insert(at, 1, static_cast<char>(rng() & 0xFF));
+          break;
+      }
+      if (b.empty()) b = "x";
+    }
+    try {
+      Report r = round % 2 == 0 ? decode_report_binary(b) : parse_report_json(b);
+      validate_report(r);
+      ++accepted;
+    } catch (const DecodeError&) {
+    }
+  }
+  // Some mutations (inside a key or a count) leave a valid report; most do not.
+  EXPECT_LT(accepted, 1000u);
 }
 
 }  // namespace
