@@ -18,7 +18,9 @@ void print_overview(std::ostream& out) {
     name.resize(std::max<size_t>(name.size() + 2, 12), ' ');
     out << "  " << name << c.summary << "\n";
   }
-  out << "\nExit codes: 0 success, 1 the command found a problem, 2 usage or input error.\n";
+  out << "\nExit codes: 0 success, 1 the command found a problem, 2 usage or input error;\n"
+         "remote commands also 3 coordinator unreachable, 4 not authorized, 5 not found\n"
+         "(docs/CLI.md).\n";
 }
 
 const Command* find_command(std::string_view name) {
