@@ -1,0 +1,292 @@
+// The whole loop: three producers (threads, each its own hotkey::Producer) send a skewed
+// workload to a librdkafka mock cluster while reporting to a real hotkey-coordinator process;
+// the hot key is detected fleet-wide, every producer salts it, the brokers' end offsets show
+// the spread, cold keys keep their order, and a coordinator crash blocks nothing.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "hotkey/client/merge.h"
+#include "hotkey/client/producer.h"
+#include "mock_cluster.h"
+#include "test_util.h"
+
+extern char** environ;
+
+namespace hotkey::client {
+namespace {
+
+using std::chrono::milliseconds;
+using test::eventually;
+
+constexpr int kPartitions = 12;
+constexpr const char* kTopic = "fleet";
+constexpr const char* kOperatorToken = "op-secret";
+
+int free_port() {
+  httplib::Server s;
+  int port = s.bind_to_any_port("127.0.0.1");
+  return port;
+}
+
+// A hotkey-coordinator child process.
+class CoordinatorProcess {
+ public:
+  CoordinatorProcess(int port, std::filesystem::path dir) : port_(port), dir_(std::move(dir)) {
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "config.json") << R"({
+      "epoch_ms": 200, "window_epochs": 5, "plan_interval_ms": 100, "warmup_ms": 0,
+      "producer_timeout_ms": 5000,
+      "defaults": {"min_rate": 1, "hold_ms": 60000, "balance_min_fraction": 1.5}
+    })";
+  }
+  ~CoordinatorProcess() { kill(); }
+
+  bool start() {
+    std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+    std::string listen = "127.0.0.1:" + std::to_string(port_);
+    std::string data = (dir_ / "data").string();
+    std::string config = (dir_ / "config.json").string();
+    std::string token = std::string("ops=") + kOperatorToken;
+    std::string log = (dir_ / "coordinator.log").string();
+    std::vector<std::string> args = {bin,    "--listen",         listen, "--data", data, "--config",
+                                     config, "--operator-token", token};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int rc = posix_spawn(&pid_, bin.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return false;
+    httplib::Client cli("127.0.0.1", port_);
+    cli.set_connection_timeout(0, 200000);
+    return eventually([&] {
+             int status = 0;
+             if (waitpid(pid_, &status, WNOHANG) == pid_) {  // exited: bad flags or config
+               pid_ = -1;
+               return true;
+             }
+             auto res = cli.Get("/readyz");
+             return res && res->status == 200;
+           }) &&
+           pid_ > 0;
+  }
+
+  void kill() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+
+ private:
+  int port_;
+  std::filesystem::path dir_;
+  pid_t pid_ = -1;
+};
+
+struct Fleet {
+  std::vector<std::unique_ptr<Producer>> producers;
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> sent{0};
+  std::atomic<uint64_t> produce_errors{0};
+  std::vector<std::thread> threads;
+  std::vector<uint64_t> cold_seq;  // per producer, written by its thread only
+
+  // Each producer: half its records carry "hot-tenant", the rest 20 cold keys with a per-key
+  // sequence number so a consumer can check their order.
+  void run(size_t i) {
+    Producer& p = *producers[i];
+    std::map<int, uint64_t> seq;
+    uint64_t n = 0;
+    while (!stop.load()) {
+      for (int b = 0; b < 20; ++b, ++n) {
+        ProduceResult r;
+        if (n % 2 == 0) {
+          r = p.produce(kTopic, "hot-tenant", "h");
+        } else {
+          int k = static_cast<int>((n / 2) % 20);
+          std::string key = "cold-" + std::to_string(k);
+          std::string value = std::to_string(i) + ":" + std::to_string(seq[k]++);
+          r = p.produce(kTopic, key, value);
+        }
+        if (!r.ok()) produce_errors.fetch_add(1);
+        sent.fetch_add(1);
+      }
+      p.poll(0);
+      std::this_thread::sleep_for(milliseconds(5));  // a steady few thousand records/s each
+    }
+  }
+  ~Fleet() {
+    if (!threads.empty()) join();
+  }
+  void start() {
+    for (size_t i = 0; i < producers.size(); ++i) threads.emplace_back([this, i] { run(i); });
+  }
+  void join() {
+    stop.store(true);
+    for (auto& t : threads) t.join();
+    threads.clear();
+    for (auto& p : producers) p->flush(20000);
+  }
+};
+
+bool everyone_salts(Fleet& fleet) {
+  for (auto& p : fleet.producers) {
+    auto stats = p->stats();
+    if (stats.topics.empty() || stats.topics[0].list_version == 0) return false;
+    auto list = p->client().router().list(0);
+    if (!list) return false;
+    bool listed = false;
+    for (const auto& k : list->keys) listed |= k.key == "hot-tenant";
+    if (!listed) return false;
+  }
+  return true;
+}
+
+TEST(CoordinatorE2E, FleetDetectsSaltsBalancesAndSurvivesACrash) {
+  std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << bin << " is not built";
+  auto dir = std::filesystem::temp_directory_path() / ("hotkey-e2e-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  CoordinatorProcess coordinator(free_port(), dir);
+  ASSERT_TRUE(coordinator.start()) << "see " << (dir / "coordinator.log");
+
+  test::MockCluster mc;
+  mc.create_topic(kTopic, kPartitions);
+  Fleet fleet;
+  for (int i = 0; i < 3; ++i) {
+    fleet.producers.push_back(std::make_unique<Producer>(
+        Properties{{"bootstrap.servers", mc.bootstraps()},
+                   {"partitioner", "murmur2_random"},
+                   {"linger.ms", "5"},
+                   {"hotkey.coordinator.url", coordinator.url()},
+                   {"hotkey.producer.id", "producer-" + std::to_string(i)},
+                   {"hotkey.report.interval.ms", "100"},
+                   {"hotkey.poll.wait.ms", "500"},
+                   {"hotkey.backoff.initial.ms", "20"},
+                   {"hotkey.backoff.max.ms", "200"},
+                   {"hotkey.http.timeout.ms", "1000"}}));
+  }
+  fleet.start();
+  ASSERT_TRUE(eventually([&] { return everyone_salts(fleet); }, std::chrono::seconds(30)))
+      << "the hot key was not listed for every producer; see " << (dir / "coordinator.log");
+
+  // Balance: records sent from now on, per partition, from the brokers' end offsets.
+  auto before = test::end_offsets(mc.bootstraps(), kTopic, kPartitions);
+  uint64_t salted_before = 0;
+  for (auto& p : fleet.producers) salted_before += p->stats().topics[0].salted;
+  ASSERT_TRUE(eventually([&] {
+    uint64_t salted = 0;
+    for (auto& p : fleet.producers) salted += p->stats().topics[0].salted;
+    return salted > salted_before + 2000;
+  }));
+
+  // The coordinator dies: sending goes on at full pace on the last list.
+  uint64_t list_version = fleet.producers[0]->stats().topics[0].list_version;
+  coordinator.kill();
+  uint64_t sent_at_kill = fleet.sent.load();
+  uint64_t salted_at_kill = 0;
+  for (auto& p : fleet.producers) salted_at_kill += p->stats().topics[0].salted;
+  ASSERT_TRUE(eventually([&] { return fleet.sent.load() > sent_at_kill + 4000; }));
+  uint64_t salted_after_kill = 0;
+  for (auto& p : fleet.producers) {
+    EXPECT_EQ(p->stats().topics[0].list_version, list_version);
+    salted_after_kill += p->stats().topics[0].salted;
+  }
+  EXPECT_GT(salted_after_kill, salted_at_kill + 1000);
+
+  // It comes back on the same data: an operator pin makes a new version everyone picks up.
+  ASSERT_TRUE(coordinator.start());
+  httplib::Client ops("127.0.0.1", coordinator.port());
+  ops.set_bearer_token_auth(kOperatorToken);
+  ops.set_connection_timeout(5);
+  ops.set_read_timeout(20);
+  int pin_status = 0;
+  std::string pin_body;
+  ASSERT_TRUE(eventually([&] {
+    auto pin = ops.Post(std::string("/v1/topics/") + kTopic + "/pins",
+                        R"({"key": "cold-3", "salts": 3, "reason": "e2e"})", "application/json");
+    if (!pin) return false;
+    pin_status = pin->status;
+    pin_body = pin->body;
+    return true;
+  })) << "pin request failed";
+  ASSERT_LT(pin_status, 300) << pin_body;
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (auto& p : fleet.producers) {
+          if (p->stats().topics[0].list_version <= list_version) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(20)));
+  fleet.join();
+  EXPECT_EQ(fleet.produce_errors.load(), 0u);
+  auto after = test::end_offsets(mc.bootstraps(), kTopic, kPartitions);
+
+  // The hot key (half the traffic) was spread: no partition took more than a third of what
+  // was sent while salting, and more than half of the partitions got traffic.
+  int64_t total = 0;
+  int64_t max_delta = 0;
+  int busy = 0;
+  for (int p = 0; p < kPartitions; ++p) {
+    int64_t d = after[p] - before[p];
+    total += d;
+    max_delta = std::max(max_delta, d);
+    busy += d > 0;
+  }
+  ASSERT_GT(total, 0);
+  EXPECT_LT(static_cast<double>(max_delta) / static_cast<double>(total), 1.0 / 3);
+  EXPECT_GT(busy, kPartitions / 2);
+
+  // Only the hot key was detected (cold keys are under hot_fraction and balance_min_fraction);
+  // cold keys (other than the one pinned late) kept per-producer order on one partition each.
+  int64_t stored = 0;
+  for (int64_t e : after) stored += e;
+  auto records =
+      test::consume_all(mc.bootstraps(), kTopic, kPartitions, static_cast<size_t>(stored));
+  ASSERT_EQ(records.size(), static_cast<size_t>(stored));
+  std::map<std::string, std::set<int32_t>> parts;
+  std::map<std::string, int64_t> last;  // "<key>/<producer>" -> last sequence
+  size_t disorder = 0;
+  for (const auto& r : records) {
+    RecoveredKey k = recover_logical_key(
+        r.key, r.salt_header ? std::optional<std::string_view>(*r.salt_header) : std::nullopt,
+        std::nullopt);
+    if (!k.logical_key.starts_with("cold-") || k.logical_key == "cold-3") continue;
+    EXPECT_FALSE(k.salted) << r.key;
+    parts[std::string(k.logical_key)].insert(r.partition);
+    auto colon = r.value.find(':');
+    std::string stream = std::string(k.logical_key) + "/" + r.value.substr(0, colon);
+    int64_t seq = std::stoll(r.value.substr(colon + 1));
+    auto it = last.find(stream);
+    if (it != last.end() && seq != it->second + 1) ++disorder;
+    last[stream] = seq;
+  }
+  EXPECT_EQ(disorder, 0u);
+  EXPECT_EQ(parts.size(), 19u);
+  for (const auto& [key, ps] : parts) EXPECT_EQ(ps.size(), 1u) << key;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hotkey::client
