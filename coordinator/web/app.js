@@ -162,7 +162,6 @@
     top: [],
     list: null,
     renderSig: '',
-    expanded: new Set(),
     history: new Map(),  // topic -> [{t, skew, hot}]
     polls: 0,
     auditSig: '',
@@ -308,6 +307,10 @@
     if (share !== null && parts) return 'cold: ' + fmtPct(share) + fair;
     return '';
   }
+  // The keys table is windowed: only the rows in view (plus a margin) are in the DOM, so a
+  // topic with 1,000 keys costs the same per update as one with 40. Rows have one fixed
+  // height (single-line cells; the full "why" is in the cell's title).
+  const ROW_MARGIN = 20;
   function renderKeys() {
     const { hot, denied } = listIndex();
     const { pins, denies } = operatorIndex();
@@ -327,57 +330,78 @@
         rows.push({ item: k, ref: keyRef(k), id });
       }
     }
-    const frag = document.createDocumentFragment();
-    let shown = 0;
-    for (const { item, ref, id } of rows) {
-      if (filter && !printableKey(ref).toLowerCase().includes(filter)) continue;
-      shown++;
-      const inList = hot.get(id);
-      const pin = pins.get(id);
-      const deny = denies.get(id);
-      const isDenied = !!deny || denied.has(id) || pick(item, ['denied']) === true;
-      const isPinned = !!pin || pick(item, ['pinned']) === true ||
-        (inList && pick(inList, ['source']) === 'pinned');
-      const isHot = !!inList || pick(item, ['hot']) === true;
-      const stateCell = el('td', { class: 'state' });
-      if (isPinned) stateCell.append(el('span', { class: 'badge pinned', text: 'pinned' }));
-      else if (isHot) stateCell.append(el('span', { class: 'badge hot', text: 'hot' }));
-      if (isDenied) stateCell.append(el('span', { class: 'badge denied', text: 'denied' }));
-      if (!isHot && !isDenied && !isPinned) stateCell.append(el('span', { class: 'badge cold', text: 'cold' }));
-      if (isHot && !inList && !isDenied) {
-        stateCell.append(el('span', { class: 'muted small', text: ' (not yet salted)' }));
-      }
-      const salts = inList ? saltsOf(inList) : [];
-      const saltCell = el('td');
-      if (salts.length) {
-        saltCell.append(el('button', {
-          type: 'button', class: 'link', text: salts.length + ' salts ' + (state.expanded.has(id) ? '▾' : '▸'),
-          dataset: { expand: id }, 'aria-expanded': state.expanded.has(id) ? 'true' : 'false',
-        }));
-      }
-      const act = el('td', null, el('button', { type: 'button', class: 'link', text: 'act…', dataset: { act: id } }));
-      const home = num(pick(item, ['partition']));
-      const tr = el('tr', { dataset: { key: id }, class: isHot ? 'hot' : '' },
-        keyCell(ref),
-        td(fmtRate(num(pick(item, ['rate']))), 'num'),
-        td(fmtPct(num(pick(item, ['share']))), 'num'),
-        td(fmtInt(num(pick(item, ['count']))), 'num'),
-        td(fmtInt(num(pick(item, ['error', 'error_bound']))), 'num', 'Space-Saving error bound: the true count is within [count - error, count]'),
-        td(home === null || home < 0 ? '–' : 'p' + home, 'num', 'the partition the unsalted key hashes to'),
-        stateCell,
-        el('td', { class: 'why' }, el('div', { text: whyText(item, inList, pin, deny, isDenied) })),
-        saltCell, act);
-      frag.append(tr);
-      if (salts.length && state.expanded.has(id)) {
-        const cell = el('td', { colspan: 10 });
-        cell.append(saltTable(inList));
-        frag.append(el('tr', { class: 'salts-row' }, cell));
-      }
-    }
-    $('keys').tBodies[0].replaceChildren(frag);
-    $('key-count').textContent = shown + (shown !== rows.length ? ' of ' + rows.length : '') + ' keys';
     state.rowsById = new Map(rows.map((r) => [r.id, r]));
+    state.keyRows = filter ? rows.filter((r) => printableKey(r.ref).toLowerCase().includes(filter)) : rows;
+    state.keyCtx = { hot, denied, pins, denies };
+    $('key-count').textContent = state.keyRows.length +
+      (state.keyRows.length !== rows.length ? ' of ' + rows.length : '') + ' keys';
+    paintKeys();
     renderOperator(pins, denies);
+  }
+  function keyRow({ item, ref, id }) {
+    const { hot, denied, pins, denies } = state.keyCtx;
+    const inList = hot.get(id);
+    const pin = pins.get(id);
+    const deny = denies.get(id);
+    const isDenied = !!deny || denied.has(id) || pick(item, ['denied']) === true;
+    const isPinned = !!pin || pick(item, ['pinned']) === true ||
+      (inList && pick(inList, ['source']) === 'pinned');
+    const isHot = !!inList || pick(item, ['hot']) === true;
+    const stateCell = el('td', { class: 'state' });
+    if (isPinned) stateCell.append(el('span', { class: 'badge pinned', text: 'pinned' }));
+    else if (isHot) stateCell.append(el('span', { class: 'badge hot', text: inList ? 'hot' : 'hot, not yet salted' }));
+    if (isDenied) stateCell.append(el('span', { class: 'badge denied', text: 'denied' }));
+    if (!isHot && !isDenied && !isPinned) stateCell.append(el('span', { class: 'badge cold', text: 'cold' }));
+    const salts = inList ? saltsOf(inList) : [];
+    const saltCell = el('td');
+    if (salts.length) {
+      saltCell.append(el('button', { type: 'button', class: 'link', text: salts.length + ' salts', dataset: { salts: id },
+        title: 'show the salt table' }));
+    }
+    const why = whyText(item, inList, pin, deny, isDenied);
+    const home = num(pick(item, ['partition']));
+    return el('tr', { dataset: { key: id }, class: isHot ? 'hot' : '' },
+      keyCell(ref),
+      td(fmtRate(num(pick(item, ['rate']))), 'num'),
+      td(fmtPct(num(pick(item, ['share']))), 'num'),
+      td(fmtInt(num(pick(item, ['count']))), 'num'),
+      td(fmtInt(num(pick(item, ['error', 'error_bound']))), 'num', 'Space-Saving error bound: the true count is within [count - error, count]'),
+      td(home === null || home < 0 ? '–' : 'p' + home, 'num', 'the partition the unsalted key hashes to'),
+      stateCell,
+      td(why, 'why', why),
+      saltCell,
+      el('td', null, el('button', { type: 'button', class: 'link', text: 'act…', dataset: { act: id } })));
+  }
+  function spacer(rows) {
+    const tr = el('tr', { class: 'spacer', 'aria-hidden': 'true' }, el('td', { colspan: 10 }));
+    tr.style.height = rows * state.rowHeight + 'px';
+    return tr;
+  }
+  function paintKeys() {
+    const box = $('keys-scroll');
+    const rows = state.keyRows || [];
+    if (!state.rowHeight) state.rowHeight = 27;
+    const first = Math.max(0, Math.floor(box.scrollTop / state.rowHeight) - ROW_MARGIN);
+    const last = Math.min(rows.length, first + Math.ceil(box.clientHeight / state.rowHeight) + 2 * ROW_MARGIN);
+    const frag = document.createDocumentFragment();
+    if (first > 0) frag.append(spacer(first));
+    for (let i = first; i < last; i++) frag.append(keyRow(rows[i]));
+    if (last < rows.length) frag.append(spacer(rows.length - last));
+    const body = $('keys').tBodies[0];
+    body.replaceChildren(frag);
+    // Learn the real row height once (fonts differ between machines), then lay out again.
+    const sample = body.querySelector('tr[data-key]');
+    if (sample && sample.offsetHeight > 0 && Math.abs(sample.offsetHeight - state.rowHeight) > 0.5) {
+      state.rowHeight = sample.offsetHeight;
+      paintKeys();
+    }
+  }
+  function showSaltTable(id) {
+    const box = document.querySelector('.salt-table[data-key="' + CSS.escape(id) + '"]');
+    if (!box) return;
+    box.scrollIntoView({ behavior: 'smooth', block: 'center' });
+    box.classList.add('flash');
+    setTimeout(() => box.classList.remove('flash'), 1500);
   }
   function renderOperator(pins, denies) {
     const frag = document.createDocumentFragment();
@@ -737,8 +761,8 @@
     state.top = [];
     state.list = null;
     state.renderSig = '';
-    state.expanded.clear();
     $('topic').hidden = !t;
+    $('keys-scroll').scrollTop = 0;
     $('answer').hidden = true;
     renderTopics();
     if (t) {
@@ -776,14 +800,20 @@
     $('topic-filter').addEventListener('input', renderTopics);
     $('key-filter').addEventListener('input', renderKeys);
     $('top-n').addEventListener('change', () => pollTopic(true));
+    let painting = false;
+    $('keys-scroll').addEventListener('scroll', () => {
+      if (painting) return;
+      painting = true;
+      requestAnimationFrame(() => {
+        painting = false;
+        paintKeys();
+      });
+    }, { passive: true });
     $('keys').tBodies[0].addEventListener('click', (ev) => {
       const b = ev.target.closest('button');
       if (!b) return;
-      if (b.dataset.expand) {
-        const id = b.dataset.expand;
-        if (state.expanded.has(id)) state.expanded.delete(id);
-        else state.expanded.add(id);
-        renderKeys();
+      if (b.dataset.salts) {
+        showSaltTable(b.dataset.salts);
       } else if (b.dataset.act) {
         prefill(b.dataset.act);
       }

@@ -46,7 +46,6 @@ try {
   const until = Date.now() + 20000;
   await waitFor(() => Date.now() > until, 'history', 30000, 500);
   await page.click('#audit-refresh');
-  await page.locator('#keys button[data-expand="key:seller-42"]').click();
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: out, fullPage: false });
   if (process.env.HOTKEY_FULL_SCREENSHOT) {
