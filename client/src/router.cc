@@ -36,14 +36,17 @@ struct TopicState {
 };
 
 // Per-thread cache of the snapshot each topic had when this thread last looked: a hit costs
-// one acquire load of the topic's generation, no reference-count traffic.
+// one acquire load of the topic's generation, no reference-count traffic. The hit path reads
+// only trivially destructible thread-locals (no TLS init guard); the references that keep the
+// cached snapshots alive live apart and are touched on a miss only.
 struct CacheEntry {
   uint64_t uid = 0;
   uint64_t gen = 0;
-  std::shared_ptr<const Snapshot> snap;
+  const Snapshot* snap = nullptr;
 };
 constexpr size_t kCacheSlots = 16;
-thread_local std::array<CacheEntry, kCacheSlots> t_cache;
+thread_local CacheEntry t_cache[kCacheSlots];
+thread_local std::array<std::shared_ptr<const Snapshot>, kCacheSlots> t_keep;
 
 uint32_t thread_random() noexcept {
   thread_local uint64_t state =
@@ -106,13 +109,18 @@ struct Router::Impl {
   }
 
   const Snapshot* current(const TopicState& s) const noexcept {
-    CacheEntry& e = t_cache[s.uid % kCacheSlots];
+    const size_t slot = s.uid % kCacheSlots;
+    CacheEntry& e = t_cache[slot];
     uint64_t gen = s.gen.load(std::memory_order_acquire);
-    if (e.uid == s.uid && e.gen == gen) return e.snap.get();
+    if (e.uid == s.uid && e.gen == gen) [[likely]] {
+      return e.snap;
+    }
+    std::shared_ptr<const Snapshot>& keep = t_keep[slot];
+    keep = s.snap.load(std::memory_order_acquire);
     e.uid = s.uid;
     e.gen = gen;
-    e.snap = s.snap.load(std::memory_order_acquire);
-    return e.snap.get();
+    e.snap = keep.get();
+    return e.snap;
   }
 
   // Rebuilds for a new live partition count; returns the new snapshot or null when another
