@@ -24,6 +24,10 @@ std::shared_ptr<const PublishedList> ListBoard::get(std::string_view topic) cons
 ListBoard::WaitResult ListBoard::wait_newer(const std::string& topic, uint64_t since,
                                             std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
+  // Waiting on a topic nobody published must not let clients grow the slot map without bound.
+  if (!slots_.contains(topic) && slots_.size() >= kMaxSlots) {
+    return {WaitStatus::kTimeout, nullptr};
+  }
   Slot& slot = slot_locked(topic);
   auto newer = [&] { return slot.list && slot.list->list.version > since; };
   if (newer()) return {WaitStatus::kNewer, slot.list};

@@ -58,6 +58,7 @@ class ListBoard final : public ListPublisher {
     std::condition_variable cv;
   };
   Slot& slot_locked(const std::string& topic);
+  static constexpr size_t kMaxSlots = 1u << 17;
 
   const uint32_t max_waiters_;
   mutable std::mutex mu_;
