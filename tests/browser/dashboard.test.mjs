@@ -28,6 +28,11 @@ describe('dashboard', () => {
           ...Array.from({ length: 30 }, (_, i) => [`user-${i}`, 20 + i])],
       },
       { topic: 'payments', partitions: 6, background: 600, keys: [['acct-1', 30], ['acct-2', 25]] },
+      // 1,000 keys, wide-0 the busiest and wide-999 the quietest.
+      {
+        topic: 'wide', partitions: 48, background: 0,
+        keys: Array.from({ length: 1000 }, (_, i) => [`wide-${i}`, 2000 - i]),
+      },
     ]);
     await fleet.start();
     browser = await launchBrowser();
@@ -157,5 +162,21 @@ describe('dashboard', () => {
     assert.deepEqual(pageErrors, []);
     await page.locator('#keys').scrollIntoViewIfNeeded();
     await screenshot(page, 'dashboard-escaping.png');
+  });
+
+  test('1,000 keys: the windowed table reaches every row and filters them all', async () => {
+    await page.evaluate(() => { location.hash = '#/topic/wide'; });
+    await page.selectOption('#top-n', '1000');
+    const count = page.locator('#key-count');
+    await waitFor(async () => (await count.textContent()) === '1000 keys', '1000 keys', 20000);
+    const inDom = await page.locator('#keys tbody tr[data-key]').count();
+    assert.ok(inDom < 200, `${inDom} rows in the DOM for 1000 keys`);
+    assert.equal(await page.locator('#keys tbody tr[data-key]').first().getAttribute('data-key'),
+      'key:wide-0');
+    await page.locator('#keys-scroll').evaluate((box) => { box.scrollTop = box.scrollHeight; });
+    await page.locator('#keys tr[data-key="key:wide-999"]').waitFor({ timeout: 10000 });
+    await page.fill('#key-filter', 'wide-5');
+    assert.equal(await count.textContent(), '111 of 1000 keys');  // wide-5, -50..59, -500..599
+    await page.fill('#key-filter', '');
   });
 });
