@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -104,7 +105,13 @@ bool KafkaProducer::produce(std::string_view key, std::string_view value, int32_
                             RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
   }
   if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) return false;
-  if (err) ++failed_;
+  if (err) {
+    if (failed_ < 5) {
+      std::fprintf(stderr, "hotkey-loadgen: produce to partition %d: %s\n", partition,
+                   rd_kafka_err2str(err));
+    }
+    ++failed_;
+  }
   return true;
 }
 
@@ -115,6 +122,10 @@ bool KafkaProducer::flush(int timeout_ms) { return rd_kafka_flush(rk_, timeout_m
 void KafkaProducer::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
   auto* self = static_cast<KafkaProducer*>(opaque);
   if (msg->err) {
+    if (self->failed_ < 5) {
+      std::fprintf(stderr, "hotkey-loadgen: delivery to partition %d failed: %s\n", msg->partition,
+                   rd_kafka_err2str(msg->err));
+    }
     ++self->failed_;
   } else {
     ++self->delivered_;
