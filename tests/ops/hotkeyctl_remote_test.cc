@@ -86,7 +86,8 @@ class CoordinatorProcess {
     const std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
     const fs::path config = dir_ / "config.json";
     // Detection right away and a fast planning cadence keep the tests short.
-    std::ofstream(config) << R"({"warmup_ms": 0, "plan_interval_ms": 100, "keep_alive_timeout_s": 1})";
+    std::ofstream(config)
+        << R"({"warmup_ms": 0, "plan_interval_ms": 100, "keep_alive_timeout_s": 1})";
     const fs::path log = dir_ / "coordinator.log";
     const std::string data = (dir_ / "data").string();
     const std::string token = std::string("ops=") + kToken;
