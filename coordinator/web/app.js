@@ -692,7 +692,9 @@
   async function pollTopics() {
     const r = await api('GET', 'v1/topics');
     if (!r.ok) {
-      setConn('error', r.status === 0 ? 'coordinator unreachable' : 'topics: HTTP ' + r.status);
+      setConn('error', r.status === 0 ? 'coordinator unreachable'
+        : r.status === 401 ? 'reads need a token: enter the operator token'
+          : 'topics: HTTP ' + r.status);
       return false;
     }
     setConn('ok', 'live · ' + new Date().toLocaleTimeString());
