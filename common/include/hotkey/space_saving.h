@@ -3,6 +3,7 @@
 //
 // A value type: copy it, merge it, serialize it. Not thread-safe; callers that share one
 // instance across threads must serialize access (the client keeps one per thread/shard).
+// A moved-from sketch may only be assigned to or destroyed.
 //
 // Guarantees, for a summary that has seen total weight N with capacity k:
 //   - every monitored key x has count(x) - error(x) <= true(x) <= count(x);
