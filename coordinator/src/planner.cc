@@ -259,6 +259,15 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     }
   }
 
+  // Without load measured under the published list (just after a publish, before producers
+  // report with it) keys already listed keep their tables rather than being re-planned blind.
+  if (in.load_scale <= 0 && published_fits) {
+    for (size_t i = 0; i < demands.size(); ++i) {
+      if (const HotKey* pub = find_key(in.published, demands[i].key)) tables[i].salts = pub->salts;
+    }
+    pred = predicted_load(cold, demands, tables);
+  }
+
   // 6. Explicit-count pins (and pins with no measured traffic): equal weights over the least
   // loaded reachable partitions; an unchanged pin keeps its published table.
   std::map<std::string, std::vector<SaltAssignment>> fixed;
@@ -350,8 +359,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   std::vector<SaltTable> old_tables(demands.size());
   for (size_t i = 0; i < demands.size(); ++i) old_tables[i].salts = old_keys[demands[i].key]->salts;
   std::vector<double> old_pred = predicted_load(cold, demands, old_tables);
-  for (const auto& [key, table] : fixed)
-    apply_traffic(old_pred, table, -1, load_of(key), 1.0);
+  for (const auto& [key, table] : fixed) apply_traffic(old_pred, table, -1, load_of(key), 1.0);
   double old_skew = skew_of(old_pred);
   out.material = old_skew > std::max(s.balance_target, out.predicted_skew + s.churn_tolerance);
   return out;

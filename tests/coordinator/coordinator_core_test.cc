@@ -285,6 +285,36 @@ TEST(CoordinatorCore, ZipfTrafficIsBalancedWithFewSaltedKeys) {
   EXPECT_TRUE(tables_verified(list));
 }
 
+TEST(CoordinatorCore, ListedKeysKeepTheirTablesUntilLoadUnderTheNewListArrives) {
+  CoordinatorConfig cfg = test_config();
+  cfg.defaults.balance_target = 1000;
+  Harness h(cfg);
+  auto traffic = [](bool with_b) {
+    return [with_b](int p) {
+      std::map<std::string, uint64_t> c{{"a", 400}};
+      if (with_b) c["b"] = 300;
+      add_tail(c, with_b ? 300 : 600, 300, 21u + static_cast<uint32_t>(p));
+      return c;
+    };
+  };
+  round(h, 3, 8, 1, traffic(false));
+  HotKeyList first = h.list(kTopic);
+  ASSERT_NE(find(first, "a"), nullptr);
+  // Producers still route with no list (version 0): their partition counts describe another
+  // routing, so the planner has no load to re-plan "a" against when "b" turns hot.
+  for (int p = 0; p < 3; ++p) {
+    Report r = make_report("producer-" + std::to_string(p), kTopic, 8, 2, traffic(true)(p));
+    ASSERT_TRUE(h.coord().ingest(std::move(r)).ok());
+  }
+  h.clock().advance_ms(1000);
+  h.coord().tick();
+  HotKeyList second = h.list(kTopic);
+  ASSERT_NE(find(second, "b"), nullptr);
+  EXPECT_GT(second.version, first.version);
+  EXPECT_EQ(find(second, "a")->salts, find(first, "a")->salts);
+  EXPECT_TRUE(tables_verified(second));
+}
+
 TEST(CoordinatorCore, StateSurvivesRestartAndVersionsContinue) {
   Harness h;
   auto hot = [](int p) {
