@@ -64,7 +64,9 @@ std::vector<SaltAssignment> least_loaded_table(const std::string& key, uint32_t 
   }
   std::stable_sort(reach.begin(), reach.end(),
                    [&](int32_t a, int32_t b) { return load[a] < load[b]; });
-  if (reach.size() > n) reach.resize(n);
+  // Equal integer weights must stay positive: at most kWeightScale salts.
+  const size_t keep = std::min<size_t>(n, kWeightScale);
+  if (reach.size() > keep) reach.resize(keep);
   std::vector<SaltAssignment> out;
   if (reach.empty()) return out;
   uint32_t each = kWeightScale / static_cast<uint32_t>(reach.size());
