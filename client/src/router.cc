@@ -123,19 +123,18 @@ struct Router::Impl {
     return e.snap;
   }
 
-  // Rebuilds for a new live partition count; returns the new snapshot or null when another
-  // thread is already at it (or building failed).
-  std::shared_ptr<const Snapshot> rebuild(TopicState& s, int32_t partitions) const noexcept {
+  // Rebuilds the table for a new live partition count. False when another thread is already at
+  // it (or building failed). Out of line: the send path only pays for it once per change.
+  [[gnu::noinline, gnu::cold]] bool rebuild(TopicState& s, int32_t partitions) const noexcept {
     std::unique_lock lock(s.write_mu, std::try_to_lock);
-    if (!lock.owns_lock()) return nullptr;
+    if (!lock.owns_lock()) return false;
     try {
       auto cur = s.snap.load();
-      if (cur->partitions() == partitions || cur->empty()) return cur;
-      auto snap = build(s, partitions);
-      const_cast<Impl*>(this)->install(s, snap);
-      return snap;
+      if (cur->partitions() == partitions || cur->empty()) return true;
+      const_cast<Impl*>(this)->install(s, build(s, partitions));
+      return true;
     } catch (...) {
-      return nullptr;
+      return false;
     }
   }
 };
@@ -241,11 +240,10 @@ RouteDecision Router::route(TopicId id, const void* key, size_t keylen, std::str
   const Snapshot* snap = impl_->current(*s);
   d.version = snap->version();
   if (snap->empty()) return d;
-  std::shared_ptr<const Snapshot> rebuilt;
-  if (snap->partitions() != partition_cnt) {
-    rebuilt = impl_->rebuild(*s, partition_cnt);
-    if (!rebuilt || rebuilt->partitions() != partition_cnt) return d;
-    snap = rebuilt.get();
+  if (snap->partitions() != partition_cnt) [[unlikely]] {
+    if (!impl_->rebuild(*s, partition_cnt)) return d;
+    snap = impl_->current(*s);
+    if (snap->empty() || snap->partitions() != partition_cnt) return d;
   }
   const Snapshot::Entry* e = snap->find(key, keylen, hash);
   if (e == nullptr) return d;
