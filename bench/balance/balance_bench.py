@@ -440,7 +440,7 @@ def chart(doc, path):
         ax.legend(fontsize=6.5, loc="upper right")
     for ax in list(axes.flat)[len(scns):]:
         ax.axis("off")
-    fig.suptitle("Per-partition load from broker end offsets (steady window), 1.0 = perfect",
+    fig.suptitle("Per-partition load on the brokers over the steady window, 1.0 = perfect",
                  fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
