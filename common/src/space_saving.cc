@@ -66,6 +66,24 @@ uint64_t key_hash(std::string_view key) noexcept {
   return mum(kP1 ^ len, mum(a ^ kP1, b ^ seed));
 }
 
+// Key equality without a libc call for typical key sizes: word compares, the last word
+// overlapping.
+inline bool same_bytes(const char* a, const char* b, size_t n) noexcept {
+  const auto* x = reinterpret_cast<const unsigned char*>(a);
+  const auto* y = reinterpret_cast<const unsigned char*>(b);
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      if (load64(x + i) != load64(y + i)) return false;
+    }
+    return load64(x + n - 8) == load64(y + n - 8);
+  }
+  if (n >= 4) return load32(x) == load32(y) && load32(x + n - 4) == load32(y + n - 4);
+  for (size_t i = 0; i < n; ++i) {
+    if (x[i] != y[i]) return false;
+  }
+  return true;
+}
+
 // Output order of items(): count descending, then key bytes ascending.
 inline bool item_before(uint64_t ca, std::string_view ka, uint64_t cb, std::string_view kb) {
   if (ca != cb) return ca > cb;
@@ -174,6 +192,12 @@ struct SpaceSaving::Impl {
 
   uint64_t count_of(uint32_t id) const { return heap[pos[id]].count; }
 
+  // An entry's home bucket comes from the same high hash bits as its tag, so an index entry
+  // alone says where it belongs: deletion's backward shift never touches the slots.
+  size_t home_of(uint64_t hash_or_entry) const {
+    return static_cast<size_t>(hash_or_entry >> 32) & mask;
+  }
+
   // Overwrites a slot's key in place. Producers' keys often share one length, and then a plain
   // copy beats the general std::string::assign path; either way the buffer is reused when big
   // enough.
@@ -188,7 +212,7 @@ struct SpaceSaving::Impl {
   // Returns the index position holding key, or the empty position where it would go.
   size_t probe(std::string_view key, uint64_t hash, bool* found) const {
     const uint64_t tag = hash & kTagMask;
-    size_t i = static_cast<size_t>(hash) & mask;
+    size_t i = home_of(hash);
     while (true) {
       uint64_t e = index[i];
       if (e == kEmpty) {
@@ -197,7 +221,7 @@ struct SpaceSaving::Impl {
       }
       if ((e & kTagMask) == tag) {
         const Slot& s = slots[static_cast<uint32_t>(e) - 1];
-        if (s.key.size() == key.size() && std::memcmp(s.key.data(), key.data(), key.size()) == 0) {
+        if (s.key.size() == key.size() && same_bytes(s.key.data(), key.data(), key.size())) {
           *found = true;
           return i;
         }
@@ -208,7 +232,7 @@ struct SpaceSaving::Impl {
 
   void index_insert(uint32_t slot_id) {
     const Slot& s = slots[slot_id];
-    size_t i = static_cast<size_t>(s.hash) & mask;
+    size_t i = home_of(s.hash);
     while (index[i] != kEmpty) i = (i + 1) & mask;
     index[i] = (s.hash & kTagMask) | (static_cast<uint64_t>(slot_id) + 1);
   }
@@ -221,7 +245,7 @@ struct SpaceSaving::Impl {
       j = (j + 1) & mask;
       uint64_t e = index[j];
       if (e == kEmpty) break;
-      size_t home = static_cast<size_t>(slots[static_cast<uint32_t>(e) - 1].hash) & mask;
+      size_t home = home_of(e);
       // Move e into the hole unless its home lies cyclically in (hole, j].
       bool home_between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
       if (!home_between) {
@@ -235,7 +259,7 @@ struct SpaceSaving::Impl {
   // Finds a slot's entry by id (no key comparison needed).
   void index_erase(uint32_t slot_id) {
     const uint64_t want = static_cast<uint64_t>(slot_id) + 1;
-    size_t i = static_cast<size_t>(slots[slot_id].hash) & mask;
+    size_t i = home_of(slots[slot_id].hash);
     while ((index[i] & 0xffffffffull) != want) i = (i + 1) & mask;
     index_erase_at(i);
   }
