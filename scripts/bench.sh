@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Side-by-side partition balance benchmark (issue 5): naive hashing, static random salting,
 # per-process adaptive salting and this project, on the same workloads and the same mock
-# Kafka cluster, measured from the brokers' end offsets. See docs/BENCHMARKS.md ("Balance").
+# Kafka cluster, measured from the records on the brokers. See docs/BENCHMARKS.md ("Balance").
 #
-#   scripts/bench.sh                 full run (8 scenarios x 4 strategies, ~12 min on 2 cores)
+#   scripts/bench.sh                 full run (8 scenarios x 4 strategies, ~15 min on 2 cores)
 #   scripts/bench.sh --quick         reduced set for CI (2 scenarios, ~2 min)
 #   scripts/bench.sh --scenarios hot90,zipf1.2 --strategies naive,hotkey
 #   scripts/bench.sh --out DIR       where results.json, results.md, balance.png go
