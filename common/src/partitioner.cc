@@ -6,6 +6,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "hotkey/key_codec.h"
+
 namespace hotkey {
 namespace {
 
@@ -171,7 +173,8 @@ bool valid_separator(std::string_view separator) noexcept {
   for (char c : separator) {
     if (c >= '0' && c <= '9') return false;
   }
-  return true;
+  // Lists and reports carry the separator as a JSON string, so it must be valid UTF-8.
+  return is_valid_utf8(separator);
 }
 
 }  // namespace hotkey
