@@ -140,7 +140,8 @@ PER_RATE=$(( (RATE + PRODUCERS - 1) / PRODUCERS ))
 for i in $(seq 0 $((PRODUCERS - 1))); do
   "$BIN/hotkey-loadgen" --bootstrap "$BOOTSTRAP" --topic orders --strategy hotkey \
     --coordinator "$URL" --producer-id "demo-producer-$i" --rate "$PER_RATE" \
-    --duration "$DURATION" --start-at-ms "$START_AT" --seed $((i + 1)) "${WL[@]}" \
+    --duration "$DURATION" --start-at-ms "$START_AT" --seed $((i + 1)) --value-bytes 16 \
+    "${WL[@]}" \
     --status-file "$WORK/status/p$i.status" --json-out "$WORK/p$i.json" \
     >"$WORK/producer-$i.log" 2>&1 &
   PIDS+=($!)
