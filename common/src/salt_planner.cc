@@ -69,7 +69,9 @@ void check_load(std::span<const double> cold_load, int32_t partitions) {
 SaltTable plan_salts(std::string_view key, uint32_t count, const SaltSpace& space) {
   check_space(space);
   if (count < 1) throw std::invalid_argument("salt planner: salt count must be >= 1");
-  const auto want = std::min<uint64_t>(count, static_cast<uint64_t>(space.partitions));
+  // Beyond kWeightScale salts some would get weight 0, which no valid table carries.
+  const auto want = std::min<uint64_t>(
+      {count, static_cast<uint64_t>(space.partitions), static_cast<uint64_t>(kWeightScale)});
   SaltTable table;
   table.salts.reserve(want);
   std::vector<bool> used(static_cast<size_t>(space.partitions), false);

@@ -126,6 +126,16 @@ TEST(SaltPlanner, SaltPerPartitionFindsTheSmallestSalt) {
   }
 }
 
+TEST(SaltPlanner, EqualWeightsStayPositiveBeyondTheWeightScale) {
+  // More partitions than weight units: the table stops at kWeightScale salts of weight 1.
+  SaltSpace space{HashFamily::kMurmur2, 20000, "#"};
+  auto t = plan_salts("wide", 15000, space);
+  EXPECT_FALSE(t.search_limit_reached);
+  ASSERT_EQ(t.salts.size(), kWeightScale);
+  EXPECT_EQ(weight_sum(t), kWeightScale);
+  EXPECT_TRUE(verify_table("wide", t, space));
+}
+
 TEST(SaltPlanner, SearchLimitIsReported) {
   SaltSpace space{HashFamily::kMurmur2, 64, "#", 2};
   auto t = plan_salts("k", 5, space);

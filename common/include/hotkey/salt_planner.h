@@ -40,7 +40,8 @@ struct SaltSpace {
 };
 
 // First-fit: salts 0, 1, 2, ... keeping each one whose salted key lands on a partition not yet
-// used, until `count` distinct partitions (count is capped at P). Equal weights.
+// used, until `count` distinct partitions (count is capped at P, and at kWeightScale so every
+// weight stays >= 1). Equal weights.
 // std::invalid_argument on partitions < 1, count < 1 or an invalid separator.
 SaltTable plan_salts(std::string_view key, uint32_t count, const SaltSpace& space);
 
