@@ -9,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 JOBS=${HOTKEY_JOBS:-2}
+# Let ccache share objects between clones of the repository (CI builds a fresh clone).
+export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=true
 
 scripts/deps.sh --browser
 
@@ -27,7 +29,7 @@ echo "== tests =="
 if [ "${HOTKEY_SANITIZE_PASS:-1}" != "0" ]; then
   echo "== unit tests under ASan+UBSan =="
   configure build-asan "-DHOTKEY_SANITIZE=address;undefined" -DHOTKEY_BUILD_BENCH=OFF
-  cmake --build build-asan -j"$JOBS"
+  cmake --build build-asan -j"$JOBS" --target hotkey_unit_tests
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --output-on-failure --timeout 900 -j"$JOBS" -L unit)
@@ -36,7 +38,7 @@ fi
 if [ "${HOTKEY_TSAN_PASS:-0}" != "0" ]; then
   echo "== concurrency tests under TSan =="
   configure build-tsan -DHOTKEY_SANITIZE=thread -DHOTKEY_BUILD_BENCH=OFF
-  cmake --build build-tsan -j"$JOBS"
+  cmake --build build-tsan -j"$JOBS" --target coordinator_concurrency_tests
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure --timeout 900 -L tsan)
 fi
 echo "scripts/test.sh: all passed"
