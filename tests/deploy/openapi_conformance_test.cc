@@ -316,6 +316,8 @@ class OpenApiConformance : public ::testing::Test {
   }
 
   void TearDown() override {
+    // An idle keep-alive connection would hold a server worker until keep_alive_timeout_s.
+    cli_.reset();
     if (proc_) {
       EXPECT_EQ(proc_->stop(), 0) << "unclean exit on SIGTERM; log:\n" << proc_->log();
     }
