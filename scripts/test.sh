@@ -13,6 +13,8 @@ JOBS=${HOTKEY_JOBS:-2}
 export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=true
 
 scripts/deps.sh --browser
+# Validators for the deploy/ tests (promtool, PyYAML, systemd-analyze, ldb).
+scripts/deps-deploy.sh
 
 configure() {  # dir, extra cmake args...
   local dir=$1; shift
