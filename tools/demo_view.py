@@ -26,17 +26,20 @@ def end_offsets(watch, bootstrap, topic):
         return None
 
 
-def window_balance(watch, bootstrap, topic, from_ms, to_ms):
+def window_balance(watch, bootstrap, topic, from_ms, to_ms, start_offsets=None):
     """max/avg of the records whose timestamps fall in [from_ms, to_ms), read back from the
-    brokers (exact whatever the delivery lag)."""
+    brokers (exact whatever the delivery lag), starting at `start_offsets` when known."""
+    cmd = [watch, "--bootstrap", bootstrap, "--topic", topic, "--window",
+           f"{int(from_ms)}:{int(to_ms)}"]
+    if start_offsets:
+        cmd += ["--start-offsets", ",".join(str(o) for o in start_offsets)]
     try:
-        out = subprocess.run([watch, "--bootstrap", bootstrap, "--topic", topic, "--window",
-                              f"{int(from_ms)}:{int(to_ms)}"], capture_output=True, text=True,
-                             timeout=20)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
         d = json.loads(out.stdout)
         return d["max_avg"], d["total"]
-    except (subprocess.TimeoutExpired, ValueError, KeyError):
-        return None, 0
+    except (subprocess.TimeoutExpired, ValueError, KeyError) as e:
+        why = out.stderr.strip().splitlines()[-1] if "out" in locals() and out.stderr else str(e)
+        return None, why
 
 
 def get_json(url):
@@ -78,6 +81,7 @@ def main():
 
     prev, prev_t = None, None
     surges = {}  # surge key -> (max/avg before, records, max/avg after, records, since, done)
+    offsets_before = {}  # surge key -> end offsets read before its surge began
     t_start = time.time()
     try:
         while True:
@@ -102,7 +106,7 @@ def main():
             for key, (ma_b, n_b, ma_a, n_a, since, done) in surges.items():
                 if ma_b is None or ma_a is None:
                     lines.append(f"{key}: salted everywhere {done - since:.2f} s after the "
-                                 "surge (before/after balance could not be read back)")
+                                 f"surge (before/after balance not read back: {n_b or n_a})")
                     continue
                 lines.append(f"{key}: max/avg {ma_b:.2f} from the surge (t={since:.0f}s) until "
                              f"every producer salted it ({done - since:.2f} s later); "
@@ -136,16 +140,19 @@ def main():
                 # Once every producer salts a surge key and it has run salted for a while,
                 # measure before/after on the brokers by record timestamp, once.
                 dets = [d for _, d in items]
+                if key not in offsets_before and prev is not None:
+                    offsets_before[key] = prev  # read at the previous tick, before the surge
                 if (key.startswith(args.surge_prefix) and key not in surges
                         and len(items) >= args.producers and all(d is not None for d in dets)):
                     done = since + max(dets)
                     if t_run >= done + args.settle:
                         t0 = args.start_at_ms
+                        start = offsets_before.get(key)
                         ma_b, n_b = window_balance(args.watch, args.bootstrap, args.topic,
-                                                   t0 + since * 1000, t0 + done * 1000)
+                                                   t0 + since * 1000, t0 + done * 1000, start)
                         ma_a, n_a = window_balance(args.watch, args.bootstrap, args.topic,
                                                    t0 + done * 1000,
-                                                   t0 + (done + args.settle) * 1000)
+                                                   t0 + (done + args.settle) * 1000, start)
                         # Measured once, whatever the outcome: a failed read-back (the mock
                         # cluster keeps 5 MB per partition) must not stall the live view.
                         surges[key] = (ma_b, n_b, ma_a, n_a, since, done)

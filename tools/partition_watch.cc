@@ -32,6 +32,8 @@ void usage(std::FILE* out) {
                "  --window A:B     read the topic back and count, per partition, the records\n"
                "                   whose timestamp (epoch ms) is in [A, B); prints JSON, exits.\n"
                "                   Exact even when deliveries lag behind the producers.\n"
+               "  --start-offsets O,O,...  with --window: start reading at these offsets (one\n"
+               "                   per partition) instead of the beginning\n"
                "  --follow         with --window: start at the current end, tail the topic\n"
                "                   until SIGINT/SIGTERM, then finish up to the end offsets of\n"
                "                   that moment (for brokers that drop old segments)\n");
@@ -172,6 +174,7 @@ int main(int argc, char** argv) {
   long count = 0;
   bool json = false, once = false, follow = false;
   int64_t window_from = -1, window_to = -1;
+  std::vector<int64_t> start_offsets;  // --window: where to start reading, per partition
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -196,6 +199,14 @@ int main(int argc, char** argv) {
       json = true;
     } else if (a == "--once") {
       once = true;
+    } else if (a == "--start-offsets") {
+      std::string v = value();
+      for (size_t pos = 0; pos <= v.size();) {
+        size_t comma = v.find(',', pos);
+        if (comma == std::string::npos) comma = v.size();
+        start_offsets.push_back(std::atoll(v.substr(pos, comma - pos).c_str()));
+        pos = comma + 1;
+      }
     } else if (a == "--follow") {
       follow = true;
     } else if (a == "--window") {
@@ -280,6 +291,15 @@ int main(int argc, char** argv) {
     // Following starts at today's end; a one-shot count reads everything the brokers hold.
     std::vector<int64_t> starts =
         follow ? ends : std::vector<int64_t>(ends.size(), RD_KAFKA_OFFSET_BEGINNING);
+    if (!follow && !start_offsets.empty()) {
+      if (start_offsets.size() != ends.size()) {
+        std::fprintf(stderr, "hotkey-watch: --start-offsets needs %zu values\n", ends.size());
+        return 2;
+      }
+      for (size_t p = 0; p < ends.size(); ++p) {
+        starts[p] = std::clamp<int64_t>(start_offsets[p], 0, ends[p]);
+      }
+    }
     std::vector<int64_t> counts;
     std::string error;
     const bool counted = count_window(bootstrap, topic, starts, ends, follow, read_offsets,
