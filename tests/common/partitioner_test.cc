@@ -96,8 +96,8 @@ TEST(Partitioner, MatchesLibrdkafkaOracleOnGeneratedKeys) {
         int32_t want = f.oracle(nullptr, data, k.size(), p, nullptr, nullptr);
         int32_t got = partition_for(f.family, k, p);
         if (want != got && ++disagreements <= 3) {
-          ADD_FAILURE() << to_string(f.family) << " P=" << p << " len=" << k.size()
-                        << " want " << want << " got " << got;
+          ADD_FAILURE() << to_string(f.family) << " P=" << p << " len=" << k.size() << " want "
+                        << want << " got " << got;
         }
         ++checked;
       }

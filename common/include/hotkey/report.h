@@ -22,10 +22,10 @@ class DecodeError : public std::invalid_argument {
 
 // Bounds every decoder enforces. Defaults are the coordinator's defaults.
 struct ReportLimits {
-  uint32_t max_items = 65536;           // sketch items per report
-  uint32_t max_key_bytes = 4096;        // one key
-  int32_t max_partitions = 100000;      // partitions and partition_counts size
-  size_t max_id_bytes = 256;            // producer id, topic name
+  uint32_t max_items = 65536;       // sketch items per report
+  uint32_t max_key_bytes = 4096;    // one key
+  int32_t max_partitions = 100000;  // partitions and partition_counts size
+  size_t max_id_bytes = 256;        // producer id, topic name
 };
 
 struct ReportItem {
@@ -36,22 +36,22 @@ struct ReportItem {
 };
 
 struct Report {
-  std::string producer;                   // stable producer id
+  std::string producer;  // stable producer id
   std::string topic;
-  int32_t partitions = 0;                 // partition count the producer saw in metadata
+  int32_t partitions = 0;  // partition count the producer saw in metadata
   HashFamily hash = HashFamily::kMurmur2;
   std::string separator = std::string(kDefaultSeparator);
-  uint32_t window_ms = 0;                 // length of the window this report covers
-  double sample_rate = 1.0;               // fraction of records fed to the sketch, (0, 1]
-  uint64_t total = 0;                     // keyed records sent in the window (all, not sampled)
-  std::vector<uint64_t> partition_counts; // records sent per partition (size == partitions)
-  uint64_t seq = 0;                       // per-producer sequence number, grows by one
-  int64_t sent_at_ms = 0;                 // producer wall clock, informational
-  uint64_t list_version = 0;              // hot-key list version the producer routes with
+  uint32_t window_ms = 0;                  // length of the window this report covers
+  double sample_rate = 1.0;                // fraction of records fed to the sketch, (0, 1]
+  uint64_t total = 0;                      // keyed records sent in the window (all, not sampled)
+  std::vector<uint64_t> partition_counts;  // records sent per partition (size == partitions)
+  uint64_t seq = 0;                        // per-producer sequence number, grows by one
+  int64_t sent_at_ms = 0;                  // producer wall clock, informational
+  uint64_t list_version = 0;               // hot-key list version the producer routes with
   // The sketch: capacity, min and items (count, error) over the sampled keys.
   uint32_t sketch_capacity = 0;
   uint64_t sketch_min = 0;
-  uint64_t sketch_total = 0;              // weight fed to the sketch (sampled records)
+  uint64_t sketch_total = 0;  // weight fed to the sketch (sampled records)
   std::vector<ReportItem> items;
   bool operator==(const Report&) const = default;
 };

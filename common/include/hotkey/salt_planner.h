@@ -52,8 +52,8 @@ std::vector<uint32_t> salt_per_partition(std::string_view key, const SaltSpace& 
 // One hot key for the load-aware planner.
 struct HotKeyDemand {
   std::string key;
-  double rate = 0;        // the key's traffic (any unit, same as cold_load)
-  uint32_t max_salts = 0; // at most this many partitions (0: P); at least 1 is always used
+  double rate = 0;         // the key's traffic (any unit, same as cold_load)
+  uint32_t max_salts = 0;  // at most this many partitions (0: P); at least 1 is always used
 };
 
 // Load-aware planning (water-filling): given the predicted cold load of every partition
