@@ -169,7 +169,10 @@ CallResult Coordinator::ingest(Report r) {
     const int64_t now = clock_.now_ms();
     auto [pit, inserted] = t->producers.try_emplace(r.producer);
     ProducerInfo& p = pit->second;
-    if (!inserted && r.seq > 1 && r.seq <= p.last_seq && p.last_seq - r.seq < kDuplicateWindow) {
+    // seq 1 after a higher one is a restarted producer; seq 1 again right after seq 1 is a
+    // retry of the first report and must not be counted twice.
+    if (!inserted && (r.seq > 1 || p.last_seq == 1) && r.seq <= p.last_seq &&
+        p.last_seq - r.seq < kDuplicateWindow) {
       result.duplicate = true;
       return result;
     }

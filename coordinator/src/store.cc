@@ -3,11 +3,13 @@
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
+#include <cstdarg>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
 
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 #include <nlohmann/json.hpp>
@@ -164,18 +166,47 @@ void StoreBatch::delete_deny(const std::string& topic, const std::string& key) {
 }
 void StoreBatch::append_audit(AuditEntry entry) { audits_.push_back(std::move(entry)); }
 
+namespace {
+
+// RocksDB's diagnostics go to stderr (the coordinator's log) instead of a LOG file in the data
+// directory: on a full disk, Debian's librocksdb (built with assertions) aborts on the second
+// append to an info log file whose first append failed, which would turn a refused write into
+// a crash. Warnings and worse only; thread-safe (one fprintf per line).
+class StderrInfoLogger final : public rocksdb::Logger {
+ public:
+  StderrInfoLogger() : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    char line[1024];
+    std::vsnprintf(line, sizeof line, format, ap);
+    const std::string text =
+        nlohmann::json{{"level", "warn"}, {"event", "rocksdb"}, {"message", line}}.dump(
+            -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+        "\n";
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  }
+};
+
+}  // namespace
+
 struct Store::Impl {
   std::unique_ptr<rocksdb::DB> db;
   std::mutex write_mu;  // keeps audit sequence numbers in commit order
   uint64_t next_audit_seq = 1;
   std::atomic<bool> healthy{true};
+  // Set by the first failed write (guarded by write_mu). RocksDB's WAL writer must not be
+  // appended to after an I/O error (Debian's librocksdb asserts and aborts), so the store
+  // refuses every later write until the process restarts on a writable disk.
+  std::string failure;
 };
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Store::~Store() {
   if (impl_ && impl_->db) {
-    impl_->db->FlushWAL(true).PermitUncheckedError();
+    // Syncing a WAL whose append failed aborts in Debian's librocksdb; every acknowledged
+    // write was synced when it was acknowledged, so there is nothing left to flush then.
+    if (impl_->failure.empty()) impl_->db->FlushWAL(true).PermitUncheckedError();
     impl_->db->Close().PermitUncheckedError();
   }
 }
@@ -206,6 +237,7 @@ std::unique_ptr<Store> Store::open(const std::string& dir, std::string* error) {
   options.create_if_missing = true;
   options.paranoid_checks = true;
   options.keep_log_file_num = 3;
+  options.info_log = std::make_shared<StderrInfoLogger>();
   options.max_manifest_file_size = 8 << 20;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
@@ -311,6 +343,7 @@ std::map<std::string, StoredTopic> Store::load(std::string* error) const {
 StoreStatus Store::write(StoreBatch& batch, double* latency_s) {
   auto start = std::chrono::steady_clock::now();
   std::lock_guard lock(impl_->write_mu);
+  if (!impl_->failure.empty()) return StoreStatus::Error(impl_->failure);
   rocksdb::WriteBatch wb;
   for (const auto& k : batch.deletes_) wb.Delete(k);
   for (const auto& [k, v] : batch.puts_) wb.Put(k, v);
@@ -327,7 +360,9 @@ StoreStatus Store::write(StoreBatch& batch, double* latency_s) {
   }
   if (!s.ok()) {
     impl_->healthy = false;
-    return StoreStatus::Error("store write failed: " + s.ToString());
+    impl_->failure = "store write failed: " + s.ToString() +
+                     "; writes stay refused until the coordinator restarts on a writable disk";
+    return StoreStatus::Error(impl_->failure);
   }
   impl_->next_audit_seq = seq;
   impl_->healthy = true;
@@ -349,11 +384,17 @@ std::vector<AuditEntry> Store::audit(size_t limit) const {
 }
 
 StoreStatus Store::probe() {
+  std::lock_guard lock(impl_->write_mu);
+  if (!impl_->failure.empty()) return StoreStatus::Error(impl_->failure);
   rocksdb::WriteOptions wo;
   wo.sync = true;
   rocksdb::Status s = impl_->db->Put(wo, "m/probe", "1");
   impl_->healthy = s.ok();
-  if (!s.ok()) return StoreStatus::Error("store not writable: " + s.ToString());
+  if (!s.ok()) {
+    impl_->failure = "store not writable: " + s.ToString() +
+                     "; writes stay refused until the coordinator restarts on a writable disk";
+    return StoreStatus::Error(impl_->failure);
+  }
   return StoreStatus::Ok();
 }
 
