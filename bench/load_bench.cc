@@ -1,0 +1,306 @@
+// Bounded load test of a real hotkey-coordinator process on loopback (not run by ctest):
+// N simulated producers report every interval, M long-pollers wait for lists, and optional
+// slow-loris and idle connections hold workers. Prints errors, ingest latency percentiles,
+// poll outcomes and the coordinator's RSS at start, middle and end. See docs/RELIABILITY.md.
+//
+//   load_bench [--producers 2000] [--pollers 1000] [--seconds 60] [--interval-ms 500]
+//              [--senders 64] [--http-threads 32] [--slowloris 0] [--idle 0] [--bin PATH]
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hotkey/report.h"
+#include "hotkey/space_saving.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+struct Options {
+  int producers = 2000;
+  int pollers = 1000;
+  int seconds = 60;
+  int interval_ms = 500;
+  int senders = 64;
+  int http_threads = 32;
+  int slowloris = 0;
+  int idle = 0;
+  std::string bin = HOTKEY_BIN_DIR "/hotkey-coordinator";
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  std::map<std::string, int*> ints = {
+      {"--producers", &o.producers}, {"--pollers", &o.pollers},
+      {"--seconds", &o.seconds},     {"--interval-ms", &o.interval_ms},
+      {"--senders", &o.senders},     {"--http-threads", &o.http_threads},
+      {"--slowloris", &o.slowloris}, {"--idle", &o.idle}};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+    if (a == "--bin") {
+      o.bin = argv[++i];
+    } else if (auto it = ints.find(a); it != ints.end()) {
+      *it->second = std::stoi(argv[++i]);
+    } else {
+      throw std::invalid_argument("unknown flag " + a);
+    }
+  }
+  if (o.producers < 1 || o.seconds < 1 || o.interval_ms < 1 || o.senders < 1) {
+    throw std::invalid_argument("--producers, --seconds, --interval-ms, --senders must be >= 1");
+  }
+  return o;
+}
+
+// The coordinator under test: its own process, data dir and config; port read from its log.
+class Coordinator {
+ public:
+  explicit Coordinator(const Options& o) {
+    dir_ = std::filesystem::temp_directory_path() / ("hotkey-load-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "config.json") << json{
+        {"http_threads", o.http_threads},
+        {"max_waiters", o.pollers + 64},
+        {"max_wait_ms", 60000},
+        {"warmup_ms", 0}}.dump();
+    const std::string log = (dir_ / "coordinator.log").string();
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::freopen(log.c_str(), "w", stderr);
+      const std::string data = (dir_ / "data").string(), cfg = (dir_ / "config.json").string();
+      execl(o.bin.c_str(), o.bin.c_str(), "--listen", "127.0.0.1:0", "--data", data.c_str(),
+            "--config", cfg.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (port_ == 0 && Clock::now() < deadline) {
+      std::ifstream in(log);
+      for (std::string line; std::getline(in, line);) {
+        auto j = json::parse(line, nullptr, false);
+        if (j.is_object() && j.value("event", "") == "listening") port_ = j.value("port", 0);
+      }
+      if (port_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (port_ == 0) throw std::runtime_error("coordinator did not start; see " + log);
+  }
+  ~Coordinator() {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  int port() const { return port_; }
+  long rss_kb() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    }
+    return -1;
+  }
+
+ private:
+  std::filesystem::path dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+hotkey::Report make_report(int producer, uint64_t seq, std::mt19937& rng) {
+  hotkey::Report r;
+  r.producer = "load-" + std::to_string(producer);
+  r.topic = "load-" + std::to_string(producer % 10);
+  r.partitions = 32;
+  r.window_ms = 500;
+  r.seq = seq;
+  r.partition_counts.assign(32, 0);
+  hotkey::SpaceSaving sketch(64);
+  std::uniform_int_distribution<int> key(0, 5000);
+  sketch.update("hot-" + r.topic, 400);
+  r.partition_counts[0] += 400;
+  for (int i = 0; i < 600; ++i) {
+    const int k = key(rng);
+    sketch.update("k" + std::to_string(k));
+    r.partition_counts[static_cast<size_t>(k % 32)] += 1;
+  }
+  r.total = 1000;
+  r.sketch_capacity = sketch.capacity();
+  r.sketch_min = sketch.min_count();
+  r.sketch_total = sketch.total();
+  for (const auto& it : sketch.items()) r.items.push_back({it.key, it.count, it.error});
+  return r;
+}
+
+int raw_connect(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+double percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  try {
+    o = parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "load_bench: %s\n", e.what());
+    return 2;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  Coordinator coord(o);
+  const int port = coord.port();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> sent{0}, errors{0}, late{0}, poll_ok{0}, poll_304{0}, poll_err{0};
+  std::mutex lat_mu;
+  std::vector<double> latencies_ms;
+
+  // Slow-loris: a request line, then one header byte every 2 s (under httplib's 5 s read
+  // timeout). Idle: connect and send nothing.
+  std::vector<int> held;
+  for (int i = 0; i < o.slowloris + o.idle; ++i) {
+    int fd = raw_connect(port);
+    if (fd < 0) continue;
+    if (i < o.slowloris) {
+      const char* start = "POST /v1/reports HTTP/1.1\r\nHost: x\r\n";
+      (void)send(fd, start, std::strlen(start), 0);
+    }
+    held.push_back(fd);
+  }
+  std::thread loris([&] {
+    while (!stop) {
+      for (int i = 0; i < o.slowloris && i < static_cast<int>(held.size()); ++i) {
+        (void)send(held[static_cast<size_t>(i)], "X", 1, MSG_NOSIGNAL);
+      }
+      for (int s = 0; s < 20 && !stop; ++s)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+
+  std::vector<std::thread> pollers;
+  for (int i = 0; i < o.pollers; ++i) {
+    pollers.emplace_back([&, i] {
+      httplib::Client c("127.0.0.1", port);
+      c.set_read_timeout(20, 0);
+      c.set_tcp_nodelay(true);
+      uint64_t since = 0;
+      const std::string topic = "load-" + std::to_string(i % 10);
+      while (!stop) {
+        auto r = c.Get("/v1/hotkeys?topic=" + topic + "&since=" + std::to_string(since) +
+                       "&wait_ms=5000");
+        if (stop) break;
+        if (r && r->status == 200) {
+          ++poll_ok;
+          auto j = json::parse(r->body, nullptr, false);
+          if (j.is_object()) since = j.value("version", since);
+        } else if (r && (r->status == 304 || r->status == 404)) {
+          ++poll_304;  // 404: no list for the topic yet
+          if (r->status == 404) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        } else {
+          ++poll_err;
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+      }
+    });
+  }
+
+  const auto start = Clock::now();
+  const auto interval = std::chrono::milliseconds(o.interval_ms);
+  const auto end = start + std::chrono::seconds(o.seconds);
+  std::vector<std::thread> senders;
+  for (int t = 0; t < o.senders; ++t) {
+    senders.emplace_back([&, t] {
+      httplib::Client c("127.0.0.1", port);
+      c.set_keep_alive(true);
+      c.set_tcp_nodelay(true);
+      c.set_read_timeout(10, 0);
+      std::mt19937 rng(static_cast<uint32_t>(t));
+      std::vector<double> mine;
+      for (uint64_t round = 0;; ++round) {
+        for (int p = t; p < o.producers; p += o.senders) {
+          const auto due = start + round * interval + interval * p / o.producers;
+          // Past the end (or a generator too far behind to matter): stop, never overrun.
+          if (due >= end || Clock::now() >= end) goto done;
+          std::this_thread::sleep_until(due);
+          if (Clock::now() - due > interval) ++late;
+          const auto body = hotkey::encode_report_binary(make_report(p, round + 1, rng));
+          const auto t0 = Clock::now();
+          auto r = c.Post("/v1/reports", body, std::string(hotkey::kReportBinaryContentType));
+          mine.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+          if (r && r->status == 200) {
+            ++sent;
+          } else {
+            ++errors;
+          }
+        }
+      }
+    done:
+      std::lock_guard lock(lat_mu);
+      latencies_ms.insert(latencies_ms.end(), mine.begin(), mine.end());
+    });
+  }
+
+  std::this_thread::sleep_for(std::chrono::seconds(std::min(o.seconds, 5)));
+  const long rss_start = coord.rss_kb();
+  std::this_thread::sleep_until(start + std::chrono::seconds(o.seconds) / 2);
+  const long rss_mid = coord.rss_kb();
+  for (auto& s : senders) s.join();
+  const long rss_end = coord.rss_kb();
+  stop = true;
+  loris.join();
+  for (int fd : held) close(fd);
+  for (auto& p : pollers) p.join();
+
+  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  const uint64_t total = sent + errors;
+  std::printf(
+      "producers=%d pollers=%d slowloris=%d idle=%d seconds=%d interval_ms=%d senders=%d "
+      "http_threads=%d\n",
+      o.producers, o.pollers, o.slowloris, o.idle, o.seconds, o.interval_ms, o.senders,
+      o.http_threads);
+  std::printf("reports: %llu ok, %llu errors, %llu late (>1 interval behind schedule), %.0f/s\n",
+              static_cast<unsigned long long>(sent.load()),
+              static_cast<unsigned long long>(errors.load()),
+              static_cast<unsigned long long>(late.load()), static_cast<double>(total) / secs);
+  std::printf("ingest latency ms: p50 %.2f p99 %.2f max %.2f\n", percentile(latencies_ms, 0.5),
+              percentile(latencies_ms, 0.99), percentile(latencies_ms, 1.0));
+  std::printf("polls: %llu lists, %llu 304/404, %llu errors\n",
+              static_cast<unsigned long long>(poll_ok.load()),
+              static_cast<unsigned long long>(poll_304.load()),
+              static_cast<unsigned long long>(poll_err.load()));
+  std::printf("coordinator RSS KiB: start %ld, middle %ld, end %ld\n", rss_start, rss_mid, rss_end);
+  return errors == 0 ? 0 : 1;
+}
