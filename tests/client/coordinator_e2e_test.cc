@@ -73,15 +73,18 @@ class CoordinatorProcess {
     if (rc != 0) return false;
     httplib::Client cli("127.0.0.1", port_);
     cli.set_connection_timeout(0, 200000);
-    return eventually([&] {
-             int status = 0;
-             if (waitpid(pid_, &status, WNOHANG) == pid_) {  // exited: bad flags or config
-               pid_ = -1;
-               return true;
-             }
-             auto res = cli.Get("/readyz");
-             return res && res->status == 200;
-           }) &&
+    return eventually(
+               [&] {
+                 int status = 0;
+                 if (waitpid(pid_, &status, WNOHANG) == pid_) {  // exited: bad flags or config
+                   pid_ = -1;
+                   return true;
+                 }
+                 auto res = cli.Get("/readyz");
+                 return res && res->status == 200;
+               },
+               // Generous: ctest -j2 runs this beside CPU-heavy tests on two cores.
+               std::chrono::seconds(60)) &&
            pid_ > 0;
   }
 
