@@ -1,5 +1,7 @@
 // hotkey-coordinator: the service executable. All behaviour lives in hotkey::coordinator;
 // this file wires config, store, core and HTTP together and handles signals.
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -84,13 +86,22 @@ int main(int argc, char** argv) {
             {"data_dir", config->data_dir},
             {"topics", coordinator->topics().size()}});
 
+  std::atomic<bool> run_returned{false};
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
+    if (run_returned.load()) return;
     log_line({{"level", "info"}, {"event", "shutdown"}, {"signal", sig}});
-    server.stop();
+    // httplib's stop() is a no-op until the listener loop has started, and a signal can come
+    // between bind() and that moment (right after "listening" is logged): repeat until run()
+    // has returned.
+    while (!run_returned.load()) {
+      server.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   });
   server.run();
+  run_returned.store(true);
   // run() also returns when the listener fails; make the signal thread exit either way.
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
