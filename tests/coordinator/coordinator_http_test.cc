@@ -116,6 +116,9 @@ TEST(CoordinatorHttp, TwoHundredWaitersAllReceiveTheChange) {
       }
       (void)i;
     });
+    // Park them one after another: cpp-httplib listens with a backlog of 5, and a burst of 200
+    // connects on a loaded machine ends in SYN retries with exponential backoff.
+    eventually([&] { return h.coord().board().waiters() >= static_cast<size_t>(i + 1); });
   }
   ASSERT_TRUE(eventually([&] { return h.coord().board().waiters() == kWaiters; }))
       << "waiters parked: " << h.coord().board().waiters();
