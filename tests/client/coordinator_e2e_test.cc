@@ -225,14 +225,19 @@ TEST(CoordinatorE2E, FleetDetectsSaltsBalancesAndSurvivesACrash) {
   ops.set_read_timeout(20);
   int pin_status = 0;
   std::string pin_body;
-  ASSERT_TRUE(eventually([&] {
-    auto pin = ops.Post(std::string("/v1/topics/") + kTopic + "/pins",
-                        R"({"key": "cold-3", "salts": 3, "reason": "e2e"})", "application/json");
-    if (!pin) return false;
-    pin_status = pin->status;
-    pin_body = pin->body;
-    return true;
-  })) << "pin request failed";
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto pin =
+            ops.Post(std::string("/v1/topics/") + kTopic + "/pins",
+                     R"({"key": "cold-3", "salts": 3, "reason": "e2e"})", "application/json");
+        if (!pin) return false;
+        pin_status = pin->status;
+        pin_body = pin->body;
+        return true;
+      },
+      // The restarted coordinator takes the fleet's reconnects first.
+      std::chrono::seconds(60)))
+      << "pin request failed";
   ASSERT_LT(pin_status, 300) << pin_body;
   ASSERT_TRUE(eventually(
       [&] {
