@@ -17,21 +17,7 @@ namespace {
 using test::consume_all;
 using test::make_list;
 using test::MockCluster;
-
-int32_t oracle(HashFamily family, const std::string& key, int32_t partitions) {
-  switch (family) {
-    case HashFamily::kMurmur2:
-      return rd_kafka_msg_partitioner_murmur2_random(nullptr, key.data(), key.size(), partitions,
-                                                     nullptr, nullptr);
-    case HashFamily::kCrc32:
-      return rd_kafka_msg_partitioner_consistent_random(nullptr, key.data(), key.size(), partitions,
-                                                        nullptr, nullptr);
-    case HashFamily::kFnv1a:
-      return rd_kafka_msg_partitioner_fnv1a_random(nullptr, key.data(), key.size(), partitions,
-                                                   nullptr, nullptr);
-  }
-  return -2;
-}
+using test::oracle;
 
 std::string partitioner_name(HashFamily f) {
   switch (f) {

@@ -14,21 +14,7 @@ namespace hotkey::client {
 namespace {
 
 using test::make_list;
-
-int32_t oracle(HashFamily family, const std::string& key, int32_t partitions) {
-  switch (family) {
-    case HashFamily::kMurmur2:
-      return rd_kafka_msg_partitioner_murmur2_random(nullptr, key.data(), key.size(), partitions,
-                                                     nullptr, nullptr);
-    case HashFamily::kCrc32:
-      return rd_kafka_msg_partitioner_consistent_random(nullptr, key.data(), key.size(), partitions,
-                                                        nullptr, nullptr);
-    case HashFamily::kFnv1a:
-      return rd_kafka_msg_partitioner_fnv1a_random(nullptr, key.data(), key.size(), partitions,
-                                                   nullptr, nullptr);
-  }
-  return -2;
-}
+using test::oracle;
 
 RouteDecision route(const Router& r, TopicId id, const std::string& key, int32_t partitions,
                     std::string_view value = {}) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <httplib.h>
+#include <librdkafka/rdkafka.h>
 
 #include <chrono>
 #include <functional>
@@ -14,6 +15,23 @@
 #include "hotkey/salt_planner.h"
 
 namespace hotkey::client::test {
+
+// The partition librdkafka's own partitioner of `family` gives a keyed record: the oracle for
+// byte-exact cold routing.
+inline int32_t oracle(HashFamily family, const std::string& key, int32_t partitions) {
+  switch (family) {
+    case HashFamily::kMurmur2:
+      return rd_kafka_msg_partitioner_murmur2_random(nullptr, key.data(), key.size(), partitions,
+                                                     nullptr, nullptr);
+    case HashFamily::kCrc32:
+      return rd_kafka_msg_partitioner_consistent_random(nullptr, key.data(), key.size(), partitions,
+                                                        nullptr, nullptr);
+    case HashFamily::kFnv1a:
+      return rd_kafka_msg_partitioner_fnv1a_random(nullptr, key.data(), key.size(), partitions,
+                                                   nullptr, nullptr);
+  }
+  return -2;
+}
 
 // A list with `keys` hot, each given `salts` first-fit verified salts for (family, partitions).
 inline HotKeyList make_list(const std::string& topic, uint64_t version, int32_t partitions,
