@@ -4,11 +4,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 
+#include <malloc.h>
 #include <pthread.h>
 #include <nlohmann/json.hpp>
 
@@ -34,6 +36,11 @@ void log_line(const json& j) {
 
 int main(int argc, char** argv) {
   using namespace hotkey::coordinator;
+  // Two malloc arenas instead of glibc's 8 per core: the server runs http_threads +
+  // max_waiters worker threads, and with 16 arenas the short-lived report buffers fragment
+  // across all of them, so RSS kept creeping up under steady load (docs/RELIABILITY.md,
+  // "Load"). MALLOC_ARENA_MAX in the environment still wins.
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
   std::optional<CoordinatorConfig> config;
   try {
     config = parse_command_line(argc, argv);

@@ -1,17 +1,23 @@
 #include "http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <charconv>
 #include <chrono>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "hotkey/key_codec.h"
 #include "web_assets.h"
 
 namespace hotkey::coordinator {
 namespace {
+
+// Pending-connection queue for the listening socket (see HttpServer::bind).
+constexpr int kListenBacklog = 4096;
 
 using nlohmann::json;
 
@@ -164,15 +170,32 @@ HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
 HttpServer::~HttpServer() { stop(); }
 
 bool HttpServer::bind(const std::string& host, int port, std::string* error) {
+  // cpp-httplib 0.11 listens with a backlog of 5: a fleet reconnecting at once (a coordinator
+  // restart, 1,000 long-pollers starting together) overflows it, and the dropped handshakes
+  // surface as 1-3 s SYN retries and failed first requests. Remember the listening socket
+  // while httplib creates it and raise the backlog afterwards (listen() again on a listening
+  // socket only changes the backlog); the kernel caps it at net.core.somaxconn.
+  auto listen_fd = std::make_shared<socket_t>(INVALID_SOCKET);
+  server_->set_socket_options([listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    *listen_fd = sock;
+  });
+  const auto raise_backlog = [&](bool bound) {
+    server_->set_socket_options(httplib::default_socket_options);
+    if (bound && *listen_fd != INVALID_SOCKET) (void)::listen(*listen_fd, kListenBacklog);
+  };
   if (port == 0) {
     port_ = server_->bind_to_any_port(host);
+    raise_backlog(port_ >= 0);
     if (port_ < 0) {
       *error = "cannot bind " + host + ":0";
       return false;
     }
     return true;
   }
-  if (!server_->bind_to_port(host, port)) {
+  const bool bound = server_->bind_to_port(host, port);
+  raise_backlog(bound);
+  if (!bound) {
     *error = "cannot bind " + host + ":" + std::to_string(port) + " (in use or not permitted)";
     return false;
   }
