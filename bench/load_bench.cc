@@ -187,6 +187,13 @@ int main(int argc, char** argv) {
   std::atomic<uint64_t> sent{0}, errors{0}, late{0}, poll_ok{0}, poll_304{0}, poll_err{0};
   std::mutex lat_mu;
   std::vector<double> latencies_ms;
+  // Every failure by cause: "http <status>" or httplib's error name (Connection, Read, ...).
+  std::mutex cause_mu;
+  std::map<std::string, uint64_t> report_causes, poll_causes;
+  const auto count_cause = [&](std::map<std::string, uint64_t>& m, const httplib::Result& r) {
+    std::lock_guard lock(cause_mu);
+    ++m[r ? "http " + std::to_string(r->status) : httplib::to_string(r.error())];
+  };
 
   // Slow-loris: a request line, then one header byte every 2 s (under httplib's 5 s read
   // timeout). Idle: connect and send nothing.
@@ -231,6 +238,7 @@ int main(int argc, char** argv) {
           if (r->status == 404) std::this_thread::sleep_for(std::chrono::milliseconds(500));
         } else {
           ++poll_err;
+          count_cause(poll_causes, r);
           std::this_thread::sleep_for(std::chrono::milliseconds(200));
         }
       }
@@ -264,6 +272,11 @@ int main(int argc, char** argv) {
             ++sent;
           } else {
             ++errors;
+            count_cause(report_causes, r);
+            if (getenv("LOAD_BENCH_TRACE"))
+              std::fprintf(stderr, "report error t=%.3f s sender=%d request#%zu latency=%.1f ms\n",
+                           std::chrono::duration<double>(t0 - start).count(), t, mine.size(),
+                           mine.back());
           }
         }
       }
@@ -273,12 +286,20 @@ int main(int argc, char** argv) {
     });
   }
 
-  std::this_thread::sleep_for(std::chrono::seconds(std::min(o.seconds, 5)));
-  const long rss_start = coord.rss_kb();
-  std::this_thread::sleep_until(start + std::chrono::seconds(o.seconds) / 2);
-  const long rss_mid = coord.rss_kb();
+  // RSS once a second: the windows fill during the first window_epochs seconds, after which
+  // memory must stay flat (compared between the middle and the end of the run).
+  std::vector<long> rss_series;
+  for (int s = 1; s <= o.seconds; ++s) {
+    std::this_thread::sleep_until(start + std::chrono::seconds(s));
+    rss_series.push_back(coord.rss_kb());
+  }
   for (auto& s : senders) s.join();
-  const long rss_end = coord.rss_kb();
+  const long rss_start = rss_series[std::min<size_t>(4, rss_series.size() - 1)];
+  const long rss_mid = rss_series[rss_series.size() / 2];
+  const long rss_end = rss_series.back();
+  const long rss_max_second_half =
+      *std::max_element(rss_series.begin() + static_cast<long>(rss_series.size() / 2),
+                        rss_series.end());
   stop = true;
   loris.join();
   for (int fd : held) close(fd);
@@ -301,6 +322,19 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(poll_ok.load()),
               static_cast<unsigned long long>(poll_304.load()),
               static_cast<unsigned long long>(poll_err.load()));
-  std::printf("coordinator RSS KiB: start %ld, middle %ld, end %ld\n", rss_start, rss_mid, rss_end);
+  const auto print_causes = [](const char* what, const std::map<std::string, uint64_t>& m) {
+    if (m.empty()) return;
+    std::printf("%s errors by cause:", what);
+    for (const auto& [cause, n] : m)
+      std::printf(" %s=%llu", cause.c_str(), static_cast<unsigned long long>(n));
+    std::printf("\n");
+  };
+  print_causes("report", report_causes);
+  print_causes("poll", poll_causes);
+  std::printf("coordinator RSS KiB: 5 s %ld, middle %ld, end %ld, max of second half %ld\n",
+              rss_start, rss_mid, rss_end, rss_max_second_half);
+  std::printf("coordinator RSS KiB every second:");
+  for (long v : rss_series) std::printf(" %ld", v);
+  std::printf("\n");
   return errors == 0 ? 0 : 1;
 }
