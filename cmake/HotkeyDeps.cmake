@@ -10,6 +10,8 @@ pkg_check_modules(RDKAFKAXX REQUIRED IMPORTED_TARGET rdkafka++)
 # cpp-httplib is a compiled library on Debian: its pkg-config flags (OpenSSL, zlib, brotli)
 # are part of its ABI and must be used as given.
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+# The coordinator sets up httplib's SSLServer through OpenSSL's own API (TLS settings).
+find_package(OpenSSL REQUIRED)
 
 if(HOTKEY_BUILD_TESTS)
   find_package(GTest REQUIRED)

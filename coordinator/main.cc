@@ -78,7 +78,14 @@ int main(int argc, char** argv) {
     std::cerr << "hotkey-coordinator: " << e.what() << "\n";
     return 3;
   }
-  auto server_owner = std::make_unique<HttpServer>(*coordinator, metrics);
+  std::unique_ptr<HttpServer> server_owner;
+  try {
+    server_owner = std::make_unique<HttpServer>(*coordinator, metrics);
+  } catch (const std::invalid_argument& e) {
+    log_line({{"level", "fatal"}, {"event", "tls_setup_failed"}, {"error", e.what()}});
+    std::cerr << "hotkey-coordinator: " << e.what() << "\n";
+    return 2;
+  }
   HttpServer& server = *server_owner;
   if (!server.bind(config->listen_host, config->listen_port, &error)) {
     log_line({{"level", "fatal"}, {"event", "bind_failed"}, {"error", error}});
@@ -90,6 +97,8 @@ int main(int argc, char** argv) {
             {"event", "listening"},
             {"host", config->listen_host},
             {"port", server.port()},
+            {"tls", config->tls()},
+            {"mutual_tls", !config->tls_client_ca_file.empty()},
             {"data_dir", config->data_dir},
             {"topics", coordinator->topics().size()}});
 

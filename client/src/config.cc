@@ -111,6 +111,12 @@ ClientConfig parse_client_config(const Properties& props) {
       c.producer_id = value;
     } else if (name == "hotkey.token") {
       c.token = value;
+    } else if (name == "hotkey.coordinator.ssl.ca.location") {
+      c.ssl_ca_location = value;
+    } else if (name == "hotkey.coordinator.ssl.certificate.location") {
+      c.ssl_certificate_location = value;
+    } else if (name == "hotkey.coordinator.ssl.key.location") {
+      c.ssl_key_location = value;
     } else if (name == "hotkey.report.interval.ms") {
       c.report_interval_ms = parse_u32(name, value, 10, 3600000);
     } else if (name == "hotkey.sample.rate") {
@@ -181,6 +187,24 @@ ClientConfig parse_client_config(const Properties& props) {
   if (c.backoff_max_ms < c.backoff_initial_ms) {
     throw std::invalid_argument(
         "property hotkey.backoff.max.ms must be >= hotkey.backoff.initial.ms");
+  }
+  if (c.ssl_certificate_location.empty() != c.ssl_key_location.empty()) {
+    throw std::invalid_argument(
+        "properties hotkey.coordinator.ssl.certificate.location and "
+        "hotkey.coordinator.ssl.key.location go together (client certificate and its key)");
+  }
+  const bool tls_setting = !c.ssl_ca_location.empty() || !c.ssl_certificate_location.empty();
+  if (tls_setting && c.coordinator_url.starts_with("http://")) {
+    throw std::invalid_argument(
+        "hotkey.coordinator.ssl.* properties need an https:// hotkey.coordinator.url");
+  }
+  using Setting = std::pair<std::string_view, const std::string*>;
+  for (const auto& [name, path] :
+       {Setting{"hotkey.coordinator.ssl.ca.location", &c.ssl_ca_location},
+        Setting{"hotkey.coordinator.ssl.certificate.location", &c.ssl_certificate_location},
+        Setting{"hotkey.coordinator.ssl.key.location", &c.ssl_key_location}}) {
+    if (!path->empty() && access(path->c_str(), R_OK) != 0)
+      bad(name, *path, "cannot read the file");
   }
   if (c.producer_id.empty()) c.producer_id = default_producer_id();
   return c;

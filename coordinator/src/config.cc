@@ -1,7 +1,12 @@
 #include "config.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -121,12 +126,45 @@ void add_operator_token(CoordinatorConfig& c, const std::string& spec) {
   c.operator_tokens[name] = token;
 }
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, const std::string& what = "config file") {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot read config file '" + path + "'");
+  if (!in) fail("cannot read " + what + " '" + path + "': " + std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) fail("cannot read " + what + " '" + path + "'");
   return ss.str();
+}
+
+// A secret file must not be readable or writable by other users, nor writable by its group:
+// anyone who can read it acts as an operator, anyone who can write it chooses the token.
+std::string read_secret_file(const std::string& path, const std::string& setting) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    fail(setting + ": cannot read '" + path + "': " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) fail(setting + ": '" + path + "' is not a regular file");
+  if ((st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    fail(setting + ": '" + path + "' has mode " + mode +
+         ": other users can read or change it; chmod 600 (or 640 for a trusted group)");
+  }
+  return read_file(path, setting);
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() &&
+         (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) {
+    s.pop_back();
+  }
+  size_t start = 0;
+  while (start < s.size() && (s[start] == ' ' || s[start] == '\t')) ++start;
+  return s.substr(start);
+}
+
+void check_readable(const std::string& path, const std::string& setting) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(setting + ": cannot read '" + path + "': " + std::strerror(errno));
 }
 
 }  // namespace
@@ -158,6 +196,10 @@ void TopicSettings::validate() const {
   }
 }
 
+uint32_t CoordinatorConfig::connection_limit() const {
+  return max_connections != 0 ? max_connections : http_threads + max_waiters;
+}
+
 const TopicSettings& CoordinatorConfig::settings_for(std::string_view topic) const {
   auto it = topic_overrides.find(topic);
   return it == topic_overrides.end() ? defaults : it->second;
@@ -177,6 +219,25 @@ void CoordinatorConfig::validate() const {
   if (warmup_ms < 0) fail("warmup_ms must be >= 0");
   if (plan_interval_ms < 10) fail("plan_interval_ms must be >= 10");
   if (max_topics < 1) fail("max_topics must be >= 1");
+  if (tls_cert_file.empty() != tls_key_file.empty()) {
+    fail("TLS needs both tls_cert_file (--tls-cert) and tls_key_file (--tls-key), got only " +
+         std::string(tls_cert_file.empty() ? "the key" : "the certificate"));
+  }
+  if (!tls_client_ca_file.empty() && tls_cert_file.empty()) {
+    fail("tls_client_ca_file needs tls_cert_file and tls_key_file (mutual TLS is TLS)");
+  }
+  auto rate_ok = [](double r) { return std::isfinite(r) && r >= 0 && r <= 1e6; };
+  if (!rate_ok(report_rate_per_client)) fail("report_rate_per_client must be 0..1000000");
+  if (!rate_ok(operator_rate_per_client)) fail("operator_rate_per_client must be 0..1000000");
+  if (report_burst_per_client < 1) fail("report_burst_per_client must be >= 1");
+  if (operator_burst_per_client < 1) fail("operator_burst_per_client must be >= 1");
+  if (rate_limit_max_clients < 1) fail("rate_limit_max_clients must be >= 1");
+  if (max_connections > 1000000) fail("max_connections must be <= 1000000");
+  if (read_timeout_s < 1 || read_timeout_s > 3600) fail("read_timeout_s must be 1..3600");
+  if (write_timeout_s < 1 || write_timeout_s > 3600) fail("write_timeout_s must be 1..3600");
+  if (request_timeout_s < 1 || request_timeout_s > 86400) {
+    fail("request_timeout_s must be 1..86400");
+  }
   defaults.validate();
   for (const auto& [name, s] : topic_overrides) {
     if (!valid_topic_name(name)) fail("topic override '" + name + "' is not a valid topic name");
@@ -243,6 +304,36 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
       }
     } else if (name == "producer_token") {
       c.producer_token = get_string(v, name);
+    } else if (name == "operator_tokens_file") {
+      c.operator_tokens_file = get_string(v, name);
+    } else if (name == "producer_token_file") {
+      c.producer_token_file = get_string(v, name);
+    } else if (name == "tls_cert_file") {
+      c.tls_cert_file = get_string(v, name);
+    } else if (name == "tls_key_file") {
+      c.tls_key_file = get_string(v, name);
+    } else if (name == "tls_client_ca_file") {
+      c.tls_client_ca_file = get_string(v, name);
+    } else if (name == "report_rate_per_client") {
+      c.report_rate_per_client = get_number<double>(v, name);
+    } else if (name == "report_burst_per_client") {
+      c.report_burst_per_client = get_number<uint32_t>(v, name);
+    } else if (name == "operator_rate_per_client") {
+      c.operator_rate_per_client = get_number<double>(v, name);
+    } else if (name == "operator_burst_per_client") {
+      c.operator_burst_per_client = get_number<uint32_t>(v, name);
+    } else if (name == "rate_limit_max_clients") {
+      c.rate_limit_max_clients = get_number<uint32_t>(v, name);
+    } else if (name == "max_connections") {
+      c.max_connections = get_number<uint32_t>(v, name);
+    } else if (name == "max_connections_per_client") {
+      c.max_connections_per_client = get_number<uint32_t>(v, name);
+    } else if (name == "read_timeout_s") {
+      c.read_timeout_s = get_number<uint32_t>(v, name);
+    } else if (name == "write_timeout_s") {
+      c.write_timeout_s = get_number<uint32_t>(v, name);
+    } else if (name == "request_timeout_s") {
+      c.request_timeout_s = get_number<uint32_t>(v, name);
     } else if (name == "topics") {
       if (!v.is_object()) fail("config: 'topics' must be an object of topic: settings");
       for (const auto& [topic, sv] : v.items()) {
@@ -257,9 +348,46 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
   }
 }
 
+void load_token_files(CoordinatorConfig& c) {
+  if (!c.operator_tokens_file.empty()) {
+    std::istringstream lines(read_secret_file(c.operator_tokens_file, "operator_tokens_file"));
+    std::string line;
+    int n = 0, found = 0;
+    while (std::getline(lines, line)) {
+      ++n;
+      line = trim(line);
+      if (line.empty() || line[0] == '#') continue;
+      try {
+        add_operator_token(c, line);
+      } catch (const std::invalid_argument& e) {
+        fail("operator_tokens_file '" + c.operator_tokens_file + "' line " + std::to_string(n) +
+             ": " + e.what());
+      }
+      ++found;
+    }
+    if (found == 0) {
+      fail("operator_tokens_file '" + c.operator_tokens_file +
+           "' holds no token (one NAME=TOKEN per line)");
+    }
+  }
+  if (!c.producer_token_file.empty()) {
+    std::string token = trim(read_secret_file(c.producer_token_file, "producer_token_file"));
+    if (token.empty() || token.find_first_of(" \t\r\n") != std::string::npos) {
+      fail("producer_token_file '" + c.producer_token_file + "' must hold one token on one line");
+    }
+    if (token.size() < 8) {
+      fail("producer_token_file '" + c.producer_token_file +
+           "': the token must be at least 8 bytes");
+    }
+    c.producer_token = token;
+  }
+}
+
 std::string usage_text() {
   return "usage: hotkey-coordinator --listen HOST:PORT --data DIR [--config FILE]\n"
          "                          [--operator-token [NAME=]TOKEN]... [--producer-token TOKEN]\n"
+         "                          [--operator-token-file FILE] [--producer-token-file FILE]\n"
+         "                          [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
          "\n"
          "  --listen HOST:PORT     address to serve HTTP on (default 127.0.0.1:8470)\n"
          "  --data DIR             RocksDB data directory (created when missing)\n"
@@ -268,12 +396,24 @@ std::string usage_text() {
          "                         env HOTKEY_OPERATOR_TOKEN works too\n"
          "  --producer-token TOK   require this bearer token on reports and list reads;\n"
          "                         env HOTKEY_PRODUCER_TOKEN works too\n"
+         "  --operator-token-file FILE\n"
+         "                         operator tokens, one NAME=TOKEN per line (mode 0600);\n"
+         "                         env HOTKEY_OPERATOR_TOKENS_FILE\n"
+         "  --producer-token-file FILE\n"
+         "                         the producer token (mode 0600); env HOTKEY_PRODUCER_TOKEN_FILE\n"
+         "  --tls-cert FILE        serve HTTPS with this PEM certificate chain (env "
+         "HOTKEY_TLS_CERT)\n"
+         "  --tls-key FILE         ... and this PEM private key (env HOTKEY_TLS_KEY)\n"
+         "  --tls-client-ca FILE   require client certificates signed by these CAs (mutual TLS;\n"
+         "                         env HOTKEY_TLS_CLIENT_CA)\n"
          "  --help                 this text\n";
 }
 
 std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const* argv) {
   CoordinatorConfig c;
   std::optional<std::string> listen, data, config_file, producer_token;
+  std::optional<std::string> operator_tokens_file, producer_token_file, tls_cert, tls_key,
+      tls_client_ca;
   std::vector<std::string> operator_tokens;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -300,6 +440,16 @@ std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const*
       operator_tokens.push_back(next());
     } else if (arg == "--producer-token") {
       producer_token = next();
+    } else if (arg == "--operator-token-file") {
+      operator_tokens_file = next();
+    } else if (arg == "--producer-token-file") {
+      producer_token_file = next();
+    } else if (arg == "--tls-cert") {
+      tls_cert = next();
+    } else if (arg == "--tls-key") {
+      tls_key = next();
+    } else if (arg == "--tls-client-ca") {
+      tls_client_ca = next();
     } else {
       fail("unknown option '" + arg + "'");
     }
@@ -311,12 +461,32 @@ std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const*
   if (const char* env = std::getenv("HOTKEY_PRODUCER_TOKEN"); env && *env) {
     c.producer_token = env;
   }
+  auto env_file = [](const char* name, std::string& into) {
+    if (const char* env = std::getenv(name); env && *env) into = env;
+  };
+  env_file("HOTKEY_OPERATOR_TOKENS_FILE", c.operator_tokens_file);
+  env_file("HOTKEY_PRODUCER_TOKEN_FILE", c.producer_token_file);
+  env_file("HOTKEY_TLS_CERT", c.tls_cert_file);
+  env_file("HOTKEY_TLS_KEY", c.tls_key_file);
+  env_file("HOTKEY_TLS_CLIENT_CA", c.tls_client_ca_file);
   if (listen) parse_listen(c, *listen);
   if (data) c.data_dir = *data;
+  if (operator_tokens_file) c.operator_tokens_file = *operator_tokens_file;
+  if (producer_token_file) c.producer_token_file = *producer_token_file;
+  if (tls_cert) c.tls_cert_file = *tls_cert;
+  if (tls_key) c.tls_key_file = *tls_key;
+  if (tls_client_ca) c.tls_client_ca_file = *tls_client_ca;
+  // Token files first, so a token given on the command line wins over the file's.
+  load_token_files(c);
   for (const auto& t : operator_tokens) add_operator_token(c, t);
   if (producer_token) c.producer_token = *producer_token;
   if (c.data_dir.empty()) fail("--data DIR is required (or data_dir in the config file)");
   c.validate();
+  if (c.tls()) {
+    check_readable(c.tls_cert_file, "tls_cert_file");
+    check_readable(c.tls_key_file, "tls_key_file");
+    if (!c.tls_client_ca_file.empty()) check_readable(c.tls_client_ca_file, "tls_client_ca_file");
+  }
   return c;
 }
 

@@ -83,6 +83,42 @@ struct CoordinatorConfig {
   // Operator tokens by name (the name goes into the audit log); optional producer token.
   std::map<std::string, std::string, std::less<>> operator_tokens;
   std::string producer_token;
+  // Files the tokens are read from at start-up (docs/SECURITY.md): operator tokens one per
+  // line as NAME=TOKEN (or a bare TOKEN named "operator"), the producer token alone. Files
+  // that other users can read or write are refused.
+  std::string operator_tokens_file;
+  std::string producer_token_file;
+
+  // TLS: PEM certificate chain and private key; both or neither (neither: plain HTTP). With
+  // tls_client_ca_file, clients must present a certificate signed by one of its CAs.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+
+  // Per-client (remote address) token buckets: requests per second and burst size; a rate of
+  // 0 turns the limit off. Operator writes are POST/DELETE on pins and denies.
+  double report_rate_per_client = 0;
+  uint32_t report_burst_per_client = 100;
+  double operator_rate_per_client = 5;
+  uint32_t operator_burst_per_client = 20;
+  // Buckets kept at most (idle ones are evicted first).
+  uint32_t rate_limit_max_clients = 100000;
+
+  // Connections served or queued at once; 0 means http_threads + max_waiters (the pool).
+  // Connections beyond it, or beyond max_connections_per_client from one address (0: no
+  // per-address limit), are answered 503 with Retry-After and closed.
+  uint32_t max_connections = 0;
+  uint32_t max_connections_per_client = 0;
+  // Socket read/write timeouts (per read or write call), and the longest a connection may
+  // spend outside request handlers in one stretch (waiting in the queue, idle between
+  // requests, receiving a request, sending an answer) before it is cut: bounds slow-loris.
+  uint32_t read_timeout_s = 5;
+  uint32_t write_timeout_s = 5;
+  uint32_t request_timeout_s = 30;
+
+  // max_connections with 0 resolved.
+  uint32_t connection_limit() const;
+  bool tls() const { return !tls_cert_file.empty(); }
 
   // The settings in force for `topic`.
   const TopicSettings& settings_for(std::string_view topic) const;
@@ -94,9 +130,16 @@ struct CoordinatorConfig {
 void apply_config_json(CoordinatorConfig& config, std::string_view json);
 
 // Parses argv (flags override the file; the file is read first when --config is given) and
-// the environment (HOTKEY_OPERATOR_TOKEN, HOTKEY_PRODUCER_TOKEN). Throws
+// the environment (HOTKEY_OPERATOR_TOKEN, HOTKEY_PRODUCER_TOKEN, HOTKEY_OPERATOR_TOKENS_FILE,
+// HOTKEY_PRODUCER_TOKEN_FILE, HOTKEY_TLS_CERT, HOTKEY_TLS_KEY, HOTKEY_TLS_CLIENT_CA), then
+// reads the token files and checks that the TLS files are readable. Throws
 // std::invalid_argument with usage-quality messages. Returns std::nullopt for --help.
 std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const* argv);
+
+// Reads the token files named in `config` into its token maps (see operator_tokens_file).
+// Throws std::invalid_argument naming the file (never a token) when one is unreadable,
+// malformed or accessible to other users.
+void load_token_files(CoordinatorConfig& config);
 
 std::string usage_text();
 

@@ -1,4 +1,4 @@
-// The HTTP/JSON adapter over the Coordinator (docs/API.md): reports in, lists out (with
+// The HTTP(S)/JSON adapter over the Coordinator (docs/API.md): reports in, lists out (with
 // long-poll), operator calls, metrics, health and the embedded dashboard. One instance per
 // listening socket; start/stop from one thread, requests are served from its worker pool.
 #pragma once
@@ -18,6 +18,8 @@ namespace hotkey::coordinator {
 
 class HttpServer {
  public:
+  // Serves HTTPS when the config names a certificate; throws std::invalid_argument with a
+  // message naming the file when the TLS files cannot be used.
   HttpServer(Coordinator& coordinator, Metrics& metrics);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;

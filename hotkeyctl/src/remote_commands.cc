@@ -1,6 +1,7 @@
 #include "remote_commands.h"
 
 #include <httplib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -46,7 +47,8 @@ struct CallFailure {
 
 // Flags every remote command takes, followed by the command's own.
 std::vector<FlagSpec> spec_with(std::initializer_list<FlagSpec> own) {
-  std::vector<FlagSpec> spec = {{"url", true}, {"token", true}, {"json", false}, {"timeout", true}};
+  std::vector<FlagSpec> spec = {
+      {"url", true}, {"token", true}, {"json", false}, {"timeout", true}, {"cacert", true}};
   spec.insert(spec.end(), own.begin(), own.end());
   return spec;
 }
@@ -122,7 +124,10 @@ std::string transport_error(httplib::Error e) {
     case httplib::Error::SSLConnection:
       return "TLS handshake failed";
     case httplib::Error::SSLServerVerification:
-      return "TLS certificate not trusted";
+      return "TLS certificate not trusted: pass the coordinator's CA with --cacert FILE or "
+             "HOTKEY_CACERT";
+    case httplib::Error::SSLLoadingCerts:
+      return "cannot load the CA certificates (--cacert)";
     default:
       return httplib::to_string(e);
   }
@@ -156,6 +161,15 @@ class Remote {
     if (path_start != std::string::npos) prefix_ = url_.substr(path_start);
     while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
     client_ = std::make_unique<httplib::Client>(origin);
+    // The server certificate is always verified; --cacert only changes the trust anchors.
+    const std::string cacert = flags.value("cacert").value_or(env_or("HOTKEY_CACERT", ""));
+    if (!cacert.empty()) {
+      if (scheme != "https") throw UsageError("--cacert needs an https:// --url");
+      if (access(cacert.c_str(), R_OK) != 0) {
+        throw UsageError("--cacert: cannot read '" + cacert + "'");
+      }
+      client_->set_ca_cert_path(cacert);
+    }
     auto secs = static_cast<time_t>(timeout_s);
     auto usecs = static_cast<time_t>((timeout_s - static_cast<double>(secs)) * 1e6);
     client_->set_connection_timeout(secs, usecs);
@@ -753,6 +767,8 @@ int run_import(std::span<const std::string> args, Io io) {
   "  --token TOKEN  operator token (env HOTKEY_TOKEN); needed to change or read the audit\n" \
   "  --json         print the coordinator's JSON instead of a table\n"                       \
   "  --timeout S    seconds to wait for the coordinator (default 10)\n"                      \
+  "  --cacert FILE  PEM CA certificate(s) to verify an https:// coordinator with\n"          \
+  "                 (env HOTKEY_CACERT; default: the system trust store)\n"                  \
   "\n"                                                                                       \
   "Exit codes: 0 ok, 1 the coordinator refused, 2 usage, 3 coordinator unreachable,\n"       \
   "4 operator token missing or refused, 5 unknown topic or no such pin/deny.\n"

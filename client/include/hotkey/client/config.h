@@ -39,12 +39,17 @@ std::string_view to_string(SaltPolicy policy) noexcept;
 std::string_view to_string(ExpiredPolicy policy) noexcept;
 
 struct ClientConfig {
-  std::string coordinator_url;        // hotkey.coordinator.url; empty: no reports, no lists
-  std::string producer_id;            // hotkey.producer.id; default host name + pid
-  std::string token;                  // hotkey.token: Bearer token for reports and list reads
-  uint32_t report_interval_ms = 500;  // hotkey.report.interval.ms
-  double sample_rate = 1.0;           // hotkey.sample.rate, (0, 1]: 1-in-round(1/rate) sampled
-  uint32_t sketch_capacity = 256;     // hotkey.sketch.capacity
+  std::string coordinator_url;  // hotkey.coordinator.url; empty: no reports, no lists
+  std::string producer_id;      // hotkey.producer.id; default host name + pid
+  std::string token;            // hotkey.token: Bearer token for reports and list reads
+  // TLS to an https:// coordinator. The server certificate is always verified (host name
+  // included): against ssl_ca_location when set, else the system's trust store.
+  std::string ssl_ca_location;           // hotkey.coordinator.ssl.ca.location: PEM CA file
+  std::string ssl_certificate_location;  // hotkey.coordinator.ssl.certificate.location (mTLS)
+  std::string ssl_key_location;          // hotkey.coordinator.ssl.key.location (mTLS)
+  uint32_t report_interval_ms = 500;     // hotkey.report.interval.ms
+  double sample_rate = 1.0;              // hotkey.sample.rate, (0, 1]: 1-in-round(1/rate) sampled
+  uint32_t sketch_capacity = 256;        // hotkey.sketch.capacity
   RoutingMode routing_mode = RoutingMode::kRekey;            // hotkey.routing.mode
   SaltPolicy salt_policy = SaltPolicy::kWeightedRoundRobin;  // hotkey.salt.policy
   uint32_t list_ttl_ms = 600000;                             // hotkey.list.ttl.ms

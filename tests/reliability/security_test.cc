@@ -1,0 +1,258 @@
+// Security settings of the coordinator against real parts: HTTPS with certificates made at test
+// time by the openssl CLI, mutual TLS, the client library and hotkeyctl over TLS, token files,
+// per-client rate limits and connection limits (slow-loris) over loopback sockets.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "hotkey/client/client.h"
+#include "test_util.h"
+
+namespace hotkey::coordinator::test {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kOperatorToken = "alice-operator-token";
+const httplib::Headers kOperator{{"Authorization", std::string("Bearer ") + kOperatorToken}};
+
+// Runs a shell command; returns its exit status and puts stdout+stderr into *output.
+int run(const std::string& command, std::string* output = nullptr) {
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return -1;
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+  int status = pclose(p);
+  if (output) *output = out;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A self-signed certificate for 127.0.0.1 / localhost and its key, made by the openssl CLI.
+struct Cert {
+  std::string cert;
+  std::string key;
+};
+
+Cert make_cert(const fs::path& dir, const std::string& name) {
+  Cert c{(dir / (name + ".crt")).string(), (dir / (name + ".key")).string()};
+  std::string out;
+  const int rc =
+      run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+          " -days 2 -subj /CN=" +
+              name + " -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " + c.key +
+              " -out " + c.cert,
+          &out);
+  if (rc != 0) throw std::runtime_error("openssl req failed: " + out);
+  return c;
+}
+
+// Waits (deadline 60 s) until `pred` holds; false on timeout.
+bool eventually(const std::function<bool()>& pred,
+                std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+std::string report_body(const std::string& producer, uint64_t seq) {
+  return report_to_json(make_report(producer, "orders", 8, seq, {{"a", 5}, {"b", 3}}));
+}
+
+std::string bin(const char* name) { return std::string(HOTKEY_BIN_DIR) + "/" + name; }
+
+class Tls : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = make_cert(dir_.path(), "server");
+    other_ = make_cert(dir_.path(), "other");
+  }
+  CoordinatorConfig tls_config() const {
+    CoordinatorConfig c = test_config();
+    c.tls_cert_file = server_.cert;
+    c.tls_key_file = server_.key;
+    return c;
+  }
+  static std::unique_ptr<httplib::Client> https(int port, const std::string& ca) {
+    auto c = std::make_unique<httplib::Client>("https://127.0.0.1:" + std::to_string(port));
+    if (!ca.empty()) c->set_ca_cert_path(ca);
+    c->set_connection_timeout(10, 0);
+    c->set_read_timeout(30, 0);
+    return c;
+  }
+
+  TempDir dir_;
+  Cert server_, other_;
+};
+
+TEST_F(Tls, HttpsAnswersHealthReportsAndPinsWithTheRightCa) {
+  Harness h(tls_config(), true);
+  auto c = https(h.port(), server_.cert);
+  auto r = c->Get("/healthz");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  r = c->Post("/v1/reports", report_body("p1", 1), "application/json");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = c->Post("/v1/topics/orders/pins", kOperator, json{{"key", "k"}, {"reason", "tls"}}.dump(),
+              "application/json");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  ASSERT_EQ(r->status, 200) << r->body;
+  const HotKey* k = find(h.list("orders"), "k");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->source, KeySource::kPinned);
+}
+
+TEST_F(Tls, ClientsWithoutTheCaAndPlainHttpAreRefused) {
+  Harness h(tls_config(), true);
+  // Verification is on by default: no CA given means the system store, which does not hold
+  // our self-signed certificate; a different certificate as CA does not vouch for it either.
+  for (const std::string& ca : {std::string(), other_.cert}) {
+    auto c = https(h.port(), ca);
+    auto r = c->Post("/v1/reports", report_body("p1", 1), "application/json");
+    ASSERT_FALSE(r) << "status " << r->status;
+    EXPECT_EQ(r.error(), httplib::Error::SSLServerVerification) << httplib::to_string(r.error());
+  }
+  httplib::Client plain("127.0.0.1", h.port());
+  plain.set_read_timeout(10, 0);
+  auto r = plain.Get("/healthz");
+  EXPECT_FALSE(r && r->status == 200);
+  // Nothing reached the coordinator.
+  EXPECT_FALSE(h.coord().topic("orders").has_value());
+}
+
+TEST_F(Tls, MutualTlsRequiresAClientCertificateFromTheClientCa) {
+  const Cert client = make_cert(dir_.path(), "client");
+  CoordinatorConfig cfg = tls_config();
+  cfg.tls_client_ca_file = client.cert;
+  Harness h(cfg, true);
+  const std::string url = "https://127.0.0.1:" + std::to_string(h.port());
+
+  httplib::Client good(url, client.cert, client.key);
+  good.set_ca_cert_path(server_.cert);
+  auto r = good.Get("/healthz");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+
+  auto none = https(h.port(), server_.cert);
+  EXPECT_FALSE(none->Get("/healthz"));
+  httplib::Client wrong(url, other_.cert, other_.key);
+  wrong.set_ca_cert_path(server_.cert);
+  EXPECT_FALSE(wrong.Get("/healthz"));
+}
+
+TEST_F(Tls, UnusableFilesAreRefusedWithAMessageNamingThem) {
+  const fs::path garbage = dir_.path() / "garbage.pem";
+  std::ofstream(garbage) << "not a certificate\n";
+  struct Case {
+    std::string cert, key, expect;
+  };
+  for (const auto& [cert, key, expect] : {Case{garbage.string(), server_.key, "tls_cert_file"},
+                                          Case{server_.cert, garbage.string(), "tls_key_file"},
+                                          Case{server_.cert, other_.key, "does not match"}}) {
+    CoordinatorConfig cfg = tls_config();
+    cfg.tls_cert_file = cert;
+    cfg.tls_key_file = key;
+    try {
+      Harness h(cfg, true);
+      ADD_FAILURE() << "started with cert " << cert << " key " << key;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+    }
+  }
+  CoordinatorConfig only_cert = test_config();
+  only_cert.tls_cert_file = server_.cert;
+  EXPECT_THROW(only_cert.validate(), std::invalid_argument);
+
+  // The binary: exit code 2 and a message, never a plain-HTTP fallback.
+  std::string out;
+  const std::string coordinator = bin("hotkey-coordinator");
+  const std::string data = (dir_.path() / "data").string();
+  EXPECT_EQ(
+      run(coordinator + " --listen 127.0.0.1:0 --data " + data + " --tls-cert " + server_.cert,
+          &out),
+      2);
+  EXPECT_NE(out.find("tls_key_file"), std::string::npos) << out;
+  EXPECT_EQ(run(coordinator + " --listen 127.0.0.1:0 --data " + data + " --tls-cert " +
+                    server_.cert + " --tls-key " + (dir_.path() / "missing.key").string(),
+                &out),
+            2);
+  EXPECT_NE(out.find("missing.key"), std::string::npos) << out;
+  EXPECT_EQ(run(coordinator + " --listen 127.0.0.1:0 --data " + data + " --tls-cert " +
+                    garbage.string() + " --tls-key " + server_.key,
+                &out),
+            2);
+  EXPECT_NE(out.find("garbage.pem"), std::string::npos) << out;
+}
+
+TEST_F(Tls, ClientLibrarySubscribesOverHttpsWithItsCaSetting) {
+  Harness h(tls_config(), true);
+  auto c = https(h.port(), server_.cert);
+  ASSERT_EQ(c->Post("/v1/reports", report_body("p1", 1), "application/json")->status, 200);
+  auto r = c->Post("/v1/topics/orders/pins", kOperator,
+                   json{{"key", "k"}, {"reason", "tls"}}.dump(), "application/json");
+  ASSERT_TRUE(r && r->status == 200);
+  const uint64_t v = json::parse(r->body)["version"];
+
+  const std::string url = "https://127.0.0.1:" + std::to_string(h.port());
+  client::Client producer({{"hotkey.coordinator.url", url},
+                           {"hotkey.coordinator.ssl.ca.location", server_.cert},
+                           {"hotkey.poll.wait.ms", "1000"},
+                           {"hotkey.backoff.max.ms", "200"}});
+  const client::TopicId t = producer.topic("orders");
+  ASSERT_TRUE(producer.wait_for_version(t, v, std::chrono::seconds(60)));
+  EXPECT_GE(producer.stats().topics.at(0).hot_keys, 1u);
+
+  // Without the CA setting the same client never gets a list, and says why in its stats.
+  client::Client untrusting({{"hotkey.coordinator.url", url},
+                             {"hotkey.poll.wait.ms", "1000"},
+                             {"hotkey.backoff.initial.ms", "10"},
+                             {"hotkey.backoff.max.ms", "50"}});
+  const client::TopicId u = untrusting.topic("orders");
+  ASSERT_TRUE(eventually([&] { return untrusting.stats().list_errors >= 2; }));
+  EXPECT_FALSE(untrusting.wait_for_version(u, 1, std::chrono::milliseconds(1)));
+
+  EXPECT_THROW(client::Client({{"hotkey.coordinator.url", url},
+                               {"hotkey.coordinator.ssl.ca.location",
+                                (dir_.path() / "missing.pem").string()}}),
+               std::invalid_argument);
+  EXPECT_THROW(client::Client({{"hotkey.coordinator.url", "http://127.0.0.1:1"},
+                               {"hotkey.coordinator.ssl.ca.location", server_.cert}}),
+               std::invalid_argument);
+}
+
+TEST_F(Tls, HotkeyctlListNeedsTheCaCertificate) {
+  Harness h(tls_config(), true);
+  auto c = https(h.port(), server_.cert);
+  ASSERT_EQ(c->Post("/v1/reports", report_body("p1", 1), "application/json")->status, 200);
+  const std::string base =
+      bin("hotkeyctl") + " list --timeout 20 --url https://127.0.0.1:" + std::to_string(h.port());
+  std::string out;
+  EXPECT_EQ(run(base + " --cacert " + server_.cert, &out), 0) << out;
+  EXPECT_NE(out.find("orders"), std::string::npos) << out;
+  EXPECT_EQ(run("HOTKEY_CACERT=" + server_.cert + " " + base, &out), 0) << out;
+
+  EXPECT_EQ(run(base, &out), 3) << out;
+  EXPECT_NE(out.find("TLS certificate not trusted"), std::string::npos) << out;
+  EXPECT_EQ(run(base + " --cacert " + other_.cert, &out), 3) << out;
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::test
