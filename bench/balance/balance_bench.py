@@ -130,6 +130,14 @@ def http_ok(url):
         return False
 
 
+def topic_version(url, topic):
+    try:
+        with urllib.request.urlopen(f"{url}/v1/topics/{topic}", timeout=5) as r:
+            return json.load(r).get("version")
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
 def percentile(values, q):
     """Nearest-rank percentile; inf entries stand for 'never salted'."""
     if not values:
@@ -266,6 +274,11 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
     r["detect_p99_s"] = percentile(det, 99)
     r["throughput"] = sum(s["throughput"] for s in summaries)
     r["target_rate"] = scn["rate"]
+    if strategy == "hotkey":
+        # List churn: versions the coordinator published for the topic during the run.
+        r["list_versions"] = topic_version(ctx["coordinator_url"], topic)
+        if r["list_versions"] is not None:
+            r["list_versions_per_min"] = r["list_versions"] * 60.0 / scn["duration"]
     cpu = sum(s["cpu_s"] for s in summaries)
     r["producer_cpu_s"] = cpu
     r["records_per_cpu_s"] = sent / cpu if cpu > 0 else None
@@ -311,7 +324,9 @@ def run_scenario(args, name, scn, strategies, fleet):
             print(f" max/avg {r['max_avg']:6.2f}  idle {r['idle_share']*100:3.0f}%  "
                   f"keys salted {r['keys_salted']:>5} ({r['keys_salted_share']*100:.3f}%)  "
                   f"records salted {r['records_salted_share']*100:5.1f}%  "
-                  f"detect p99 {fmt_s(det)}  {r['throughput']:7.0f} rec/s", flush=True)
+                  f"detect p99 {fmt_s(det)}  {r['throughput']:7.0f} rec/s"
+                  + (f"  list versions {versions(r)}" if strategy == "hotkey" else ""),
+                  flush=True)
         if scn.get("saturation") and not args.no_saturation:
             # The topic (and, for hotkey, its list) is warm from the balance run.
             # The surge is on from the first record here: this measures the steady state.
@@ -369,12 +384,19 @@ def add_relative(scenarios):
                 else None)
 
 
+def versions(r):
+    if r.get("list_versions") is None:
+        return "n/a"
+    return f"{r['list_versions']} ({r['list_versions_per_min']:.1f})"
+
+
 def markdown(doc):
     lines = [f"Command: `{doc['command']}`  ", f"Machine: {doc['machine']}; "
              f"total {doc['elapsed_s']:.0f} s.", "",
              "| scenario | strategy | max/avg (noise floor) | idle | keys salted | records salted | "
-             "detect p50 / p99 | throughput vs naive | producer CPU/record vs naive |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "detect p50 / p99 | throughput vs naive | producer CPU/record vs naive | "
+             "list versions (per min) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for scn in doc["scenarios"]:
         for r in scn["results"]:
             det = ("n/a" if r["detect_samples"] == 0 or r["strategy"] == "naive" else
@@ -389,7 +411,7 @@ def markdown(doc):
                 f"{r['idle_share']*100:.0f}% | {r['keys_salted']} of {r['distinct_keys']} "
                 f"({r['keys_salted_share']*100:.3f}%) | {r['records_salted_share']*100:.1f}% | "
                 f"{det} | {'' if thr is None else f'{thr:.3f}x'} | "
-                f"{'' if eff is None else f'{1/eff:.2f}x'} |")
+                f"{'' if eff is None else f'{1/eff:.2f}x'} | {versions(r)} |")
     sat = [(scn, r) for scn in doc["scenarios"] for r in scn["results"] if r.get("saturation")]
     if sat:
         lines += ["", "Saturation (one producer, no rate limit, same workload, warm topic and "
@@ -461,6 +483,9 @@ def main():
                     help="extra hotkey.* client property K=V for the hotkey strategy")
     ap.add_argument("--no-saturation", action="store_true",
                     help="skip the one-producer saturation runs (always skipped with --quick)")
+    ap.add_argument("--duration", type=float,
+                    help="run each scenario this many seconds instead of its default "
+                         "(the steady window still opens at the scenario's start)")
     ap.add_argument("--keep", action="store_true", help="keep per-run work directories")
     ap.add_argument("--command", default="", help="command line recorded in the results")
     args = ap.parse_args()
@@ -493,6 +518,10 @@ def main():
             scn = dict(SCENARIOS[n])
             if args.quick:
                 scn.update(QUICK_OVERRIDES)
+            if args.duration:
+                if args.duration <= scn["window"] + 1:
+                    ap.error(f"--duration must be more than {scn['window'] + 1} s for {n}")
+                scn["duration"] = args.duration
             scenarios.append(run_scenario(args, n, scn, strategies, fleet))
     finally:
         fleet.stop_all()

@@ -61,8 +61,23 @@ struct Coordinator::Topic {
   int64_t first_report_ms = -1;
   TopicSummary stats;
   std::vector<double> partition_load;  // the last plan's window, records per partition
+  // A report showed a key far above the hot threshold that is not listed: plan before the
+  // next tick (at most every min_replan_ms).
+  bool replan_wanted = false;
+  int64_t last_plan_ms = -1;
   TopicMetrics m;
 };
+
+namespace {
+
+// The published list's keys: their records are counted apart inside the partition loads.
+std::set<std::string, std::less<>> list_keys(const HotKeyList& list) {
+  std::set<std::string, std::less<>> keys;
+  for (const auto& k : list.keys) keys.insert(k.key);
+  return keys;
+}
+
+}  // namespace
 
 Coordinator::Coordinator(const CoordinatorConfig& config, Store& store, Metrics& metrics,
                          const Clock& clock)
@@ -95,6 +110,8 @@ Coordinator::Coordinator(const CoordinatorConfig& config, Store& store, Metrics&
       }
       auto pub = std::make_shared<PublishedList>(PublishedList{*st.list, list_to_json(*st.list)});
       t->published = pub;
+      if (t->partitions > 0) t->window.reset_partitions(t->partitions);
+      t->window.track(list_keys(*st.list));
       board_.publish(pub);
       t->m.list_version->Set(static_cast<double>(st.list->version));
       t->m.hot_keys->Set(static_cast<double>(st.list->keys.size()));
@@ -156,6 +173,7 @@ CallResult Coordinator::ingest(Report r) {
                             std::to_string(config_.max_topics) + " topics");
   }
   CallResult result;
+  bool wake = false;
   {
     std::lock_guard lock(t->mu);
     if (!settings.hash && t->hash && *t->hash != r.hash) {
@@ -189,19 +207,60 @@ CallResult Coordinator::ingest(Report r) {
                   t->published ? t->published->list.version : 0);
     t->m.reports->Increment();
     t->m.entries->Increment(static_cast<double>(entries));
+    if (!t->replan_wanted && shows_new_hot_key(*t, r, settings, now)) {
+      t->replan_wanted = true;
+      wake = true;
+    }
+  }
+  if (wake) {
+    {
+      std::lock_guard lock(bg_mu_);
+      wanted_.push_back(t);
+      bg_wake_ = true;
+    }
+    bg_cv_.notify_all();
   }
   metrics_.ingest_latency(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return result;
 }
 
+bool Coordinator::shows_new_hot_key(const Topic& t, const Report& r, const TopicSettings& s,
+                                    int64_t now) const {
+  if (t.partitions <= 0 || r.sketch_total == 0 || t.first_report_ms < 0) return false;
+  if (now - t.first_report_ms < fast_detect_after_ms()) return false;
+  // The report's own share is only a hint (one producer's view); the plan decides on the
+  // fleet-wide recent view.
+  const double bar =
+      kFastEntryFactor * s.hot_fraction / t.partitions * static_cast<double>(r.sketch_total);
+  const double scale = r.sample_rate > 0 && r.sample_rate < 1.0 ? 1.0 / r.sample_rate : 1.0;
+  for (const auto& item : r.items) {
+    if (item.count <= item.error) continue;
+    const double g = static_cast<double>(item.count - item.error);
+    if (g < bar || g * scale < kFastEntryMinRecords) continue;
+    if (t.hot.contains(item.key) || t.pins.contains(item.key) || t.denies.contains(item.key)) {
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+int64_t Coordinator::fast_detect_after_ms() const {
+  // One epoch of reports holds at least one report round of every producer at the client's
+  // default interval: enough for an unambiguous key, not for the whole window's picture.
+  return std::min<int64_t>(config_.warmup_ms, config_.epoch_ms);
+}
+
 StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::string& cause,
                                        uint64_t* version_out,
                                        std::map<std::string, Pin>* pins_override,
                                        std::map<std::string, Deny>* denies_override,
-                                       std::optional<AuditEntry> audit) {
+                                       std::optional<AuditEntry> audit, bool triggered) {
   const TopicSettings& s = config_.settings_for(t.name);
   const int64_t now = clock_.now_ms();
+  t.last_plan_ms = now;
+  t.replan_wanted = false;
   const auto& pins = pins_override ? *pins_override : t.pins;
   const auto& denies = denies_override ? *denies_override : t.denies;
   std::map<std::string, HotState> hot = t.hot;
@@ -218,7 +277,23 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     in.items = snap.sketch.items();
     in.total = snap.total;
     in.partition_load = std::move(snap.partition_load);
-    in.load_scale = snap.total > 0 ? snap.load_total / snap.total : 0.0;
+    // Load is usable once it holds about one report round of the producers reporting now:
+    // fewer reports give partition loads that are mostly sampling noise, which a plan would
+    // chase with a new table each time.
+    size_t active = 0;
+    for (const auto& [id, p] : t.producers) {
+      active += now - p.last_seen_ms <= 2 * static_cast<int64_t>(config_.epoch_ms) ? 1 : 0;
+    }
+    const bool load_ready = snap.load_reports > 0 && snap.load_reports >= active;
+    in.load_scale = snap.total > 0 && load_ready ? snap.load_total / snap.total : 0.0;
+    in.recent_items = snap.recent.items();
+    in.recent_total = snap.recent_total;
+    if (t.published && load_ready) {
+      for (const auto& k : t.published->list.keys) {
+        auto it = snap.routed.find(k.key);
+        in.routed[k.key] = it == snap.routed.end() ? 0.0 : it->second;
+      }
+    }
     double rate = 0;
     for (const auto& [id, p] : t.producers) rate += p.rate;
     in.rate = rate;
@@ -227,6 +302,8 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     in.published = t.published ? &t.published->list : nullptr;
     in.now_ms = now;
     in.detect = t.first_report_ms >= 0 && now - t.first_report_ms >= config_.warmup_ms;
+    in.detect_fast = t.first_report_ms >= 0 && now - t.first_report_ms >= fast_detect_after_ms();
+    in.triggered = triggered;
     plan = plan_topic(in, hot);
     t.partition_load = in.partition_load;
     t.stats.rate = rate;
@@ -272,6 +349,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     board_.publish(pub);
     // Loads measured under the previous list no longer say where cold traffic goes.
     t.window.reset_partitions(t.partitions);
+    t.window.track(list_keys(pub->list));
     t.m.list_version->Set(static_cast<double>(version));
     t.m.hot_keys->Set(static_cast<double>(pub->list.keys.size()));
     t.m.list_changes->Increment();
@@ -325,18 +403,42 @@ void Coordinator::tick() {
     }
     StoreStatus st = replan_locked(*t, std::move(batch), expired ? "pin_expired" : "detection",
                                    nullptr, expired ? &pins : nullptr, nullptr, std::nullopt);
-    if (!st.ok) {
-      std::cerr << json{{"ts_ms", now},
-                        {"level", "error"},
-                        {"event", "store_error"},
-                        {"topic", t->name},
-                        {"error", st.error}}
-                       .dump(-1, ' ', false, json::error_handler_t::replace)
-                << std::endl;
-    }
+    if (!st.ok) log_store_error(t->name, st);
   }
   metrics_.set_store_healthy(store_.healthy());
   metrics_.set_waiters(board_.waiters());
+}
+
+int64_t Coordinator::plan_triggered() {
+  std::vector<Topic*> wanted;
+  {
+    std::lock_guard lock(bg_mu_);
+    wanted.swap(wanted_);
+  }
+  // A quarter of the tick: a surge's first plans follow its reports closely, while a topic
+  // whose reports keep showing locally hot keys costs at most a few plans per tick.
+  const int64_t min_gap = std::max<int64_t>(config_.plan_interval_ms / 4, 1);
+  const int64_t now = clock_.now_ms();
+  int64_t next = -1;
+  std::vector<Topic*> later;
+  for (Topic* t : wanted) {
+    std::lock_guard lock(t->mu);
+    if (!t->replan_wanted) continue;  // a tick planned it meanwhile
+    const int64_t wait = t->last_plan_ms < 0 ? 0 : t->last_plan_ms + min_gap - now;
+    if (wait > 0) {
+      later.push_back(t);
+      next = next < 0 ? wait : std::min(next, wait);
+      continue;
+    }
+    StoreStatus st = replan_locked(*t, StoreBatch{}, "surge", nullptr, nullptr, nullptr,
+                                   std::nullopt, /*triggered=*/true);
+    if (!st.ok) log_store_error(t->name, st);
+  }
+  if (!later.empty()) {
+    std::lock_guard lock(bg_mu_);
+    wanted_.insert(wanted_.end(), later.begin(), later.end());
+  }
+  return next;
 }
 
 void Coordinator::start_background() {
@@ -344,13 +446,24 @@ void Coordinator::start_background() {
   if (bg_.joinable()) return;
   bg_stop_ = false;
   bg_ = std::thread([this] {
+    using Steady = std::chrono::steady_clock;
+    const auto interval = std::chrono::milliseconds(config_.plan_interval_ms);
+    Steady::time_point next_tick = Steady::now() + interval;
+    Steady::time_point retry = Steady::time_point::max();
     std::unique_lock lk(bg_mu_);
     while (!bg_stop_) {
-      bg_cv_.wait_for(lk, std::chrono::milliseconds(config_.plan_interval_ms),
-                      [this] { return bg_stop_; });
+      const Steady::time_point until = std::min(retry, next_tick);
+      bg_cv_.wait_until(lk, until, [this] { return bg_stop_ || bg_wake_; });
       if (bg_stop_) break;
+      bg_wake_ = false;
       lk.unlock();
-      tick();
+      if (Steady::now() >= next_tick) {
+        tick();
+        next_tick = Steady::now() + interval;
+      }
+      const int64_t wait = plan_triggered();
+      retry =
+          wait < 0 ? Steady::time_point::max() : Steady::now() + std::chrono::milliseconds(wait);
       lk.lock();
     }
   });
@@ -545,6 +658,16 @@ std::optional<std::map<std::string, Deny>> Coordinator::denies(const std::string
   if (!t) return std::nullopt;
   std::lock_guard lock(t->mu);
   return t->denies;
+}
+
+void Coordinator::log_store_error(const std::string& topic, const StoreStatus& st) const {
+  std::cerr << json{{"ts_ms", clock_.now_ms()},
+                    {"level", "error"},
+                    {"event", "store_error"},
+                    {"topic", topic},
+                    {"error", st.error}}
+                   .dump(-1, ' ', false, json::error_handler_t::replace)
+            << std::endl;
 }
 
 void Coordinator::log_list_change(const HotKeyList& before, const HotKeyList& after,

@@ -88,6 +88,11 @@ class Coordinator final : public ReportSink {
   // Detection and planning for every topic (the background thread calls this every
   // plan_interval_ms; tests call it directly with a ManualClock).
   void tick();
+  // Plans the topics whose reports showed a new hot candidate since their last plan, at most
+  // one plan per topic every plan_interval_ms / 4; such a plan publishes only when the listed
+  // keys change. The background thread calls it as soon as such a report arrives. Returns
+  // the ms until a rate-limited topic may be planned, or -1 when none is waiting.
+  int64_t plan_triggered();
   void start_background();
   void stop_background();
 
@@ -121,7 +126,14 @@ class Coordinator final : public ReportSink {
   StoreStatus replan_locked(Topic& t, StoreBatch batch, const std::string& cause,
                             uint64_t* version_out, std::map<std::string, Pin>* pins_override,
                             std::map<std::string, Deny>* denies_override,
-                            std::optional<AuditEntry> audit);
+                            std::optional<AuditEntry> audit, bool triggered = false);
+  // True when `r` (caller holds t.mu) shows an unlisted key far enough above the hot
+  // threshold to plan before the next tick.
+  bool shows_new_hot_key(const Topic& t, const Report& r, const TopicSettings& s,
+                         int64_t now) const;
+  // How long after a topic's first report keys may enter on the fast path (warm-up).
+  int64_t fast_detect_after_ms() const;
+  void log_store_error(const std::string& topic, const StoreStatus& st) const;
   CallResult operator_change(
       const std::string& topic, const std::string& key, const std::string& who,
       const std::string& action, const std::string& detail,
@@ -143,6 +155,8 @@ class Coordinator final : public ReportSink {
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;
   bool bg_stop_ = false;
+  bool bg_wake_ = false;
+  std::vector<Topic*> wanted_;  // topics asking for a plan before the next tick (bg_mu_)
   std::thread bg_;
 };
 

@@ -86,6 +86,15 @@ bool same_partitions(const std::vector<SaltAssignment>& a, const std::vector<Sal
   return true;
 }
 
+// How far above 1.0 the max/avg of `records` placed at random on P partitions typically
+// reaches (max of P Gaussians ~ sqrt(2 ln P) standard deviations): a fresh plan fits that much
+// sampling noise of the measured load, so an imbalance below it is no reason for a new version.
+double sampling_noise(int32_t partitions, double records) {
+  if (partitions <= 1 || !(records > 0)) return 0.0;
+  const double p = static_cast<double>(partitions);
+  return std::sqrt(2.0 * std::log(p)) * std::sqrt(p / records);
+}
+
 }  // namespace
 
 double skew_of(const std::vector<double>& load) {
@@ -147,8 +156,60 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     auto it = by_key.find(key);
     return it == by_key.end() ? 0.0 : static_cast<double>(it->second.item->guaranteed());
   };
-  // A key's traffic in partition-load units.
-  auto load_of = [&](const std::string& key) { return guaranteed_of(key) * in.load_scale; };
+  // Detection uses guaranteed counts (sketch error never lists a key); sizing and load
+  // accounting use the midpoint of [guaranteed, count], which is not biased low: a biased
+  // estimate leaves part of a key's traffic in the measured load of the partitions it was
+  // routed to, and the next plan chases it there.
+  auto traffic = [](const SpaceSaving::Item& item) {
+    return static_cast<double>(item.count) - 0.5 * static_cast<double>(item.error);
+  };
+  auto traffic_of = [&](const std::string& key) {
+    auto it = by_key.find(key);
+    return it == by_key.end() ? 0.0 : traffic(*it->second.item);
+  };
+  struct Recent {
+    double share = 0;    // guaranteed
+    double traffic = 0;  // midpoint
+  };
+  std::unordered_map<std::string_view, Recent> recent_by_key;
+  if (in.recent_total > 0) {
+    for (const auto& item : in.recent_items) {
+      recent_by_key.emplace(item.key,
+                            Recent{static_cast<double>(item.guaranteed()) / in.recent_total,
+                                   traffic(item) / in.recent_total});
+    }
+  }
+  auto recent_of = [&](const std::string& key) {
+    auto it = recent_by_key.find(key);
+    return it == recent_by_key.end() ? Recent{} : it->second;
+  };
+  // The window's estimate while the recent view agrees with it, the recent one when it
+  // departs: a surge is sized for its current traffic, not its average over a window it only
+  // partly filled, and a key that moved away stops holding partitions.
+  auto choose = [&](double window, double recent) {
+    if (!(in.recent_total > 0)) return window;
+    return std::abs(recent - window) <= kRecentDeparture * window ? window : recent;
+  };
+  // The share a listed key is published with (guaranteed).
+  auto current_share_of = [&](const std::string& key) {
+    return choose(share_of(key), recent_of(key).share);
+  };
+  auto traffic_share_of = [&](const std::string& key) {
+    return choose(total > 0 ? traffic_of(key) / total : 0.0, recent_of(key).traffic);
+  };
+  // Partition-load units: records behind partition_load (0 when no usable load).
+  const double load_units = total * in.load_scale;
+  // A key's traffic to come, in partition-load units.
+  auto demand_of = [&](const std::string& key) { return traffic_share_of(key) * load_units; };
+  // A key's records inside partition_load: measured for published keys; otherwise its share
+  // of the load, at most its count over the whole window (the load covers the latest part of
+  // the window: a surge that rose inside it has all its records there).
+  auto routed_of = [&](const std::string& key) {
+    if (auto it = in.routed.find(key); it != in.routed.end()) return it->second;
+    if (!(load_units > 0) || !(total > 0)) return 0.0;
+    const double w = traffic_of(key);
+    return std::min(w, std::max(w / total, recent_of(key).traffic) * load_units);
+  };
   auto home_of = [&](const std::string& key) { return partition_for(in.hash, key, P); };
 
   const size_t cap_detected = s.max_hot_keys > pins.size() ? s.max_hot_keys - pins.size() : 0;
@@ -190,12 +251,37 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   };
 
   // 2. Threshold entries, on guaranteed counts so sketch error never lists a key.
+  const double hot_share = s.hot_fraction * fair;
   if (in.detect) {
     for (const auto& c : ranked) {
       if (hot.size() >= cap_detected) break;
-      if (c.share < s.hot_fraction * fair) break;  // ranked by guaranteed count
+      if (c.share < hot_share) break;  // ranked by guaranteed count
       if (!eligible(c)) continue;
-      hot[c.item->key] = HotState{in.now_ms, -1, c.share};
+      hot[c.item->key] = HotState{in.now_ms, -1, std::max(c.share, recent_of(c.item->key).share)};
+    }
+  }
+  // Fast entries: a key far above the threshold in the recent view is a surge, listed now
+  // rather than when its window share catches up (up to a window later for a key just over
+  // the threshold). A brief spike below kFastEntryFactor waits for the window like before;
+  // while warming up, the window (whatever it holds so far) must agree.
+  if (in.detect || in.detect_fast) {
+    std::vector<const SpaceSaving::Item*> recent_ranked;
+    for (const auto& item : in.recent_items) recent_ranked.push_back(&item);
+    std::sort(recent_ranked.begin(), recent_ranked.end(), [](const auto* a, const auto* b) {
+      if (a->guaranteed() != b->guaranteed()) return a->guaranteed() > b->guaranteed();
+      return a->key < b->key;
+    });
+    const double bar = kFastEntryFactor * hot_share;
+    for (const auto* item : recent_ranked) {
+      if (hot.size() >= cap_detected || !(in.recent_total > 0)) break;
+      const double g = static_cast<double>(item->guaranteed());
+      const double r = g / in.recent_total;
+      if (r < bar || g < kFastEntryMinRecords) break;  // ranked by guaranteed count
+      auto it = by_key.find(item->key);
+      if (it == by_key.end() || !eligible(it->second)) continue;
+      if (r * in.rate < s.min_rate) continue;
+      if (!in.detect && it->second.share < bar) continue;
+      hot[item->key] = HotState{in.now_ms, -1, std::max(r, it->second.share)};
     }
   }
 
@@ -214,7 +300,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   }
   const bool published_fits = in.published && in.published->partitions == P;
   auto subtract_routed = [&](const std::string& key) {
-    double g = load_of(key);
+    double g = routed_of(key);
     if (g <= 0) return;
     const HotKey* pub = published_fits ? find_key(in.published, key) : nullptr;
     apply_traffic(cold, pub ? pub->salts : std::vector<SaltAssignment>{}, home_of(key), g, -1.0);
@@ -226,7 +312,8 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   std::vector<HotKeyDemand> demands;
   std::vector<KeySource> sources;
   auto add_demand = [&](const std::string& key, KeySource src) {
-    demands.push_back(HotKeyDemand{key, load_of(key), salt_count_for(share_of(key), P, s)});
+    demands.push_back(
+        HotKeyDemand{key, demand_of(key), salt_count_for(traffic_share_of(key), P, s)});
     sources.push_back(src);
   };
   for (const auto& [key, pin] : pins) {
@@ -254,7 +341,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
       if (!pick) break;
       const std::string& key = pick->item->key;
       hot[key] = HotState{in.now_ms, -1, pick->share};
-      cold[pick->home] = std::max(0.0, cold[pick->home] - load_of(key));
+      cold[pick->home] = std::max(0.0, cold[pick->home] - routed_of(key));
       add_demand(key, KeySource::kDetected);
       tables = plan_load_aware(cold, demands, space);
       pred = predicted_load(cold, demands, tables);
@@ -276,7 +363,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   for (const auto& [key, pin] : pins) {
     if (pin.salts == 0 && guaranteed_of(key) > 0) continue;
     uint32_t n = pin.salts ? std::min<uint32_t>(pin.salts, static_cast<uint32_t>(P))
-                           : salt_count_for(share_of(key), P, s);
+                           : salt_count_for(traffic_share_of(key), P, s);
     const HotKey* pub = published_fits ? find_key(in.published, key) : nullptr;
     std::vector<SaltAssignment> table;
     if (pub && pub->source == KeySource::kPinned && pub->salts.size() == n) {
@@ -284,13 +371,13 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     } else {
       table = least_loaded_table(key, n, pred, space);
     }
-    apply_traffic(pred, table, -1, load_of(key), 1.0);
+    apply_traffic(pred, table, -1, demand_of(key), 1.0);
     fixed[key] = std::move(table);
   }
   // Demands whose water-filling gave no salt (zero traffic) fall back the same way.
   for (size_t i = 0; i < demands.size(); ++i) {
     if (tables[i].salts.empty()) {
-      uint32_t n = salt_count_for(share_of(demands[i].key), P, s);
+      uint32_t n = salt_count_for(traffic_share_of(demands[i].key), P, s);
       tables[i].salts = least_loaded_table(demands[i].key, n, pred, space);
     }
   }
@@ -302,8 +389,8 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     k.key = key;
     k.salts = std::move(salts);
     k.source = src;
-    k.share = share_of(key);
-    k.rate = guaranteed_of(key) * per_count_rate;
+    k.share = current_share_of(key);
+    k.rate = k.share * in.rate;
     return k;
   };
   std::vector<HotKey> pinned_keys, detected_keys;
@@ -353,6 +440,10 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     }
     if (it->second->salts != k.salts) tables_same = false;
   }
+  if (in.triggered) {
+    out.material = false;  // same keys: the next regular tick refines the tables
+    return out;
+  }
   // Without load measured under the published list there is nothing to re-balance against.
   if (tables_same || in.load_scale <= 0) {
     out.material = false;
@@ -361,9 +452,10 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   std::vector<SaltTable> old_tables(demands.size());
   for (size_t i = 0; i < demands.size(); ++i) old_tables[i].salts = old_keys[demands[i].key]->salts;
   std::vector<double> old_pred = predicted_load(cold, demands, old_tables);
-  for (const auto& [key, table] : fixed) apply_traffic(old_pred, table, -1, load_of(key), 1.0);
+  for (const auto& [key, table] : fixed) apply_traffic(old_pred, table, -1, demand_of(key), 1.0);
   double old_skew = skew_of(old_pred);
-  out.material = old_skew > std::max(s.balance_target, out.predicted_skew + s.churn_tolerance);
+  out.material = old_skew > std::max(s.balance_target, out.predicted_skew + s.churn_tolerance) +
+                                sampling_noise(P, load_units);
   return out;
 }
 

@@ -35,17 +35,41 @@ struct PlanInput {
   double total = 0;
   std::vector<double> partition_load;
   // Records of partition_load per sketch count (partition loads may cover fewer reports than
-  // the sketch: only those routed with the published list).
+  // the sketch: only those routed with the published list). 0: no usable load measured
+  // under the published list yet (listed keys then keep their published tables).
   double load_scale = 1.0;
+  // The recent view (about the last second): merged items and records. Keys are sized on
+  // it when it departs from the window (a surge, a move), and a key far above the hot
+  // threshold in it is listed without waiting for the window to catch up.
+  std::vector<SpaceSaving::Item> recent_items;
+  double recent_total = 0;
+  // Measured records of published keys inside partition_load (where the producers routed
+  // them). Keys missing here are estimated from their shares.
+  std::map<std::string, double, std::less<>> routed;
   double rate = 0;
   const std::map<std::string, Pin>* pins = nullptr;
   const std::map<std::string, Deny>* denies = nullptr;
   const HotKeyList* published = nullptr;  // may be null
   int64_t now_ms = 0;
   // False while the window is still filling after a start: detection neither adds nor
-  // drops keys (operator changes still apply).
+  // drops keys (operator changes still apply) ...
   bool detect = true;
+  // ... except that with detect_fast a key far above the hot threshold in both the window and
+  // the recent view (an unambiguous signal) is listed.
+  bool detect_fast = false;
+  // A plan run because a report showed a new hot candidate, between the regular ticks: it
+  // publishes only when the set of listed keys changes (table refinements wait for a tick).
+  bool triggered = false;
 };
+
+// A key enters without waiting for its window share when its share of the recent view is at
+// least this many times the hot threshold ...
+inline constexpr double kFastEntryFactor = 2.0;
+// ... and the recent view holds at least this many of its records (guaranteed).
+inline constexpr double kFastEntryMinRecords = 16;
+// A key's recent share replaces its window share for sizing once the two differ by more
+// than this fraction of the window share (steady keys keep the steadier window estimate).
+inline constexpr double kRecentDeparture = 0.25;
 
 struct PlanResult {
   HotKeyList list;  // version left 0: the caller assigns it

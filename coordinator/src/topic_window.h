@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "hotkey/report.h"
@@ -27,12 +30,26 @@ class TopicWindow {
   // Drops per-partition counts (partition count changed, or a new list was published).
   void reset_partitions(int32_t partitions);
 
+  // Keys whose records inside the per-partition counts are counted apart (the published
+  // list's keys), so the planner can take exactly their traffic out of the partitions they
+  // were routed to. Takes effect for reports added from now on; call after reset_partitions.
+  void track(std::set<std::string, std::less<>> keys);
+
   struct Snapshot {
     SpaceSaving sketch;
     std::vector<double> partition_load;  // records per partition over the window
     double load_total = 0;               // records behind partition_load
+    uint64_t load_reports = 0;           // reports behind partition_load
     double total = 0;                    // records over the window
     uint64_t reports = 0;
+    // Records of each tracked key inside partition_load (guaranteed counts).
+    std::map<std::string, double, std::less<>> routed;
+    // The most recent traffic only: the current epoch once it is half over, else the
+    // previous and the current epoch. Shares here follow a surge or a move within about a
+    // second, where the whole window lags by up to its length.
+    SpaceSaving recent;
+    double recent_total = 0;
+    uint64_t recent_reports = 0;
   };
   // The merged window as of now_ms (expired epochs are dropped).
   Snapshot snapshot(int64_t now_ms);
@@ -45,7 +62,9 @@ class TopicWindow {
     std::optional<SpaceSaving> sketch;
     std::vector<SpaceSaving> pending;  // merged in batches: n-way merges are cheaper
     std::vector<uint64_t> partition_counts;
+    std::map<std::string, double, std::less<>> routed;  // tracked keys inside partition_counts
     double load_total = 0;
+    uint64_t load_reports = 0;
     double total = 0;
     uint64_t reports = 0;
   };
@@ -57,6 +76,7 @@ class TopicWindow {
   uint32_t epoch_ms_;
   uint32_t capacity_;
   int32_t partitions_ = 0;
+  std::set<std::string, std::less<>> tracked_;
   std::vector<Epoch> epochs_;
 };
 

@@ -1,0 +1,193 @@
+// How fast and how well the coordinator follows traffic that changes: a surge is listed in the
+// first plan after the epoch that shows it, with a table sized for its current share (not its
+// window average); a brief spike stays unlisted; unambiguous keys skip most of the warm-up;
+// a report showing a new hot key is planned before the next tick. ManualClock, real RocksDB.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "test_util.h"
+
+namespace hotkey::coordinator::test {
+namespace {
+
+constexpr const char* kTopic = "sales";
+
+// One report per producer (routed with the published list), then no tick.
+std::vector<uint64_t> send(Harness& h, int producers, int32_t partitions, uint64_t seq,
+                           const std::function<std::map<std::string, uint64_t>(int)>& counts) {
+  HotKeyList list = h.list(kTopic);
+  std::vector<uint64_t> load(static_cast<size_t>(partitions), 0);
+  for (int p = 0; p < producers; ++p) {
+    Report r = make_report("producer-" + std::to_string(p), kTopic, partitions, seq, counts(p), 256,
+                           &list);
+    for (size_t i = 0; i < load.size(); ++i) load[i] += r.partition_counts[i];
+    CallResult res = h.coord().ingest(std::move(r));
+    EXPECT_TRUE(res.ok()) << res.error;
+  }
+  return load;
+}
+
+// send(), then one epoch passes and the regular plan runs. Returns the round's partition load.
+std::vector<uint64_t> round(Harness& h, int producers, int32_t partitions, uint64_t seq,
+                            const std::function<std::map<std::string, uint64_t>(int)>& counts) {
+  std::vector<uint64_t> load = send(h, producers, partitions, seq, counts);
+  h.clock().advance_ms(1000);
+  h.coord().tick();
+  return load;
+}
+
+double max_avg(const std::vector<uint64_t>& load) {
+  double sum = 0, mx = 0;
+  for (uint64_t v : load) {
+    sum += static_cast<double>(v);
+    mx = std::max(mx, static_cast<double>(v));
+  }
+  return sum > 0 ? mx / (sum / static_cast<double>(load.size())) : 1.0;
+}
+
+// `hot` records of each named key, the rest of `records` spread over a large uniform tail
+// (a different draw every round and producer).
+std::function<std::map<std::string, uint64_t>(int)> traffic(uint64_t seq, uint64_t records,
+                                                            std::map<std::string, uint64_t> hot) {
+  return [seq, records, hot](int p) {
+    std::map<std::string, uint64_t> c = hot;
+    uint64_t used = 0;
+    for (const auto& [k, n] : hot) used += n;
+    add_tail(c, records - used, 200000, static_cast<uint32_t>(seq * 131 + p));
+    return c;
+  };
+}
+
+TEST(CoordinatorSurge, SurgeIsListedInOnePlanSizedForItsCurrentShare) {
+  CoordinatorConfig cfg = test_config();
+  cfg.defaults.balance_target = 1000;  // threshold detection only
+  cfg.defaults.hold_ms = 60000;
+  Harness h(cfg);
+  const int32_t P = 64;
+  const int kProducers = 8;
+  const uint64_t kRecords = 10000;  // per producer and epoch
+  uint64_t seq = 1;
+  // A full window of cold traffic first: the surge's window share starts at a tenth.
+  for (int i = 0; i < 10; ++i, ++seq) round(h, kProducers, P, seq, traffic(seq, kRecords, {}));
+  ASSERT_TRUE(h.list(kTopic).keys.empty()) << list_to_json(h.list(kTopic));
+
+  const auto surge = [&](uint64_t s) { return traffic(s, kRecords, {{"seller-7", 4500}}); };
+  round(h, kProducers, P, seq, surge(seq));
+  ++seq;
+  HotKeyList first = h.list(kTopic);
+  const HotKey* k = find(first, "seller-7");
+  ASSERT_NE(k, nullptr) << "not listed in the plan right after the surge's first epoch";
+  // Sized for what it carries now (45%), not its window average (about 4.5%).
+  EXPECT_GT(k->share, 0.40);
+  EXPECT_GE(k->salts.size(), static_cast<size_t>(P / 2));
+  // What the producers send with that very list is balanced: tail noise only (the tail
+  // alone on 64 partitions at this volume shows about 1.1).
+  std::vector<uint64_t> load = round(h, kProducers, P, seq, surge(seq));
+  ++seq;
+  EXPECT_LE(max_avg(load), 1.2) << list_to_json(first);
+
+  // Steady surge: balanced, and the list settles instead of changing every plan.
+  const uint64_t settled_from = h.list(kTopic).version;
+  double worst = 0;
+  for (int i = 0; i < 8; ++i, ++seq) {
+    load = round(h, kProducers, P, seq, surge(seq));
+    worst = std::max(worst, max_avg(load));
+  }
+  EXPECT_LE(worst, 1.2);
+  EXPECT_LE(h.list(kTopic).version - settled_from, 3u)
+      << "list versions while the traffic stayed the same";
+}
+
+TEST(CoordinatorSurge, BriefSpikeUnderTheThresholdIsNotListed) {
+  CoordinatorConfig cfg = test_config();
+  cfg.defaults.balance_target = 1000;
+  Harness h(cfg);
+  const int32_t P = 16;  // hot threshold 0.5/16 = 3.1%; the fast path needs twice that
+  const int kProducers = 8;
+  const uint64_t kRecords = 2000;
+  uint64_t seq = 1;
+  for (int i = 0; i < 10; ++i, ++seq) round(h, kProducers, P, seq, traffic(seq, kRecords, {}));
+  // One epoch at 5%: above the threshold inside that epoch, 0.5% of the window.
+  round(h, kProducers, P, seq, traffic(seq, kRecords, {{"spike", 100}}));
+  ++seq;
+  for (int i = 0; i < 3; ++i, ++seq) {
+    EXPECT_EQ(find(h.list(kTopic), "spike"), nullptr) << "listed " << i << " epochs after";
+    round(h, kProducers, P, seq, traffic(seq, kRecords, {}));
+  }
+  EXPECT_EQ(h.list(kTopic).version, 0u);
+
+  // The same 5% sustained is listed once its window share crosses the threshold.
+  bool listed = false;
+  for (int i = 0; i < 12 && !listed; ++i, ++seq) {
+    round(h, kProducers, P, seq, traffic(seq, kRecords, {{"steady", 100}}));
+    listed = find(h.list(kTopic), "steady") != nullptr;
+  }
+  EXPECT_TRUE(listed);
+}
+
+TEST(CoordinatorSurge, UnambiguousKeyIsListedBeforeTheWarmUpEnds) {
+  CoordinatorConfig cfg = test_config();
+  cfg.warmup_ms = 5000;
+  cfg.defaults.balance_target = 1000;
+  Harness h(cfg);
+  const int32_t P = 16;
+  uint64_t seq = 1;
+  // "big" is far above the threshold (3.1%), "mid" just above it.
+  const auto t = [&](uint64_t s) { return traffic(s, 2000, {{"big", 800}, {"mid", 80}}); };
+  round(h, 4, P, seq, t(seq));
+  ++seq;
+  HotKeyList list = h.list(kTopic);
+  EXPECT_NE(find(list, "big"), nullptr) << "not listed one epoch after the first report";
+  EXPECT_EQ(find(list, "mid"), nullptr) << "an ambiguous key skipped the warm-up";
+  // The window path starts once the topic has had reports for warmup_ms (the first came at
+  // t0; these plans run at t0 + 2, 3, 4 s).
+  for (int i = 0; i < 3; ++i, ++seq) {
+    round(h, 4, P, seq, t(seq));
+    EXPECT_EQ(find(h.list(kTopic), "mid"), nullptr) << "listed during the warm-up, epoch " << i;
+  }
+  round(h, 4, P, seq, t(seq));  // plans at t0 + 5 s
+  EXPECT_NE(find(h.list(kTopic), "mid"), nullptr) << "not listed after the warm-up";
+}
+
+TEST(CoordinatorSurge, ReportWithANewHotKeyIsPlannedBeforeTheNextTick) {
+  CoordinatorConfig cfg = test_config();
+  cfg.defaults.balance_target = 1000;
+  cfg.plan_interval_ms = 1000;
+  Harness h(cfg);
+  const int32_t P = 16;
+  const int kProducers = 4;
+  uint64_t seq = 1;
+  for (int i = 0; i < 3; ++i, ++seq) round(h, kProducers, P, seq, traffic(seq, 2000, {}));
+  EXPECT_EQ(h.coord().plan_triggered(), -1) << "cold traffic asked for a plan";
+  const uint64_t before = h.list(kTopic).version;
+
+  // Mid-epoch, every producer reports a flash sale at 30%.
+  h.clock().advance_ms(600);
+  send(h, kProducers, P, seq, traffic(seq, 2000, {{"flash", 600}}));
+  ++seq;
+  EXPECT_EQ(h.coord().plan_triggered(), -1);
+  HotKeyList after = h.list(kTopic);
+  ASSERT_NE(find(after, "flash"), nullptr) << "not planned before the next tick";
+  EXPECT_EQ(after.version, before + 1);
+
+  // Listed now: more of the same asks for nothing.
+  send(h, kProducers, P, seq, traffic(seq, 2000, {{"flash", 600}}));
+  ++seq;
+  EXPECT_EQ(h.coord().plan_triggered(), -1);
+  EXPECT_EQ(h.list(kTopic).version, after.version);
+
+  // A second new key right away waits out the rate limit (a quarter of plan_interval_ms).
+  h.clock().advance_ms(100);
+  send(h, kProducers, P, seq, traffic(seq, 2000, {{"flash", 600}, {"other", 600}}));
+  const int64_t wait = h.coord().plan_triggered();
+  EXPECT_GT(wait, 0);
+  EXPECT_LE(wait, 250);
+  EXPECT_EQ(find(h.list(kTopic), "other"), nullptr);
+  h.clock().advance_ms(wait);
+  EXPECT_EQ(h.coord().plan_triggered(), -1);
+  EXPECT_NE(find(h.list(kTopic), "other"), nullptr);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::test
