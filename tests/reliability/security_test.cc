@@ -254,5 +254,105 @@ TEST_F(Tls, HotkeyctlListNeedsTheCaCertificate) {
   EXPECT_EQ(run(base + " --cacert " + other_.cert, &out), 3) << out;
 }
 
+// ---------------------------------------------------------------- token files
+
+fs::path write_file(const fs::path& path, const std::string& text, mode_t mode) {
+  std::ofstream(path) << text;
+  chmod(path.c_str(), mode);
+  return path;
+}
+
+std::optional<CoordinatorConfig> parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "hotkey-coordinator");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(TokenFiles, TokensComeFromPrivateFilesAndWork) {
+  TempDir dir;
+  const fs::path ops = write_file(dir.path() / "operators",
+                                  "# operators\nalice=alice-file-token-1\n\nbob=bob-file-token-2\n"
+                                  "carol-bare-token\n",
+                                  0600);
+  const fs::path producer = write_file(dir.path() / "producer", "producer-file-token\n", 0640);
+  auto c = parse({"--data", (dir.path() / "d").string(), "--operator-token-file", ops.string(),
+                  "--producer-token-file", producer.string()});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->operator_tokens.size(), 3u);
+  EXPECT_EQ(c->operator_tokens.at("alice"), "alice-file-token-1");
+  EXPECT_EQ(c->operator_tokens.at("bob"), "bob-file-token-2");
+  EXPECT_EQ(c->operator_tokens.at("operator"), "carol-bare-token");
+  EXPECT_EQ(c->producer_token, "producer-file-token");
+
+  // The same through the config file and the environment.
+  const fs::path json_cfg = write_file(
+      dir.path() / "c.json",
+      json{{"data_dir", (dir.path() / "d").string()}, {"operator_tokens_file", ops.string()}}
+          .dump(),
+      0600);
+  setenv("HOTKEY_PRODUCER_TOKEN_FILE", producer.c_str(), 1);
+  c = parse({"--config", json_cfg.string()});
+  unsetenv("HOTKEY_PRODUCER_TOKEN_FILE");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->operator_tokens.at("bob"), "bob-file-token-2");
+  EXPECT_EQ(c->producer_token, "producer-file-token");
+
+  // The loaded tokens guard the API.
+  c->listen_port = 0;
+  c->warmup_ms = 0;
+  Harness h(*c, true);
+  auto http = h.client();
+  auto r = http->Post("/v1/reports", report_body("p1", 1), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  r = http->Post("/v1/reports", {{"Authorization", "Bearer producer-file-token"}},
+                 report_body("p1", 1), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = http->Post("/v1/topics/orders/denies", {{"Authorization", "Bearer bob-file-token-2"}},
+                 json{{"key", "k"}, {"reason", "file token"}}.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(h.coord().audit(1).at(0).who, "bob");
+}
+
+TEST(TokenFiles, OpenOrMalformedFilesAreRefusedWithoutEchoingTokens) {
+  TempDir dir;
+  const std::string data = (dir.path() / "d").string();
+  struct Case {
+    std::string flag, text;
+    mode_t mode;
+    std::string expect;
+  };
+  for (const auto& [flag, text, mode, expect] : {
+           Case{"--operator-token-file", "alice=secret-token-1\n", 0644, "mode 0644"},
+           Case{"--operator-token-file", "alice=secret-token-1\n", 0620, "mode 0620"},
+           Case{"--producer-token-file", "secret-token-1\n", 0604, "mode 0604"},
+           Case{"--operator-token-file", "# nothing\n\n", 0600, "holds no token"},
+           Case{"--operator-token-file", "alice=short\n", 0600, "line 1"},
+           Case{"--producer-token-file", "secret-token-1 second\n", 0600, "one token"},
+           Case{"--producer-token-file", "short\n", 0600, "at least 8 bytes"},
+       }) {
+    const fs::path f = write_file(dir.path() / "tokens", text, mode);
+    try {
+      parse({"--data", data, flag, f.string()});
+      ADD_FAILURE() << flag << " accepted mode " << mode << ": " << text;
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(expect), std::string::npos) << what;
+      EXPECT_EQ(what.find("secret-token-1"), std::string::npos) << what;
+    }
+    fs::remove(f);
+  }
+  EXPECT_THROW(parse({"--data", data, "--operator-token-file", (dir.path() / "none").string()}),
+               std::invalid_argument);
+  EXPECT_THROW(parse({"--data", data, "--producer-token-file", dir.path().string()}),
+               std::invalid_argument);
+  // Only one TLS file: refused by the command line as well.
+  EXPECT_THROW(parse({"--data", data, "--tls-key", (dir.path() / "k").string()}),
+               std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace hotkey::coordinator::test
