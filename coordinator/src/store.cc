@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hotkey/key_codec.h"
+#include "store_records.h"
 
 namespace hotkey::coordinator {
 namespace {
@@ -45,91 +46,6 @@ void put_key(json& j, const std::string& key) {
   j[std::string(enc.field)] = enc.value;
 }
 
-std::string get_key(const json& j) {
-  if (j.contains("key") && j["key"].is_string()) return j["key"].get<std::string>();
-  if (j.contains("key_b64") && j["key_b64"].is_string()) {
-    auto decoded = base64_decode(j["key_b64"].get<std::string>());
-    if (!decoded) throw std::invalid_argument("bad key_b64");
-    return *decoded;
-  }
-  throw std::invalid_argument("record has no key");
-}
-
-std::string pin_to_json(const Pin& p) {
-  json j;
-  put_key(j, p.key);
-  j["salts"] = p.salts;
-  j["expires_at_ms"] = p.expires_at_ms;
-  j["reason"] = p.reason;
-  j["by"] = p.by;
-  j["created_at_ms"] = p.created_at_ms;
-  return j.dump();
-}
-
-Pin pin_from_json(const std::string& text) {
-  json j = json::parse(text);
-  Pin p;
-  p.key = get_key(j);
-  p.salts = j.at("salts").get<uint32_t>();
-  p.expires_at_ms = j.at("expires_at_ms").get<int64_t>();
-  p.reason = j.at("reason").get<std::string>();
-  p.by = j.at("by").get<std::string>();
-  p.created_at_ms = j.at("created_at_ms").get<int64_t>();
-  return p;
-}
-
-std::string deny_to_json(const Deny& d) {
-  json j;
-  put_key(j, d.key);
-  j["reason"] = d.reason;
-  j["by"] = d.by;
-  j["created_at_ms"] = d.created_at_ms;
-  return j.dump();
-}
-
-Deny deny_from_json(const std::string& text) {
-  json j = json::parse(text);
-  Deny d;
-  d.key = get_key(j);
-  d.reason = j.at("reason").get<std::string>();
-  d.by = j.at("by").get<std::string>();
-  d.created_at_ms = j.at("created_at_ms").get<int64_t>();
-  return d;
-}
-
-std::string meta_to_json(const TopicMeta& m) {
-  json j;
-  j["partitions"] = m.partitions;
-  j["hash"] = std::string(to_string(m.hash));
-  j["separator"] = m.separator;
-  return j.dump();
-}
-
-TopicMeta meta_from_json(const std::string& text) {
-  json j = json::parse(text);
-  TopicMeta m;
-  m.partitions = j.at("partitions").get<int32_t>();
-  auto family = parse_hash_family(j.at("hash").get<std::string>());
-  if (!family) throw std::invalid_argument("unknown hash family");
-  m.hash = *family;
-  m.separator = j.at("separator").get<std::string>();
-  return m;
-}
-
-AuditEntry audit_from_json(const std::string& text) {
-  json j = json::parse(text);
-  AuditEntry a;
-  a.seq = j.at("seq").get<uint64_t>();
-  a.at_ms = j.at("at_ms").get<int64_t>();
-  a.who = j.at("who").get<std::string>();
-  a.action = j.at("action").get<std::string>();
-  a.topic = j.at("topic").get<std::string>();
-  if (j.contains("key") || j.contains("key_b64")) a.key = get_key(j);
-  a.detail = j.at("detail").dump();
-  a.version = j.value("version", uint64_t{0});
-  return a;
-}
-
 }  // namespace
 
 std::string audit_to_json(const AuditEntry& a) {
@@ -147,19 +63,19 @@ std::string audit_to_json(const AuditEntry& a) {
 
 void StoreBatch::put_list(const HotKeyList& list) {
   puts_.emplace_back(list_key(list.topic), list_to_json(list));
-  puts_.emplace_back(version_key(list.topic), std::to_string(list.version));
+  puts_.emplace_back(version_key(list.topic), encode_version_record(list.version));
 }
 void StoreBatch::put_topic_meta(const std::string& topic, const TopicMeta& meta) {
-  puts_.emplace_back(meta_key(topic), meta_to_json(meta));
+  puts_.emplace_back(meta_key(topic), encode_topic_meta_record(meta));
 }
 void StoreBatch::put_pin(const std::string& topic, const Pin& pin) {
-  puts_.emplace_back(pin_key(topic, pin.key), pin_to_json(pin));
+  puts_.emplace_back(pin_key(topic, pin.key), encode_pin_record(pin));
 }
 void StoreBatch::delete_pin(const std::string& topic, const std::string& key) {
   deletes_.push_back(pin_key(topic, key));
 }
 void StoreBatch::put_deny(const std::string& topic, const Deny& deny) {
-  puts_.emplace_back(deny_key(topic, deny.key), deny_to_json(deny));
+  puts_.emplace_back(deny_key(topic, deny.key), encode_deny_record(deny));
 }
 void StoreBatch::delete_deny(const std::string& topic, const std::string& key) {
   deletes_.push_back(deny_key(topic, key));
@@ -276,7 +192,7 @@ std::unique_ptr<Store> Store::open(const std::string& dir, std::string* error) {
     it->SeekForPrev("a/~");
     if (it->Valid() && it->key().starts_with("a/")) {
       try {
-        impl->next_audit_seq = audit_from_json(it->value().ToString()).seq + 1;
+        impl->next_audit_seq = decode_audit_record(it->value().ToString()).seq + 1;
       } catch (const std::exception& e) {
         *error = "data dir '" + dir + "' has a corrupt audit record: " + e.what();
         return nullptr;
@@ -290,43 +206,11 @@ std::map<std::string, StoredTopic> Store::load(std::string* error) const {
   std::map<std::string, StoredTopic> out;
   std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    std::string key = it->key().ToString();
-    if (key.size() < 3 || key[1] != '/') continue;
-    char kind = key[0];
-    if (kind == 'm' || kind == 'a') continue;
-    std::string rest = key.substr(2);
-    std::string topic = rest.substr(0, rest.find('/'));
+    const std::string key = it->key().ToString();
     try {
-      std::string value = it->value().ToString();
-      switch (kind) {
-        case 'l':
-          out[topic].list = parse_list_json(value);
-          break;
-        case 'v': {
-          size_t used = 0;
-          uint64_t v = std::stoull(value, &used);
-          if (used != value.size()) throw std::invalid_argument("bad version");
-          out[topic].version = v;
-          break;
-        }
-        case 't':
-          out[topic].meta = meta_from_json(value);
-          break;
-        case 'p': {
-          Pin p = pin_from_json(value);
-          out[topic].pins[p.key] = p;
-          break;
-        }
-        case 'd': {
-          Deny d = deny_from_json(value);
-          out[topic].denies[d.key] = d;
-          break;
-        }
-        default:
-          throw std::invalid_argument("unknown record kind");
-      }
+      load_record(key, it->value().ToString(), out);
     } catch (const std::exception& e) {
-      *error = "corrupt record '" + key + "' in the data dir: " + e.what();
+      *error = "corrupt record '" + printable_key(key) + "' in the data dir: " + e.what();
       return {};
     }
   }
@@ -375,7 +259,7 @@ std::vector<AuditEntry> Store::audit(size_t limit) const {
   for (it->SeekForPrev("a/~"); it->Valid() && out.size() < limit; it->Prev()) {
     if (!it->key().starts_with("a/")) break;
     try {
-      out.push_back(audit_from_json(it->value().ToString()));
+      out.push_back(decode_audit_record(it->value().ToString()));
     } catch (const std::exception&) {
       continue;  // a damaged entry must not hide the rest of the log
     }
