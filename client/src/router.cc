@@ -3,9 +3,11 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 #include "hotkey/report.h"
 #include "snapshot.h"
@@ -20,13 +22,28 @@ std::atomic<uint64_t> g_next_uid{1};
 struct TopicState {
   explicit TopicState(std::string n, HashFamily family)
       : name(std::move(n)), uid(g_next_uid.fetch_add(1)) {
-    snap.store(std::make_shared<const Snapshot>(family, 0));
+    snap = std::make_shared<const Snapshot>(family, 0);
+  }
+  std::shared_ptr<const Snapshot> load_snap() const {
+    std::lock_guard lock(snap_mu);
+    return snap;
+  }
+  void store_snap(std::shared_ptr<const Snapshot> next) {
+    std::shared_ptr<const Snapshot> old;
+    {
+      std::lock_guard lock(snap_mu);
+      old = std::exchange(snap, std::move(next));
+    }
   }
   std::string name;
   const uint64_t uid;
   // Bumped after every store to `snap`; readers compare it with their cached copy.
   std::atomic<uint64_t> gen{1};
-  std::atomic<std::shared_ptr<const Snapshot>> snap;
+  // A mutex, not std::atomic<std::shared_ptr>: readers take it only when `gen` moved (once per
+  // publish per thread), and libstdc++ 12's atomic<shared_ptr> unlocks with relaxed order after
+  // load(), a data race by the memory model that TSan reports (tests run under TSan in CI).
+  mutable std::mutex snap_mu;
+  std::shared_ptr<const Snapshot> snap;  // guarded by snap_mu
   std::atomic<int32_t> live_partitions{0};
   std::atomic<uint64_t> version{0};
   std::atomic<bool> plain{false};
@@ -95,7 +112,7 @@ struct Router::Impl {
 
   // Caller holds s.write_mu.
   void install(TopicState& s, std::shared_ptr<const Snapshot> snap) {
-    s.snap.store(std::move(snap), std::memory_order_release);
+    s.store_snap(std::move(snap));
     s.gen.fetch_add(1, std::memory_order_acq_rel);
   }
 
@@ -116,7 +133,7 @@ struct Router::Impl {
       return e.snap;
     }
     std::shared_ptr<const Snapshot>& keep = t_keep[slot];
-    keep = s.snap.load(std::memory_order_acquire);
+    keep = s.load_snap();
     e.uid = s.uid;
     e.gen = gen;
     e.snap = keep.get();
@@ -129,7 +146,7 @@ struct Router::Impl {
     std::unique_lock lock(s.write_mu, std::try_to_lock);
     if (!lock.owns_lock()) return false;
     try {
-      auto cur = s.snap.load();
+      auto cur = s.load_snap();
       if (cur->partitions() == partitions || cur->empty()) return true;
       const_cast<Impl*>(this)->install(s, build(s, partitions));
       return true;
