@@ -5,6 +5,8 @@
 //
 //   load_bench [--producers 2000] [--pollers 1000] [--seconds 60] [--interval-ms 500]
 //              [--senders 64] [--http-threads 32] [--slowloris 0] [--idle 0] [--bin PATH]
+//              [--flat-after 15] [--max-growth-pct 0]
+// Exit status 1 when a report failed or RSS grew more than --max-growth-pct after --flat-after.
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -47,16 +49,21 @@ struct Options {
   int http_threads = 32;
   int slowloris = 0;
   int idle = 0;
+  // Memory must be flat once the windows are full: RSS at --flat-after seconds is compared with
+  // the largest RSS after it; --max-growth-pct > 0 makes more growth than that a failure.
+  int flat_after = 15;
+  int max_growth_pct = 0;
   std::string bin = HOTKEY_BIN_DIR "/hotkey-coordinator";
 };
 
 Options parse(int argc, char** argv) {
   Options o;
   std::map<std::string, int*> ints = {
-      {"--producers", &o.producers}, {"--pollers", &o.pollers},
-      {"--seconds", &o.seconds},     {"--interval-ms", &o.interval_ms},
-      {"--senders", &o.senders},     {"--http-threads", &o.http_threads},
-      {"--slowloris", &o.slowloris}, {"--idle", &o.idle}};
+      {"--producers", &o.producers},   {"--pollers", &o.pollers},
+      {"--seconds", &o.seconds},       {"--interval-ms", &o.interval_ms},
+      {"--senders", &o.senders},       {"--http-threads", &o.http_threads},
+      {"--slowloris", &o.slowloris},   {"--idle", &o.idle},
+      {"--flat-after", &o.flat_after}, {"--max-growth-pct", &o.max_growth_pct}};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
@@ -70,6 +77,9 @@ Options parse(int argc, char** argv) {
   }
   if (o.producers < 1 || o.seconds < 1 || o.interval_ms < 1 || o.senders < 1) {
     throw std::invalid_argument("--producers, --seconds, --interval-ms, --senders must be >= 1");
+  }
+  if (o.flat_after < 1 || o.flat_after >= o.seconds) {
+    throw std::invalid_argument("--flat-after must be between 1 and --seconds - 1");
   }
   return o;
 }
@@ -294,12 +304,14 @@ int main(int argc, char** argv) {
     rss_series.push_back(coord.rss_kb());
   }
   for (auto& s : senders) s.join();
-  const long rss_start = rss_series[std::min<size_t>(4, rss_series.size() - 1)];
-  const long rss_mid = rss_series[rss_series.size() / 2];
-  const long rss_end = rss_series.back();
-  const long rss_max_second_half =
-      *std::max_element(rss_series.begin() + static_cast<long>(rss_series.size() / 2),
-                        rss_series.end());
+  const auto at = [&](int second) {
+    return rss_series[std::min<size_t>(static_cast<size_t>(second) - 1, rss_series.size() - 1)];
+  };
+  const long rss_start = at(5), rss_flat = at(o.flat_after), rss_end = rss_series.back();
+  const long rss_max_after =
+      *std::max_element(rss_series.begin() + (o.flat_after - 1), rss_series.end());
+  const double growth_pct =
+      rss_flat > 0 ? 100.0 * static_cast<double>(rss_max_after - rss_flat) / rss_flat : 0.0;
   stop = true;
   loris.join();
   for (int fd : held) close(fd);
@@ -331,10 +343,18 @@ int main(int argc, char** argv) {
   };
   print_causes("report", report_causes);
   print_causes("poll", poll_causes);
-  std::printf("coordinator RSS KiB: 5 s %ld, middle %ld, end %ld, max of second half %ld\n",
-              rss_start, rss_mid, rss_end, rss_max_second_half);
+  std::printf("coordinator RSS KiB: 5 s %ld, %d s %ld, end %ld, max after %d s %ld (%+.1f%%)\n",
+              rss_start, o.flat_after, rss_flat, rss_end, o.flat_after, rss_max_after, growth_pct);
   std::printf("coordinator RSS KiB every second:");
   for (long v : rss_series) std::printf(" %ld", v);
   std::printf("\n");
-  return errors == 0 ? 0 : 1;
+  bool ok = errors == 0;
+  if (o.max_growth_pct > 0 && growth_pct > o.max_growth_pct) {
+    std::printf("FAIL: RSS grew %.1f%% after %d s (limit %d%%)\n", growth_pct, o.flat_after,
+                o.max_growth_pct);
+    ok = false;
+  }
+  if (errors != 0)
+    std::printf("FAIL: %llu reports failed\n", static_cast<unsigned long long>(errors.load()));
+  return ok ? 0 : 1;
 }
