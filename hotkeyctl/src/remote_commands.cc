@@ -24,6 +24,7 @@
 #include "flags.h"
 #include "hotkey/key_codec.h"
 #include "hotkey/report.h"
+#include "import_document.h"
 
 namespace hotkeyctl {
 namespace {
@@ -35,7 +36,6 @@ using hotkey::printable_key;
 using nlohmann::json;
 
 constexpr const char* kDefaultUrl = "http://127.0.0.1:8470";
-constexpr const char* kExportFormat = "hotkey-operator-state/1";
 
 // A failed call that already knows its exit code and message.
 struct CallFailure {
@@ -646,64 +646,19 @@ int cmd_import(const Flags& flags, Remote& remote, std::ostream& out) {
     if (!f) throw UsageError("cannot read '" + source + "'");
     text.assign(std::istreambuf_iterator<char>(f), {});
   }
-  const json doc = json::parse(text, nullptr, false);
-  auto bad = [&](const std::string& why) {
-    return UsageError("'" + source + "' is not a hotkeyctl export: " + why);
-  };
-  if (doc.is_discarded() || !doc.is_object()) throw bad("not a JSON object");
-  if (str(doc, "format") != kExportFormat) {
-    throw bad(std::string("\"format\" must be \"") + kExportFormat + "\"");
-  }
   // Check the whole document before sending anything: no half-applied imports from typos.
-  struct Op {
-    std::string topic, what, path, label;
-    json body;
-  };
-  std::vector<Op> ops;
-  const json& topics = array_field(doc, "topics");
-  for (size_t i = 0; i < topics.size(); ++i) {
-    const json& tp = topics[i];
-    const std::string where = "topics[" + std::to_string(i) + "]";
-    const std::string topic = str(tp, "topic");
-    if (!hotkey::valid_topic_name(topic)) throw bad(where + ".topic is not a valid topic name");
-    for (const char* kind : {"denies", "pins"}) {
-      const bool pin = std::string_view(kind) == "pins";
-      const json& items = array_field(tp, kind);
-      for (size_t j = 0; j < items.size(); ++j) {
-        const json& it = items[j];
-        const std::string at = where + "." + kind + "[" + std::to_string(j) + "]";
-        if (!it.is_object()) throw bad(at + " is not an object");
-        const std::string key = json_key(it);
-        if (key.empty()) throw bad(at + " has no key, or an empty or invalid one");
-        EncodedKey ek = encode_key(key);
-        std::string reason = str(it, "reason");
-        if (reason.empty()) reason = "imported";
-        json body{{std::string(ek.field), ek.value}, {"reason", reason}};
-        if (pin && it.contains("salts")) {
-          if (!it["salts"].is_number_unsigned()) throw bad(at + ".salts must be a whole number");
-          body["salts"] = it["salts"];
-        }
-        if (pin && it.contains("ttl_s")) {
-          if (!it["ttl_s"].is_number_unsigned() || it["ttl_s"].get<uint64_t>() == 0) {
-            throw bad(at + ".ttl_s must be a positive whole number");
-          }
-          body["ttl_s"] = it["ttl_s"];
-        }
-        ops.push_back({topic, pin ? "pin" : "deny", topic_path(topic) + (pin ? "/pins" : "/denies"),
-                       printable_key(key), std::move(body)});
-      }
-    }
-  }
+  const std::vector<ImportOp> ops = parse_import_document(text, source);
   const bool dry = flags.has("dry-run");
   size_t done = 0;
-  for (const Op& op : ops) {
+  for (const ImportOp& op : ops) {
     if (dry) {
       if (!flags.has("json"))
         out << "would " << op.what << ' ' << op.label << " on " << op.topic << '\n';
       continue;
     }
     try {
-      remote.call("POST", op.path, &op.body, true);
+      const std::string path = topic_path(op.topic) + (op.what == "pin" ? "/pins" : "/denies");
+      remote.call("POST", path, &op.body, true);
     } catch (CallFailure& f) {
       f.message = std::to_string(done) + " of " + std::to_string(ops.size()) +
                   " changes applied; stopped at " + op.what + " " + op.label + " on " + op.topic +
