@@ -249,7 +249,7 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     fail(std::string("config: not valid JSON: ") + e.what());
   }
   if (!j.is_object()) fail("config: the document must be a JSON object");
