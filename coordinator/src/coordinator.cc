@@ -22,6 +22,10 @@ using nlohmann::json;
 struct ProducerInfo {
   int64_t last_seen_ms = 0;
   uint64_t last_seq = 0;
+  uint64_t last_list_version = 0;
+  // The latest report's records (scaled) and its keys near or above the hot threshold.
+  double last_total = 0;
+  std::vector<std::pair<std::string, LatestCount>> last_keys;
   double rate = 0;
   int32_t partitions = 0;
 };
@@ -29,6 +33,30 @@ struct ProducerInfo {
 // Reports whose seq is at most this far behind the producer's last one are duplicates
 // (retries); anything further back is a restarted producer counting again.
 constexpr uint64_t kDuplicateWindow = 1024;
+
+// Keeps what the planner's latest-round estimate needs from `r`: its records and its keys at
+// least kLatestKeepFraction of the hot threshold (few per report; none in a uniform tail).
+void keep_latest(ProducerInfo& p, const Report& r, const TopicSettings& s, int32_t partitions) {
+  const double scale = r.sample_rate > 0 && r.sample_rate < 1.0 ? 1.0 / r.sample_rate : 1.0;
+  p.last_total = static_cast<double>(r.total);
+  p.last_keys.clear();
+  if (partitions <= 0 || r.sketch_total == 0) return;
+  const double keep =
+      kLatestKeepFraction * s.hot_fraction / partitions * static_cast<double>(r.sketch_total);
+  for (const auto& item : r.items) {
+    if (item.count <= item.error) continue;
+    const double g = static_cast<double>(item.count - item.error);
+    if (g < keep) continue;
+    const double mid = static_cast<double>(item.count) - 0.5 * static_cast<double>(item.error);
+    p.last_keys.push_back({item.key, LatestCount{g * scale, mid * scale}});
+  }
+  if (p.last_keys.size() > kLatestKeepMax) {
+    std::partial_sort(
+        p.last_keys.begin(), p.last_keys.begin() + kLatestKeepMax, p.last_keys.end(),
+        [](const auto& a, const auto& b) { return a.second.guaranteed > b.second.guaranteed; });
+    p.last_keys.resize(kLatestKeepMax);
+  }
+}
 
 CallResult error_result(int status, std::string reason, std::string message) {
   CallResult r;
@@ -194,8 +222,16 @@ CallResult Coordinator::ingest(Report r) {
       result.duplicate = true;
       return result;
     }
+    // A report routed with the published list all along: the producer's previous report
+    // already carried that version. The first one after a switch covers records sent under
+    // the old list too (those would show the old tables' partitions as loaded by cold traffic).
+    const uint64_t published_version = t->published ? t->published->list.version : 0;
+    const bool routed_by_list =
+        r.list_version == published_version && (inserted || p.last_list_version == r.list_version);
+    p.last_list_version = r.list_version;
     p.last_seq = r.seq;
     p.last_seen_ms = now;
+    keep_latest(p, r, settings, t->partitions > 0 ? t->partitions : r.partitions);
     p.rate = r.window_ms > 0 ? static_cast<double>(r.total) * 1000.0 / r.window_ms : 0.0;
     p.partitions = r.partitions;
     if (!t->hash) t->hash = settings.hash ? *settings.hash : r.hash;
@@ -203,8 +239,7 @@ CallResult Coordinator::ingest(Report r) {
     if (r.partitions > t->partitions) t->partitions = r.partitions;
     if (t->first_report_ms < 0) t->first_report_ms = now;
     const size_t entries = r.items.size();
-    t->window.add(r, std::move(sketch), now, t->partitions,
-                  t->published ? t->published->list.version : 0);
+    t->window.add(r, std::move(sketch), now, t->partitions, routed_by_list);
     t->m.reports->Increment();
     t->m.entries->Increment(static_cast<double>(entries));
     if (!t->replan_wanted && shows_new_hot_key(*t, r, settings, now)) {
@@ -282,7 +317,14 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     // chase with a new table each time.
     size_t active = 0;
     for (const auto& [id, p] : t.producers) {
-      active += now - p.last_seen_ms <= 2 * static_cast<int64_t>(config_.epoch_ms) ? 1 : 0;
+      if (now - p.last_seen_ms > 2 * static_cast<int64_t>(config_.epoch_ms)) continue;
+      ++active;
+      in.latest_total += p.last_total;
+      for (const auto& [key, c] : p.last_keys) {
+        LatestCount& sum = in.latest[key];
+        sum.guaranteed += c.guaranteed;
+        sum.traffic += c.traffic;
+      }
     }
     const bool load_ready = snap.load_reports > 0 && snap.load_reports >= active;
     in.load_scale = snap.total > 0 && load_ready ? snap.load_total / snap.total : 0.0;

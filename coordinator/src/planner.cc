@@ -179,7 +179,14 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
                                    traffic(item) / in.recent_total});
     }
   }
+  // The latest report round where it holds the key, else the recent epochs.
   auto recent_of = [&](const std::string& key) {
+    if (in.latest_total > 0) {
+      if (auto it = in.latest.find(key); it != in.latest.end()) {
+        return Recent{it->second.guaranteed / in.latest_total,
+                      it->second.traffic / in.latest_total};
+      }
+    }
     auto it = recent_by_key.find(key);
     return it == recent_by_key.end() ? Recent{} : it->second;
   };
@@ -260,28 +267,32 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
       hot[c.item->key] = HotState{in.now_ms, -1, std::max(c.share, recent_of(c.item->key).share)};
     }
   }
-  // Fast entries: a key far above the threshold in the recent view is a surge, listed now
+  // Fast entries: a key far above the threshold in the latest reports is a surge, listed now
   // rather than when its window share catches up (up to a window later for a key just over
-  // the threshold). A brief spike below kFastEntryFactor waits for the window like before;
-  // while warming up, the window (whatever it holds so far) must agree.
+  // the threshold). A brief spike below kFastEntryFactor waits for the window like before.
   if (in.detect || in.detect_fast) {
-    std::vector<const SpaceSaving::Item*> recent_ranked;
-    for (const auto& item : in.recent_items) recent_ranked.push_back(&item);
-    std::sort(recent_ranked.begin(), recent_ranked.end(), [](const auto* a, const auto* b) {
-      if (a->guaranteed() != b->guaranteed()) return a->guaranteed() > b->guaranteed();
-      return a->key < b->key;
-    });
     const double bar = kFastEntryFactor * hot_share;
-    for (const auto* item : recent_ranked) {
-      if (hot.size() >= cap_detected || !(in.recent_total > 0)) break;
-      const double g = static_cast<double>(item->guaranteed());
-      const double r = g / in.recent_total;
-      if (r < bar || g < kFastEntryMinRecords) break;  // ranked by guaranteed count
-      auto it = by_key.find(item->key);
-      if (it == by_key.end() || !eligible(it->second)) continue;
-      if (r * in.rate < s.min_rate) continue;
-      if (!in.detect && it->second.share < bar) continue;
-      hot[item->key] = HotState{in.now_ms, -1, std::max(r, it->second.share)};
+    std::vector<std::pair<double, std::string_view>> fresh;  // (guaranteed share, key)
+    auto consider = [&](std::string_view key, double records) {
+      auto it = by_key.find(key);
+      if (it == by_key.end() || records < kFastEntryMinRecords) return;
+      const double r = recent_of(it->second.item->key).share;
+      if (r >= bar) fresh.emplace_back(r, key);
+    };
+    for (const auto& [key, c] : in.latest) consider(key, c.guaranteed);
+    for (const auto& item : in.recent_items) {
+      if (in.recent_total > 0 && static_cast<double>(item.guaranteed()) >= bar * in.recent_total) {
+        consider(item.key, static_cast<double>(item.guaranteed()));
+      }
+    }
+    std::sort(fresh.begin(), fresh.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    for (const auto& [r, key] : fresh) {
+      if (hot.size() >= cap_detected) break;
+      const Candidate& c = by_key.find(key)->second;
+      if (!eligible(c) || r * in.rate < s.min_rate) continue;
+      hot[c.item->key] = HotState{in.now_ms, -1, std::max(r, c.share)};
     }
   }
 
@@ -325,7 +336,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
 
   // 5. Balance-driven selection: while the predicted load is still skewed, salt the largest
   // key homed on the most loaded partition.
-  if (in.detect) {
+  if (in.detect && load_units > 0) {
     while (hot.size() < cap_detected && skew_of(pred) > s.balance_target) {
       auto top = std::max_element(pred.begin(), pred.end()) - pred.begin();
       const Candidate* pick = nullptr;
@@ -349,10 +360,17 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   }
 
   // Without load measured under the published list (just after a publish, before producers
-  // report with it) keys already listed keep their tables rather than being re-planned blind.
-  if (in.load_scale <= 0 && published_fits) {
+  // report with it) keys already listed keep their tables rather than being re-planned blind,
+  // and new keys get equal weights over as many partitions as their share asks for (below):
+  // water-filling with no load to level would put a surge on one partition.
+  if (!(load_units > 0)) {
     for (size_t i = 0; i < demands.size(); ++i) {
-      if (const HotKey* pub = find_key(in.published, demands[i].key)) tables[i].salts = pub->salts;
+      const HotKey* pub = published_fits ? find_key(in.published, demands[i].key) : nullptr;
+      if (pub) {
+        tables[i].salts = pub->salts;
+      } else {
+        tables[i].salts.clear();
+      }
     }
     pred = predicted_load(cold, demands, tables);
   }

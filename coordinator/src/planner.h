@@ -23,6 +23,12 @@ struct HotState {
   double entry_share = 0;       // guaranteed share when it entered
 };
 
+// One key's records in the latest report round (see PlanInput::latest).
+struct LatestCount {
+  double guaranteed = 0;
+  double traffic = 0;  // midpoint of [guaranteed, count]
+};
+
 struct PlanInput {
   const TopicSettings* settings = nullptr;
   std::string topic;
@@ -43,6 +49,11 @@ struct PlanInput {
   // threshold in it is listed without waiting for the window to catch up.
   std::vector<SpaceSaving::Item> recent_items;
   double recent_total = 0;
+  // Fresher still: every active producer's latest report (about the last report interval),
+  // records of the keys at least kLatestKeepFraction of the hot threshold in some report, and
+  // the records of those reports. Preferred over the recent view for the keys it holds.
+  std::map<std::string, LatestCount, std::less<>> latest;
+  double latest_total = 0;
   // Measured records of published keys inside partition_load (where the producers routed
   // them). Keys missing here are estimated from their shares.
   std::map<std::string, double, std::less<>> routed;
@@ -54,14 +65,18 @@ struct PlanInput {
   // False while the window is still filling after a start: detection neither adds nor
   // drops keys (operator changes still apply) ...
   bool detect = true;
-  // ... except that with detect_fast a key far above the hot threshold in both the window and
-  // the recent view (an unambiguous signal) is listed.
+  // ... except that with detect_fast a key far above the hot threshold in the latest reports
+  // (an unambiguous signal) is listed.
   bool detect_fast = false;
   // A plan run because a report showed a new hot candidate, between the regular ticks: it
   // publishes only when the set of listed keys changes (table refinements wait for a tick).
   bool triggered = false;
 };
 
+// Keys whose share of one report is at least this fraction of the hot threshold are kept
+// from a producer's latest report (at most kLatestKeepMax of them).
+inline constexpr double kLatestKeepFraction = 0.5;
+inline constexpr size_t kLatestKeepMax = 64;
 // A key enters without waiting for its window share when its share of the recent view is at
 // least this many times the hot threshold ...
 inline constexpr double kFastEntryFactor = 2.0;

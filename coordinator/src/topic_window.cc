@@ -57,12 +57,12 @@ void TopicWindow::flush(Epoch& e) {
 }
 
 void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, int32_t partitions,
-                      uint64_t list_version) {
+                      bool routed_by_list) {
   if (partitions != partitions_) reset_partitions(partitions);
   Epoch& e = epoch_for(now_ms);
   e.pending.push_back(std::move(scaled));
   if (e.pending.size() >= kPendingBatch) flush(e);
-  if (report.partitions == partitions_ && report.list_version == list_version &&
+  if (report.partitions == partitions_ && routed_by_list &&
       report.partition_counts.size() == e.partition_counts.size()) {
     for (size_t i = 0; i < e.partition_counts.size(); ++i) {
       e.partition_counts[i] += report.partition_counts[i];

@@ -21,11 +21,11 @@ class TopicWindow {
   TopicWindow(uint32_t epoch_ms, uint32_t window_epochs, uint32_t capacity);
 
   // Adds one report (its sketch already scaled by 1/sample_rate). Partition counts are
-  // only taken when the report's partition count equals `partitions` and it was routed with
-  // the published list `list_version`: load measured under an older list would mislead the
-  // planner about where cold traffic goes.
+  // only taken when the report's partition count equals `partitions` and `routed_by_list`
+  // says all its records were routed with the published list: load measured under an older
+  // list would mislead the planner about where cold traffic goes.
   void add(const Report& report, SpaceSaving scaled_sketch, int64_t now_ms, int32_t partitions,
-           uint64_t list_version);
+           bool routed_by_list);
 
   // Drops per-partition counts (partition count changed, or a new list was published).
   void reset_partitions(int32_t partitions);
