@@ -1,6 +1,7 @@
-// Writes the seed corpora under fuzz/corpus/<target>/ from the real encoders, plus hand-made
-// edge cases. Run by hand after a format change: make_seeds <fuzz/corpus dir>. The committed
-// files are what the replay tests use; this program only documents how they were made.
+// Writes the seed corpora under fuzz/corpus/<target>/ from the real encoders (reports, lists,
+// sketches, the coordinator's store records), real documents (config file, hotkeyctl export)
+// and hand-made edge cases. Run by hand after a format change: make_seeds <fuzz/corpus dir>. The
+// committed files are what the replay tests use; this program only documents how they were made.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -8,9 +9,11 @@
 #include <vector>
 
 #include "hotkey/hotkey_list.h"
+#include "hotkey/key_codec.h"
 #include "hotkey/report.h"
 #include "hotkey/salt_planner.h"
 #include "hotkey/space_saving.h"
+#include "store_records.h"
 
 namespace {
 
@@ -83,6 +86,141 @@ hotkey::HotKeyList make_list(int variant) {
   return list;
 }
 
+// A store record as the store_records target reads it: RocksDB key, newline, value.
+std::string record(const std::string& key, const std::string& value) { return key + "\n" + value; }
+
+void write_store_seeds(const fs::path& dir) {
+  using namespace hotkey::coordinator;
+  const std::string bin_key("\xff\x00k", 3);
+  const Pin pin{"tenant-7", 3, 0, "black friday", "alice", 1700000000000};
+  const Pin pin_ttl{bin_key, 0, 1700000360000, "expires", "ops", 1700000000000};
+  const Deny deny{"account-1", "balances need order", "alice", 1700000000000};
+  const auto b64 = [](const std::string& k) { return hotkey::base64_encode(k); };
+  write(dir, "seed-pin", record("p/orders/" + b64(pin.key), encode_pin_record(pin)));
+  write(dir, "seed-pin-binary-ttl",
+        record("p/orders/" + b64(pin_ttl.key), encode_pin_record(pin_ttl)));
+  write(dir, "seed-deny", record("d/orders/" + b64(deny.key), encode_deny_record(deny)));
+  write(dir, "seed-meta",
+        record("t/orders", encode_topic_meta_record({12, hotkey::HashFamily::kMurmur2, "#"})));
+  write(dir, "seed-meta-fnv1a",
+        record("t/pay.v2_eu-1", encode_topic_meta_record({1, hotkey::HashFamily::kFnv1a, "|"})));
+  write(dir, "seed-version", record("v/orders", encode_version_record(42)));
+  write(dir, "seed-version-max", record("v/orders", encode_version_record(UINT64_MAX)));
+  AuditEntry a;
+  a.seq = 7;
+  a.at_ms = 1700000000000;
+  a.who = "alice";
+  a.action = "pin";
+  a.topic = "orders";
+  a.key = "tenant-7";
+  a.detail = "{\"reason\":\"black friday\",\"salts\":3,\"ttl_s\":0}";
+  a.version = 12;
+  write(dir, "seed-audit-pin", record("a/00000000000000000007", audit_to_json(a)));
+  a.seq = 8;
+  a.action = "pin_expired";
+  a.who = "system";
+  a.key = bin_key;
+  a.detail = "{}";
+  write(dir, "seed-audit-expired-binary", record("a/00000000000000000008", audit_to_json(a)));
+  write(dir, "seed-list", record("l/orders", hotkey::list_to_json(make_list(0))));
+  write(dir, "seed-format", record("m/format", "hotkey-coordinator-store/1"));
+  // Edge cases: what a damaged or foreign data dir may hold.
+  write(dir, "edge-empty", "");
+  write(dir, "edge-version-negative", record("v/orders", "-1"));
+  write(dir, "edge-version-space", record("v/orders", " 5"));
+  write(dir, "edge-version-overflow", record("v/orders", "18446744073709551616"));
+  write(dir, "edge-meta-zero-partitions",
+        record("t/orders", "{\"partitions\":0,\"hash\":\"murmur2\",\"separator\":\"#\"}"));
+  write(dir, "edge-meta-negative-partitions",
+        record("t/orders", "{\"partitions\":-3,\"hash\":\"crc32\",\"separator\":\"#\"}"));
+  write(dir, "edge-meta-digit-separator",
+        record("t/orders", "{\"partitions\":4,\"hash\":\"crc32\",\"separator\":\"7\"}"));
+  write(dir, "edge-pin-both-keys",
+        record("p/orders/YQ==",
+               "{\"key\":\"a\",\"key_b64\":\"Yg==\",\"salts\":1,"
+               "\"expires_at_ms\":0,\"reason\":\"r\",\"by\":\"b\","
+               "\"created_at_ms\":1}"));
+  write(dir, "edge-pin-key-mismatch", record("p/orders/" + b64("other"), encode_pin_record(pin)));
+  write(dir, "edge-pin-no-key-part", record("p/orders", encode_pin_record(pin)));
+  write(dir, "edge-pin-bad-topic",
+        record("p/no such topic/" + b64(pin.key), encode_pin_record(pin)));
+  write(dir, "edge-pin-float-salts",
+        record("p/orders/YQ==",
+               "{\"key\":\"a\",\"salts\":1.5,\"expires_at_ms\":0,"
+               "\"reason\":\"r\",\"by\":\"b\",\"created_at_ms\":1}"));
+  write(dir, "edge-list-other-topic", record("l/payments", hotkey::list_to_json(make_list(1))));
+  write(dir, "edge-unknown-kind", record("x/orders", "{}"));
+  write(dir, "edge-audit-seq-zero",
+        record("a/00000000000000000000",
+               "{\"seq\":0,\"at_ms\":1,\"who\":\"w\",\"action\":\"pin\",\"topic\":\"t\","
+               "\"key\":\"k\",\"detail\":{},\"version\":1}"));
+  write(dir, "edge-audit-detail-not-object",
+        record("a/00000000000000000001",
+               "{\"seq\":1,\"at_ms\":1,\"who\":\"w\",\"action\":\"pin\",\"topic\":\"t\","
+               "\"key\":\"k\",\"detail\":[1],\"version\":\"1\"}"));
+}
+
+void write_config_seeds(const fs::path& dir) {
+  write(dir, "seed-full.json",
+        R"({"listen":"127.0.0.1:8470","data_dir":"/var/lib/hotkey","http_threads":16,)"
+        R"("max_waiters":512,"max_wait_ms":60000,"max_body_bytes":8388608,)"
+        R"("keep_alive_max_count":1000,"keep_alive_timeout_s":10,"max_items":65536,)"
+        R"("max_key_bytes":4096,"max_partitions":100000,"epoch_ms":1000,"window_epochs":10,)"
+        R"("sketch_capacity":4096,"producer_timeout_ms":30000,"warmup_ms":5000,)"
+        R"("plan_interval_ms":1000,"max_topics":10000,"audit_max_limit":1000,)"
+        R"("operator_tokens":{"alice":"alice-operator-token"},"producer_token":"producer-tok",)"
+        R"("defaults":{"hot_fraction":0.5,"min_rate":10,"cold_fraction":0.25,"hold_ms":30000,)"
+        R"("balance_target":1.03,"balance_min_fraction":0.02,"churn_tolerance":0.02,)"
+        R"("max_hot_keys":64,"min_salts":2,"max_salts":256,"salt_share":0.05,)"
+        R"("salt_search_limit":65536},)"
+        R"("topics":{"orders":{"hash":"crc32","separator":"|","min_salts":3},)"
+        R"("payments.v2":{"max_hot_keys":0}}})");
+  write(dir, "seed-limits.json",
+        R"({"max_connections":1024,"max_connections_per_client":64,"read_timeout_s":5,)"
+        R"("write_timeout_s":5,"request_timeout_s":30,"rate_limit_max_clients":10000,)"
+        R"("report_rate_per_client":100,"report_burst_per_client":200,)"
+        R"("operator_rate_per_client":5,"operator_burst_per_client":20})");
+  write(dir, "seed-files.json",
+        R"({"operator_tokens_file":"/nonexistent/tokens","producer_token_file":"/nonexistent/p",)"
+        R"("tls_cert_file":"/nonexistent/cert.pem","tls_key_file":"/nonexistent/key.pem",)"
+        R"("tls_client_ca_file":"/nonexistent/ca.pem"})");
+  write(dir, "seed-topic-before-defaults.json",
+        R"({"topics":{"orders":{"hold_ms":1}},"defaults":{"hot_fraction":0.9}})");
+  write(dir, "edge-empty", "");
+  write(dir, "edge-not-object", "[1,2]");
+  write(dir, "edge-unknown", R"({"no_such_setting":1})");
+  write(dir, "edge-types",
+        R"({"http_threads":"16","epoch_ms":-1,"max_body_bytes":1e400,)"
+        R"("max_topics":18446744073709551616,"warmup_ms":1.5})");
+  write(dir, "edge-topics",
+        R"({"topics":{"bad topic!":{},"x":{"hash":"sha1"},"y":{"separator":"7"},)"
+        R"("z":{"cold_fraction":2,"hot_fraction":1},"w":[]}})");
+  write(dir, "edge-tokens", R"({"operator_tokens":{"a":"short","=b":"long-enough-token"}})");
+  write(dir, "edge-listen", R"({"listen":"[::1]:99999"})");
+  write(dir, "edge-deep", std::string(4000, '[') + std::string(4000, ']'));
+  // Found by this target: nlohmann's out_of_range (not a parse_error) escaped and aborted.
+  write(dir, "regress-number-overflow", R"({"max_body_bytes":1e400})");
+}
+
+void write_import_seeds(const fs::path& dir) {
+  write(dir, "seed-export.json",
+        R"({"format":"hotkey-operator-state/1","exported_at_ms":1700000000000,)"
+        R"("source":"http://127.0.0.1:8470","topics":[{"topic":"orders","pins":[)"
+        R"({"key":"tenant-7","reason":"black friday","salts":3,"ttl_s":7200,"by":"alice"},)"
+        R"({"key_b64":"/wBr","reason":"binary"}],"denies":[{"key":"account-1",)"
+        R"("reason":"balances need order","by":"alice"}]},{"topic":"payments","pins":[],)"
+        R"("denies":[]}]})");
+  write(dir, "seed-minimal.json", R"({"format":"hotkey-operator-state/1","topics":[]})");
+  write(dir, "edge-empty", "");
+  write(dir, "edge-wrong-format", R"({"format":"hotkey-operator-state/2","topics":[]})");
+  write(dir, "edge-bad-items",
+        R"({"format":"hotkey-operator-state/1","topics":[{"topic":"orders","pins":[)"
+        R"({"key":"a","salts":-1},{"key":"b","ttl_s":0},{"key_b64":"!!"},{"key":""},7]}]})");
+  write(dir, "edge-bad-topic",
+        R"({"format":"hotkey-operator-state/1","topics":[{"topic":"../etc","pins":[]},[]]})");
+  write(dir, "edge-deep", std::string(4000, '{') + std::string(4000, '}'));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -142,6 +280,9 @@ int main(int argc, char** argv) {
   }();
   write(root / "space_saving", "edge-truncated", ss.substr(0, ss.size() - 1));
   write(root / "space_saving", "edge-trailing", ss + "\x00");
+  write_store_seeds(root / "store_records");
+  write_config_seeds(root / "config_json");
+  write_import_seeds(root / "import_json");
   std::printf("seed corpora written under %s\n", root.c_str());
   return 0;
 }

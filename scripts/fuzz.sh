@@ -3,6 +3,7 @@
 # runs it on a scratch copy of its committed seed corpus for SECONDS.
 #
 #   scripts/fuzz.sh NAME [SECONDS]     NAME: report_json report_binary list_json space_saving
+#                                      store_records config_json import_json
 #
 # New inputs go to build-fuzz/corpus/NAME (not to the repo); a crash leaves crash-* files in
 # build-fuzz/. Minimize a finding, add it to fuzz/corpus/NAME/ as regress-<what>, fix the decoder
