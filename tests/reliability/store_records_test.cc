@@ -1,0 +1,174 @@
+// The coordinator's RocksDB record formats (store_records.h) and the findings of their fuzz
+// targets: every encoder round-trips, damaged records are refused with a DecodeError naming the
+// field, a damaged data dir fails Store::load with the record's key, and the config file
+// parser turns every JSON library error into std::invalid_argument.
+#include <gtest/gtest.h>
+#include <rocksdb/db.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "../coordinator/test_util.h"
+#include "config.h"
+#include "hotkey/key_codec.h"
+#include "store_records.h"
+
+namespace hotkey::coordinator::test {
+namespace {
+
+template <typename F>
+std::string decode_error_of(F&& f) {
+  try {
+    f();
+  } catch (const DecodeError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(StoreRecords, EncodersRoundTrip) {
+  const Pin pin{std::string("\xff\x00k", 3), 3, 1700000360000, "sale", "alice", 1700000000000};
+  EXPECT_EQ(decode_pin_record(encode_pin_record(pin)), pin);
+  const Deny deny{"account-1", "balances", "alice", -5};  // a clock set before 1970 still reads
+  EXPECT_EQ(decode_deny_record(encode_deny_record(deny)), deny);
+  const TopicMeta meta{12, HashFamily::kCrc32, "|"};
+  const TopicMeta back = decode_topic_meta_record(encode_topic_meta_record(meta));
+  EXPECT_EQ(back.partitions, 12);
+  EXPECT_EQ(back.hash, HashFamily::kCrc32);
+  EXPECT_EQ(back.separator, "|");
+  for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{42}, UINT64_MAX}) {
+    EXPECT_EQ(decode_version_record(encode_version_record(v)), v);
+  }
+  AuditEntry a;
+  a.seq = 9;
+  a.at_ms = 1700000000000;
+  a.who = "system";
+  a.action = "pin_expired";
+  a.topic = "orders";
+  a.key = std::string("\x80", 1);
+  a.detail = R"({"reason":"r"})";
+  a.version = 4;
+  const AuditEntry b = decode_audit_record(audit_to_json(a));
+  EXPECT_EQ(b.seq, a.seq);
+  EXPECT_EQ(b.key, a.key);
+  EXPECT_EQ(b.detail, a.detail);
+  EXPECT_EQ(b.version, a.version);
+}
+
+TEST(StoreRecords, DamagedRecordsAreRefusedWithTheField) {
+  // std::stoull used to read these as versions (-1 as 18446744073709551615).
+  for (const char* bad : {"-1", " 5", "+5", "007", "", "5x", "18446744073709551616"}) {
+    EXPECT_NE(decode_error_of([&] { decode_version_record(bad); }), "(accepted)") << bad;
+  }
+  EXPECT_NE(decode_error_of([] {
+              decode_topic_meta_record(R"({"partitions":0,"hash":"murmur2","separator":"#"})");
+            }).find("partitions"),
+            std::string::npos);
+  EXPECT_NE(decode_error_of([] {
+              decode_topic_meta_record(R"({"partitions":-3,"hash":"murmur2","separator":"#"})");
+            }).find("partitions"),
+            std::string::npos);
+  EXPECT_NE(decode_error_of([] {
+              decode_topic_meta_record(R"({"partitions":4,"hash":"murmur2","separator":"7"})");
+            }).find("separator"),
+            std::string::npos);
+  EXPECT_NE(decode_error_of([] {
+              decode_pin_record(R"({"key":"a","key_b64":"Yg==","salts":1,"expires_at_ms":0,)"
+                                R"("reason":"r","by":"b","created_at_ms":1})");
+            }).find("exactly one"),
+            std::string::npos);
+  EXPECT_NE(decode_error_of([] {
+              decode_pin_record(R"({"key":"a","salts":1.5,"expires_at_ms":0,)"
+                                R"("reason":"r","by":"b","created_at_ms":1})");
+            }).find("salts"),
+            std::string::npos);
+  EXPECT_NE(decode_error_of([] { decode_deny_record("{not json"); }).find("not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(decode_error_of([] {
+              decode_audit_record(R"({"seq":0,"at_ms":1,"who":"w","action":"pin","topic":"t",)"
+                                  R"("detail":{}})");
+            }).find("seq"),
+            std::string::npos);
+  EXPECT_NE(decode_error_of([] {
+              decode_audit_record(R"({"seq":1,"at_ms":1,"who":"w","action":"pin","topic":"t",)"
+                                  R"("detail":[1]})");
+            }).find("detail"),
+            std::string::npos);
+}
+
+TEST(StoreRecords, LoadRecordChecksTheRecordKeyAgainstTheValue) {
+  std::map<std::string, StoredTopic> topics;
+  const Pin pin{"tenant-7", 2, 0, "r", "alice", 1};
+  load_record("p/orders/" + base64_encode(pin.key), encode_pin_record(pin), topics);
+  ASSERT_EQ(topics["orders"].pins.count("tenant-7"), 1u);
+  load_record("m/format", "anything", topics);  // not a topic record: skipped
+  load_record("a/00000000000000000001", "not even json", topics);
+  EXPECT_EQ(topics.size(), 1u);
+  EXPECT_NE(decode_error_of([&] {
+              load_record("p/orders/" + base64_encode("other"), encode_pin_record(pin), topics);
+            }).find("does not match"),
+            std::string::npos);
+  EXPECT_NE(decode_error_of([&] {
+              load_record("p/orders", encode_pin_record(pin), topics);
+            }).find("no key part"),
+            std::string::npos);
+  EXPECT_NE(decode_error_of([&] {
+              load_record("p/bad topic!/" + base64_encode(pin.key), encode_pin_record(pin), topics);
+            }).find("valid topic"),
+            std::string::npos);
+  EXPECT_NE(decode_error_of([&] { load_record("x/orders", "{}", topics); }).find("unknown"),
+            std::string::npos);
+  HotKeyList list;
+  list.topic = "orders";
+  list.version = 3;
+  list.partitions = 4;
+  EXPECT_NE(decode_error_of([&] {
+              load_record("l/payments", list_to_json(list), topics);
+            }).find("another topic"),
+            std::string::npos);
+}
+
+// A damaged record in a real data dir: the store refuses to load it and names the record,
+// instead of reading a negative version as 18446744073709551615.
+TEST(StoreRecords, StoreLoadRefusesADamagedRecordByName) {
+  TempDir dir;
+  const std::string data = (dir.path() / "data").string();
+  {
+    std::string error;
+    auto store = Store::open(data, &error);
+    ASSERT_TRUE(store) << error;
+    StoreBatch batch;
+    batch.put_pin("orders", Pin{"k", 2, 0, "r", "alice", 1});
+    ASSERT_TRUE(store->write(batch).ok);
+  }
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), data, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "v/orders", "-1").ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  std::string error;
+  auto store = Store::open(data, &error);
+  ASSERT_TRUE(store) << error;
+  const auto loaded = store->load(&error);
+  EXPECT_TRUE(loaded.empty());
+  EXPECT_NE(error.find("corrupt record 'v/orders'"), std::string::npos) << error;
+  EXPECT_NE(error.find("version record"), std::string::npos) << error;
+}
+
+// Found by fuzz/config_json: a number too large for a double escaped as nlohmann's
+// out_of_range and aborted hotkey-coordinator at start-up.
+TEST(ConfigFile, NumberOverflowIsAClearError) {
+  CoordinatorConfig c;
+  try {
+    apply_config_json(c, R"({"max_body_bytes":1e400})");
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::test
