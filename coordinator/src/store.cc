@@ -41,25 +41,7 @@ std::string audit_key(uint64_t seq) {
   return buf;
 }
 
-void put_key(json& j, const std::string& key) {
-  auto enc = encode_key(key);
-  j[std::string(enc.field)] = enc.value;
-}
-
 }  // namespace
-
-std::string audit_to_json(const AuditEntry& a) {
-  json j;
-  j["seq"] = a.seq;
-  j["at_ms"] = a.at_ms;
-  j["who"] = a.who;
-  j["action"] = a.action;
-  j["topic"] = a.topic;
-  put_key(j, a.key);
-  j["detail"] = a.detail.empty() ? json::object() : json::parse(a.detail);
-  j["version"] = a.version;
-  return j.dump();
-}
 
 void StoreBatch::put_list(const HotKeyList& list) {
   puts_.emplace_back(list_key(list.topic), list_to_json(list));

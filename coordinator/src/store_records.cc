@@ -87,6 +87,19 @@ std::string topic_of(std::string_view rest, std::string_view record_key) {
 
 }  // namespace
 
+std::string audit_to_json(const AuditEntry& a) {
+  json j;
+  j["seq"] = a.seq;
+  j["at_ms"] = a.at_ms;
+  j["who"] = a.who;
+  j["action"] = a.action;
+  j["topic"] = a.topic;
+  put_key(j, a.key);
+  j["detail"] = a.detail.empty() ? json::object() : json::parse(a.detail);
+  j["version"] = a.version;
+  return j.dump();
+}
+
 std::string encode_pin_record(const Pin& p) {
   json j;
   put_key(j, p.key);

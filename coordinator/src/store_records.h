@@ -25,7 +25,7 @@ TopicMeta decode_topic_meta_record(std::string_view text);
 std::string encode_version_record(uint64_t version);
 uint64_t decode_version_record(std::string_view text);
 
-// audit_to_json (store.h) is the encoder.
+// audit_to_json (declared in store.h for the HTTP layer) is the encoder.
 AuditEntry decode_audit_record(std::string_view text);
 
 // One record as Store::load reads it: `key` is its RocksDB key ("l/<topic>", "v/<topic>",
