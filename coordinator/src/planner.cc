@@ -95,6 +95,24 @@ double sampling_noise(int32_t partitions, double records) {
   return std::sqrt(2.0 * std::log(p)) * std::sqrt(p / records);
 }
 
+// Pulls the measured cold load toward its mean by the part of its spread that counting noise
+// explains (records per partition vary about as much as their mean, Poisson): water-filling
+// against raw counts would fit that noise, and the table would carry it into the real load.
+// Spread beyond the noise (cold keys hashed unevenly, as under Zipf) is kept.
+void shrink_sampling_noise(std::vector<double>& cold) {
+  if (cold.size() < 2) return;
+  double sum = 0;
+  for (double v : cold) sum += v;
+  const double mean = sum / static_cast<double>(cold.size());
+  if (!(mean > 0)) return;
+  double var = 0;
+  for (double v : cold) var += (v - mean) * (v - mean);
+  var /= static_cast<double>(cold.size() - 1);
+  if (!(var > 0)) return;
+  const double keep = std::max(0.0, 1.0 - mean / var);
+  for (double& v : cold) v = mean + (v - mean) * keep;
+}
+
 }  // namespace
 
 double skew_of(const std::vector<double>& load) {
@@ -318,6 +336,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   };
   for (const auto& [key, st] : hot) subtract_routed(key);
   for (const auto& [key, pin] : pins) subtract_routed(key);
+  shrink_sampling_noise(cold);
 
   // 4. Load-aware tables for detected keys and pins without an explicit salt count.
   std::vector<HotKeyDemand> demands;
