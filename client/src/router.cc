@@ -278,7 +278,8 @@ RouteDecision Router::route(TopicId id, const void* key, size_t keylen, std::str
   d.salt = salt.salt;
   std::string_view sep = snap->separator();
   d.separator_len = static_cast<uint8_t>(sep.size());
-  std::memcpy(d.separator, sep.data(), sep.size());
+  static_assert(sizeof d.separator == kMaxSeparatorBytes);
+  std::memcpy(d.separator, snap->separator_padded(), sizeof d.separator);
   return d;
 }
 

@@ -1,6 +1,7 @@
 #include "snapshot.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "hotkey/salt_planner.h"
@@ -41,13 +42,18 @@ std::vector<uint16_t> smooth_wrr_sequence(const std::vector<uint32_t>& weights, 
   return seq;
 }
 
-Snapshot::Snapshot(HashFamily family, uint64_t version) : family_(family), version_(version) {}
+Snapshot::Snapshot(HashFamily family, uint64_t version) : family_(family), version_(version) {
+  std::memcpy(separator_padded_.data(), separator_.data(),
+              std::min(separator_.size(), separator_padded_.size()));
+}
 
 Snapshot::Snapshot(const HotKeyList& list, HashFamily family, int32_t partitions)
     : family_(family), version_(list.version), partitions_(partitions) {
   bool same_space =
       list.partitions == partitions && list.hash == family && valid_separator(list.separator);
   if (valid_separator(list.separator)) separator_ = list.separator;
+  std::memcpy(separator_padded_.data(), separator_.data(),
+              std::min(separator_.size(), separator_padded_.size()));
   recomputed_ = !same_space;
   for (const HotKey& hk : list.keys) {
     if (hk.salts.empty()) continue;
@@ -98,7 +104,10 @@ void Snapshot::index() {
   slots_.assign(cap, 0);
   mask_ = static_cast<uint32_t>(cap - 1);
   for (size_t i = 0; i < entries_.size(); ++i) {
-    uint32_t slot = mix(entries_[i].hash) & mask_;
+    const uint32_t mixed = mix(entries_[i].hash);
+    const uint32_t bit = mixed >> (32 - kFilterBitsLog2);
+    filter_[bit >> 6] |= uint64_t{1} << (bit & 63);
+    uint32_t slot = mixed & mask_;
     while (slots_[slot] != 0) slot = (slot + 1) & mask_;
     slots_[slot] = static_cast<uint32_t>(i + 1);
   }

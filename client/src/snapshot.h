@@ -3,6 +3,7 @@
 // (atomics), so any number of threads may read one concurrently.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -60,12 +61,20 @@ class Snapshot {
   bool empty() const noexcept { return entries_.empty(); }
   bool recomputed() const noexcept { return recomputed_; }
   std::string_view separator() const noexcept { return separator_; }
+  // The separator zero-padded to kMaxSeparatorBytes, so the send path copies it with a
+  // fixed-size (inlined) move instead of a memcpy call.
+  const char* separator_padded() const noexcept { return separator_padded_.data(); }
   size_t size() const noexcept { return entries_.size(); }
 
   // The hot entry for `key` (whose family_hash is `hash`), or null.
   const Entry* find(const void* key, size_t keylen, uint32_t hash) const noexcept {
-    if (entries_.empty()) return nullptr;
-    uint32_t slot = mix(hash) & mask_;
+    // Almost every key is cold: one bit of a 512-bit filter (high bits of the mixed hash; the
+    // slot uses the low ones) answers most of them without probing the table. All-zero when
+    // the table is empty.
+    const uint32_t mixed = mix(hash);
+    const uint32_t bit = mixed >> (32 - kFilterBitsLog2);
+    if (((filter_[bit >> 6] >> (bit & 63)) & 1u) == 0) return nullptr;
+    uint32_t slot = mixed & mask_;
     for (;;) {
       uint32_t idx = slots_[slot];
       if (idx == 0) return nullptr;
@@ -102,6 +111,7 @@ class Snapshot {
   const std::vector<Entry>& entries() const noexcept { return entries_; }
 
  private:
+  static constexpr uint32_t kFilterBitsLog2 = 9;
   static uint32_t mix(uint32_t h) noexcept { return (h ^ (h >> 16)) * 0x45d9f3bu; }
   void add(std::string_view key, const std::vector<SaltAssignment>& salts);
   void index();
@@ -111,11 +121,13 @@ class Snapshot {
   int32_t partitions_ = 0;
   bool recomputed_ = false;
   std::string separator_ = std::string(kDefaultSeparator);
+  std::array<char, kMaxSeparatorBytes> separator_padded_{};
   std::vector<Entry> entries_;
   std::vector<Salt> salts_;
   std::vector<uint16_t> seq_;
   std::vector<uint32_t> slots_;  // entry index + 1; 0 is empty
   uint32_t mask_ = 0;
+  std::array<uint64_t, (1u << kFilterBitsLog2) / 64> filter_{};
   std::unique_ptr<Cursor[]> cursors_;
 };
 
