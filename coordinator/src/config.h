@@ -96,11 +96,13 @@ struct CoordinatorConfig {
   std::string tls_client_ca_file;
 
   // Per-client (remote address) token buckets: requests per second and burst size; a rate of
-  // 0 turns the limit off. Operator writes are POST/DELETE on pins and denies.
+  // 0 (the default for both) turns the limit off. Operator writes are POST/DELETE on pins and
+  // denies. Off by default because many producers can share one address (NAT, a proxy) and
+  // scripted operator imports burst; docs/SECURITY.md gives values to start from.
   double report_rate_per_client = 0;
   uint32_t report_burst_per_client = 100;
-  double operator_rate_per_client = 5;
-  uint32_t operator_burst_per_client = 20;
+  double operator_rate_per_client = 0;
+  uint32_t operator_burst_per_client = 100;
   // Buckets kept at most (idle ones are evicted first).
   uint32_t rate_limit_max_clients = 100000;
 

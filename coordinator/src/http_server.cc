@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "connection_pool.h"
 #include "hotkey/key_codec.h"
 #include "web_assets.h"
 
@@ -222,10 +223,30 @@ std::unique_ptr<httplib::Server> make_server(const CoordinatorConfig& c) {
 }  // namespace
 
 HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
-    : coord_(coordinator), metrics_(metrics), server_(make_server(coordinator.config())) {
+    : coord_(coordinator),
+      metrics_(metrics),
+      report_limiter_(coordinator.config().report_rate_per_client,
+                      coordinator.config().report_burst_per_client,
+                      coordinator.config().rate_limit_max_clients),
+      operator_limiter_(coordinator.config().operator_rate_per_client,
+                        coordinator.config().operator_burst_per_client,
+                        coordinator.config().rate_limit_max_clients),
+      server_(make_server(coordinator.config())) {
   const CoordinatorConfig& c = coord_.config();
-  const size_t threads = static_cast<size_t>(c.http_threads) + c.max_waiters;
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  ConnectionPool::Limits limits;
+  limits.threads = static_cast<size_t>(c.http_threads) + c.max_waiters;
+  limits.max_connections = c.connection_limit();
+  limits.max_per_client = c.max_connections_per_client;
+  limits.request_timeout = std::chrono::seconds(c.request_timeout_s);
+  ConnectionPool::Hooks hooks;
+  hooks.connections = [this](size_t n) { metrics_.set_connections(static_cast<double>(n)); };
+  hooks.cut = [this] { metrics_.connection_cut(); };
+  const httplib::Server* server = server_.get();
+  server_->new_task_queue = [server, limits, hooks] {
+    return new ConnectionPool(server, limits, hooks);
+  };
+  server_->set_read_timeout(c.read_timeout_s, 0);
+  server_->set_write_timeout(c.write_timeout_s, 0);
   server_->set_payload_max_length(c.max_body_bytes);
   // Small JSON answers: without TCP_NODELAY, Nagle plus delayed ACKs add ~40 ms per exchange.
   server_->set_tcp_nodelay(true);
@@ -314,12 +335,58 @@ void HttpServer::install_routes() {
     }
     return who;
   };
+  // False (429 sent) when the client's bucket is empty. Checked before authentication so that
+  // token guessing is throttled too. The client is the peer address: behind a proxy every
+  // client shares the proxy's (docs/SECURITY.md).
+  auto within_rate = [this](RateLimiter& limiter, const char* setting, const char* scope,
+                            const httplib::Request& req, httplib::Response& res) {
+    if (!limiter.enabled()) return true;
+    RateLimiter::Decision d = limiter.acquire(req.remote_addr);
+    if (d.allowed) return true;
+    metrics_.request_rejected("rate_limit", scope);
+    if (std::string_view(scope) == "reports") metrics_.rejected("rate_limit");
+    char rate[32];
+    std::snprintf(rate, sizeof(rate), "%g", limiter.rate());
+    res.set_header("Retry-After", std::to_string(d.retry_after_s));
+    send_error(res, 429,
+               std::string("rate limit exceeded: ") + setting + "=" + rate + "/s (burst " +
+                   std::to_string(limiter.burst()) + ") per client address " + req.remote_addr +
+                   "; retry after " + std::to_string(d.retry_after_s) + " s");
+    return false;
+  };
+  auto report_rate_ok = [this, within_rate](const httplib::Request& req, httplib::Response& res) {
+    return within_rate(report_limiter_, "report_rate_per_client", "reports", req, res);
+  };
+  auto operator_rate_ok = [this, within_rate](const httplib::Request& req, httplib::Response& res) {
+    return within_rate(operator_limiter_, "operator_rate_per_client", "operator_writes", req, res);
+  };
   auto unauthorized = [](httplib::Response& res) {
     res.set_header("WWW-Authenticate", "Bearer");
     send_error(res, 401, "this call needs Authorization: Bearer <producer token>");
   };
 
+  // Connections over max_connections (or max_connections_per_client) run on the pool's
+  // overflow threads: answered at once, never queued behind the workers.
+  srv.set_pre_routing_handler([this, &cfg](const httplib::Request& req, httplib::Response& res) {
+    const ConnectionPool::Refusal refusal = ConnectionPool::refusal();
+    if (refusal == ConnectionPool::Refusal::kNone) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    const bool per_client = refusal == ConnectionPool::Refusal::kMaxPerClient;
+    metrics_.request_rejected(per_client ? "max_connections_per_client" : "max_connections",
+                              "connection");
+    res.set_header("Retry-After", "1");
+    res.set_header("Connection", "close");
+    send_error(res, 503,
+               per_client ? "too many connections from " + req.remote_addr +
+                                " (max_connections_per_client=" +
+                                std::to_string(cfg.max_connections_per_client) + "); retry shortly"
+                          : "too many connections (max_connections=" +
+                                std::to_string(cfg.connection_limit()) + "); retry shortly");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   srv.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    ConnectionPool::handler_finished();
     res.set_header("Content-Security-Policy", kCsp);
     res.set_header("X-Content-Type-Options", "nosniff");
     if (!res.has_header("Cache-Control")) res.set_header("Cache-Control", "no-store");
@@ -367,8 +434,9 @@ void HttpServer::install_routes() {
       });
 
   // --- reports ---
-  srv.Post("/v1/reports", [this, producer_ok, unauthorized, &cfg](const httplib::Request& req,
-                                                                  httplib::Response& res) {
+  srv.Post("/v1/reports", [this, producer_ok, unauthorized, report_rate_ok, &cfg](
+                              const httplib::Request& req, httplib::Response& res) {
+    if (!report_rate_ok(req, res)) return;
     if (!producer_ok(req)) {
       metrics_.rejected("unauthorized");
       return unauthorized(res);
@@ -446,6 +514,8 @@ void HttpServer::install_routes() {
       list = coord_.board().get(topic);
     } else {
       metrics_.set_waiters(coord_.board().waiters() + 1);
+      // A parked long-poll is not a slow client: request_timeout_s does not run meanwhile.
+      ConnectionPool::handler_started();
       auto r = coord_.board().wait_newer(topic, *since, std::chrono::milliseconds(wait_ms));
       metrics_.set_waiters(coord_.board().waiters());
       if (r.status == ListBoard::WaitStatus::kTooManyWaiters) {
@@ -597,6 +667,7 @@ void HttpServer::install_routes() {
   const std::string topic_re = R"(/v1/topics/([A-Za-z0-9._-]{1,249}))";
   srv.Post(topic_re + "/pins", [=, this, &cfg](const httplib::Request& req,
                                                httplib::Response& res) {
+    if (!operator_rate_ok(req, res)) return;
     auto who = operator_name(req, res);
     if (!who) return;
     auto body = parse_body(req, res);
@@ -624,6 +695,7 @@ void HttpServer::install_routes() {
     send_result(res, coord_.pin(req.matches[1], *key, salts, ttl_s, *reason, *who));
   });
   srv.Delete(topic_re + "/pins", [=, this](const httplib::Request& req, httplib::Response& res) {
+    if (!operator_rate_ok(req, res)) return;
     auto who = operator_name(req, res);
     if (!who) return;
     auto key = query_key(req, res);
@@ -631,6 +703,7 @@ void HttpServer::install_routes() {
     send_result(res, coord_.unpin(req.matches[1], *key, *who));
   });
   srv.Post(topic_re + "/denies", [=, this](const httplib::Request& req, httplib::Response& res) {
+    if (!operator_rate_ok(req, res)) return;
     auto who = operator_name(req, res);
     if (!who) return;
     auto body = parse_body(req, res);
@@ -642,6 +715,7 @@ void HttpServer::install_routes() {
     send_result(res, coord_.deny(req.matches[1], *key, *reason, *who));
   });
   srv.Delete(topic_re + "/denies", [=, this](const httplib::Request& req, httplib::Response& res) {
+    if (!operator_rate_ok(req, res)) return;
     auto who = operator_name(req, res);
     if (!who) return;
     auto key = query_key(req, res);

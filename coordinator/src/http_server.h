@@ -9,6 +9,7 @@
 
 #include "coordinator.h"
 #include "metrics.h"
+#include "rate_limiter.h"
 
 namespace httplib {
 class Server;
@@ -40,6 +41,8 @@ class HttpServer {
 
   Coordinator& coord_;
   Metrics& metrics_;
+  RateLimiter report_limiter_;
+  RateLimiter operator_limiter_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;

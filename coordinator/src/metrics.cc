@@ -83,7 +83,23 @@ Metrics::Metrics()
                           .Name("hotkey_store_healthy")
                           .Help("1 when the last store write or probe succeeded")
                           .Register(*registry_)
-                          .Add({})) {
+                          .Add({})),
+      requests_rejected_(BuildCounter()
+                             .Name("hotkey_requests_rejected_total")
+                             .Help("Requests refused before their handler ran (rate and "
+                                   "connection limits) by reason and scope")
+                             .Register(*registry_)),
+      connections_(&BuildGauge()
+                        .Name("hotkey_http_connections")
+                        .Help("HTTP connections accepted and not yet closed (queued or served)")
+                        .Register(*registry_)
+                        .Add({})),
+      connections_cut_(&BuildCounter()
+                            .Name("hotkey_http_connections_cut_total")
+                            .Help("Connections closed after request_timeout_s outside a "
+                                  "handler (slow or idle clients)")
+                            .Register(*registry_)
+                            .Add({})) {
   store_healthy_->Set(1);
 }
 
@@ -105,6 +121,10 @@ TopicMetrics Metrics::topic(const std::string& topic) {
 
 void Metrics::rejected(const std::string& reason) {
   rejected_.Add({{"reason", reason}}).Increment();
+}
+
+void Metrics::request_rejected(const std::string& reason, const std::string& scope) {
+  requests_rejected_.Add({{"reason", reason}, {"scope", scope}}).Increment();
 }
 
 std::string Metrics::serialize() const {

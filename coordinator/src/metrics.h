@@ -37,6 +37,13 @@ class Metrics {
   void store_write_latency(double seconds) { store_latency_->Observe(seconds); }
   void set_waiters(double n) { waiters_->Set(n); }
   void set_store_healthy(bool ok) { store_healthy_->Set(ok ? 1 : 0); }
+  // A request refused before its handler ran: reason "rate_limit", "max_connections" or
+  // "max_connections_per_client"; scope "reports", "operator_writes" or "connection".
+  void request_rejected(const std::string& reason, const std::string& scope);
+  // Connections accepted and not yet closed (queued or being served).
+  void set_connections(double n) { connections_->Set(n); }
+  // A connection closed for spending request_timeout_s outside handlers (slow-loris).
+  void connection_cut() { connections_cut_->Increment(); }
 
   // Prometheus text exposition of every metric.
   std::string serialize() const;
@@ -58,6 +65,9 @@ class Metrics {
   prometheus::Histogram* store_latency_;
   prometheus::Gauge* waiters_;
   prometheus::Gauge* store_healthy_;
+  prometheus::Family<prometheus::Counter>& requests_rejected_;
+  prometheus::Gauge* connections_;
+  prometheus::Counter* connections_cut_;
 };
 
 }  // namespace hotkey::coordinator

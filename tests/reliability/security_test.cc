@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hotkey/client/client.h"
+#include "rate_limiter.h"
 #include "test_util.h"
 
 namespace hotkey::coordinator::test {
@@ -352,6 +353,270 @@ TEST(TokenFiles, OpenOrMalformedFilesAreRefusedWithoutEchoingTokens) {
   // Only one TLS file: refused by the command line as well.
   EXPECT_THROW(parse({"--data", data, "--tls-key", (dir.path() / "k").string()}),
                std::invalid_argument);
+}
+
+// ---------------------------------------------------------------- rate limits
+
+std::string error_of(const httplib::Result& r) {
+  if (!r) return "<no response: " + httplib::to_string(r.error()) + ">";
+  try {
+    return json::parse(r->body).at("error").get<std::string>();
+  } catch (...) {
+    return "<no JSON error in: " + r->body + ">";
+  }
+}
+
+// A client bound to `source` (any 127.0.0.0/8 address is loopback on Linux), so the server
+// sees a different client address.
+std::unique_ptr<httplib::Client> client_from(const char* source, int port) {
+  auto c = std::make_unique<httplib::Client>("127.0.0.1", port);
+  c->set_interface(source);
+  c->set_connection_timeout(10, 0);
+  c->set_read_timeout(30, 0);
+  return c;
+}
+
+// The value of the sample `name{labels}` in the coordinator's /metrics text; 0 when absent.
+double metric(Harness& h, const std::string& line_prefix) {
+  const std::string text = h.metrics().serialize();
+  const size_t at = text.find("\n" + line_prefix + " ");
+  if (at == std::string::npos) return 0;
+  return std::stod(text.substr(at + 2 + line_prefix.size()));
+}
+
+TEST(RateLimit, TokenBucketRefillsAndBoundsItsTable) {
+  using namespace std::chrono_literals;
+  RateLimiter rl(2.0, 3, 2);
+  const auto t0 = RateLimiter::Clock::now();
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(rl.acquire("a", t0).allowed) << i;
+  RateLimiter::Decision d = rl.acquire("a", t0);
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.retry_after_s, 1u);
+  EXPECT_TRUE(rl.acquire("a", t0 + 500ms).allowed);  // 2/s: one token per 500 ms
+  EXPECT_FALSE(rl.acquire("a", t0 + 600ms).allowed);
+  EXPECT_TRUE(rl.acquire("b", t0).allowed);
+  EXPECT_TRUE(rl.acquire("c", t0).allowed);  // evicts "a", the least recently seen
+  EXPECT_EQ(rl.clients(), 2u);
+  EXPECT_TRUE(rl.acquire("a", t0 + 600ms).allowed);  // back with a full bucket
+  RateLimiter off(0, 1, 1);
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(off.acquire("x").allowed);
+  EXPECT_EQ(off.clients(), 0u);
+  EXPECT_THROW(RateLimiter(-1, 1, 1), std::invalid_argument);
+  EXPECT_THROW(RateLimiter(1, 0, 1), std::invalid_argument);
+}
+
+TEST(RateLimit, ReportBurstBeyondTheLimitGets429AndOtherClientsAreUnaffected) {
+  CoordinatorConfig cfg = test_config();
+  // Slow refill so the test's own pace never matters: 3 reports, then one per 100 s.
+  cfg.report_rate_per_client = 0.01;
+  cfg.report_burst_per_client = 3;
+  Harness h(cfg, true);
+  auto a = client_from("127.0.0.1", h.port());
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    auto r = a->Post("/v1/reports", report_body("pa", seq), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+  const auto before = h.coord().topic("orders");
+  ASSERT_TRUE(before);
+  for (uint64_t seq = 4; seq <= 6; ++seq) {
+    auto r = a->Post("/v1/reports", report_body("pa", seq), "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 429);
+    EXPECT_NE(error_of(r).find("report_rate_per_client"), std::string::npos) << r->body;
+    const int retry = std::stoi(r->get_header_value("Retry-After"));
+    EXPECT_GE(retry, 1);
+    EXPECT_LE(retry, 100);
+  }
+  // Nothing of the refused reports was counted.
+  EXPECT_EQ(h.coord().topic("orders")->window_reports, before->window_reports);
+  EXPECT_EQ(h.coord().topic("orders")->window_total, before->window_total);
+  EXPECT_EQ(metric(h, "hotkey_requests_rejected_total{reason=\"rate_limit\",scope=\"reports\"}"),
+            3);
+
+  // Another address has its own bucket; reads are not limited at all.
+  auto b = client_from("127.0.0.2", h.port());
+  auto r = b->Post("/v1/reports", report_body("pb", 1), "application/json");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(a->Get("/v1/hotkeys?topic=orders")->status, 200);
+}
+
+TEST(RateLimit, OperatorWritesAreLimitedPerAddressBeforeAuthentication) {
+  CoordinatorConfig cfg = test_config();
+  cfg.operator_rate_per_client = 0.01;
+  cfg.operator_burst_per_client = 2;
+  Harness h(cfg, true);
+  auto a = client_from("127.0.0.1", h.port());
+  ASSERT_EQ(a->Post("/v1/reports", report_body("p", 1), "application/json")->status, 200);
+  const json pin{{"key", "k"}, {"reason", "limit"}};
+  ASSERT_EQ(a->Post("/v1/topics/orders/pins", kOperator, pin.dump(), "application/json")->status,
+            200);
+  // A wrong token spends a token too: guessing is throttled.
+  EXPECT_EQ(a->Post("/v1/topics/orders/denies", {{"Authorization", "Bearer wrong-token-xx"}},
+                    json{{"key", "d"}, {"reason", "x"}}.dump(), "application/json")
+                ->status,
+            401);
+  const uint64_t version = h.list("orders").version;
+  auto r = a->Delete("/v1/topics/orders/pins?key=k", kOperator);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 429);
+  EXPECT_NE(error_of(r).find("operator_rate_per_client"), std::string::npos) << r->body;
+  EXPECT_FALSE(r->get_header_value("Retry-After").empty());
+  EXPECT_EQ(h.list("orders").version, version);
+  EXPECT_NE(find(h.list("orders"), "k"), nullptr);
+  // Reads and reports from the same address are not operator writes.
+  EXPECT_EQ(a->Get("/v1/audit", kOperator)->status, 200);
+  EXPECT_EQ(a->Post("/v1/reports", report_body("p", 2), "application/json")->status, 200);
+  // Another operator address is unaffected.
+  auto b = client_from("127.0.0.2", h.port());
+  r = b->Delete("/v1/topics/orders/pins?key=k", kOperator);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(find(h.list("orders"), "k"), nullptr);
+  EXPECT_EQ(
+      metric(h, "hotkey_requests_rejected_total{reason=\"rate_limit\",scope=\"operator_writes\"}"),
+      1);
+}
+
+// ---------------------------------------------------------------- connection limits
+
+// A raw TCP connection from `source` to the coordinator; -1 when it cannot connect.
+int raw_connect(const char* source, int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  inet_pton(AF_INET, source, &local.sin_addr);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  timeval tv{60, 0};  // a generous bound for the reads below, never an assertion
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Reads until the server closes the connection; true when it did (EOF or reset).
+bool closed_by_server(int fd, std::string* got) {
+  char buf[1024];
+  for (;;) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n > 0) {
+      got->append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    return n == 0 || errno == ECONNRESET || errno == EPIPE;
+  }
+}
+
+TEST(Connections, SlowLorisAndIdleConnectionsAreCutAndFreshReportsSucceed) {
+  CoordinatorConfig cfg = test_config();
+  cfg.http_threads = 2;
+  cfg.max_waiters = 2;  // a pool of 4 workers, max_connections 4 by default
+  cfg.max_connections_per_client = 2;
+  cfg.request_timeout_s = 1;
+  cfg.read_timeout_s = 5;  // the slow-loris below stays under it: only request_timeout cuts
+  Harness h(cfg, true);
+
+  // 127.0.0.1 attacks: 6 connections trickle a request header one byte every 100 ms, 4 more
+  // connect and send nothing.
+  std::vector<int> slow, idle;
+  for (int i = 0; i < 6; ++i) {
+    int fd = raw_connect("127.0.0.1", h.port());
+    ASSERT_GE(fd, 0);
+    const std::string start = "POST /v1/reports HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    ASSERT_EQ(send(fd, start.data(), start.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(start.size()));
+    slow.push_back(fd);
+  }
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(raw_connect("127.0.0.1", h.port()));
+    ASSERT_GE(idle.back(), 0);
+  }
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    while (!stop.load()) {
+      for (int fd : slow) (void)send(fd, "a", 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+
+  // A producer on another address reports normally, with its usual timeouts.
+  auto fresh = client_from("127.0.0.2", h.port());
+  auto r = fresh->Post("/v1/reports", report_body("fresh", 1), "application/json");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200) << r->body;
+
+  // Every slow and idle connection is closed by the server without an answer.
+  for (int fd : slow) {
+    std::string got;
+    EXPECT_TRUE(closed_by_server(fd, &got));
+    EXPECT_EQ(got.find("200 OK"), std::string::npos) << got;
+  }
+  for (int fd : idle) {
+    std::string got;
+    EXPECT_TRUE(closed_by_server(fd, &got));
+  }
+  stop = true;
+  trickle.join();
+  for (int fd : slow) close(fd);
+  for (int fd : idle) close(fd);
+  EXPECT_GE(metric(h, "hotkey_http_connections_cut_total"), 2);
+  // The attacker's address is served again once its connections are gone.
+  auto again = client_from("127.0.0.1", h.port());
+  ASSERT_TRUE(eventually([&] {
+    auto a = again->Post("/v1/reports", report_body("p1", 1), "application/json");
+    return a && a->status == 200;
+  }));
+  // Only the two well-behaved clients' keep-alive connections remain.
+  EXPECT_TRUE(eventually([&] { return metric(h, "hotkey_http_connections") <= 2; }));
+}
+
+TEST(Connections, ConnectionsBeyondTheLimitGetA503AtOnceAndLongPollsAreNotCut) {
+  CoordinatorConfig cfg = test_config();
+  cfg.http_threads = 2;
+  cfg.max_waiters = 2;
+  cfg.max_connections = 2;
+  cfg.request_timeout_s = 1;
+  Harness h(cfg, true);
+  ASSERT_EQ(h.client()->Post("/v1/reports", report_body("p", 1), "application/json")->status, 200);
+  ASSERT_TRUE(eventually([&] { return metric(h, "hotkey_http_connections") == 0; }));
+
+  // Two long-polls hold both connections for 3 s, three times request_timeout_s.
+  std::vector<std::thread> polls;
+  std::atomic<int> not_modified{0};
+  for (int i = 0; i < 2; ++i) {
+    polls.emplace_back([&] {
+      auto c = h.client();
+      auto p = c->Get("/v1/hotkeys?topic=orders&since=0&wait_ms=3000");
+      if (p && p->status == 304) not_modified.fetch_add(1);
+    });
+  }
+  ASSERT_TRUE(eventually([&] { return h.coord().board().waiters() == 2; }));
+
+  auto c = h.client();
+  auto r = c->Get("/healthz");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+  EXPECT_NE(error_of(r).find("max_connections=2"), std::string::npos) << r->body;
+  EXPECT_EQ(
+      metric(h, "hotkey_requests_rejected_total{reason=\"max_connections\",scope=\"connection\"}"),
+      1);
+
+  for (auto& t : polls) t.join();
+  EXPECT_EQ(not_modified.load(), 2);  // answered, not cut
+  EXPECT_EQ(metric(h, "hotkey_http_connections_cut_total"), 0);
+  ASSERT_TRUE(eventually([&] {
+    auto ok = h.client()->Get("/healthz");
+    return ok && ok->status == 200;
+  }));
 }
 
 }  // namespace

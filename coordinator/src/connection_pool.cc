@@ -1,0 +1,238 @@
+#include "connection_pool.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <typeinfo>
+
+namespace hotkey::coordinator {
+
+struct ConnectionPool::Conn {
+  int fd = -1;       // our duplicate of the connection's socket; -1 when it is unknown
+  std::string peer;  // client address, empty when unknown
+  Refusal refusal = Refusal::kNone;
+  std::atomic<bool> in_handler{false};
+  // Steady-clock nanoseconds when the current stretch outside a handler began.
+  std::atomic<int64_t> since_ns{0};
+  bool cut = false;  // guarded by the pool's mutex
+};
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
+      .count();
+}
+
+thread_local ConnectionPool::Refusal tl_refusal = ConnectionPool::Refusal::kNone;
+// The connection served by this thread; owned by the pool for as long as the task runs.
+thread_local void* tl_conn = nullptr;
+
+// cpp-httplib 0.11 hands each accepted connection to the task queue as the closure
+// `[this, sock] { process_and_close_socket(sock); }` and has no other hook that sees the
+// socket before a whole request has been read, which is too late to bound a slow-loris
+// client. The closure is trivially copyable and 16 bytes, so libstdc++'s std::function keeps
+// it in place at the start of the object: the Server pointer and the descriptor, in an order
+// the compiler chooses (g++ 12 puts the int first). Nothing is assumed blindly: the closure's
+// type must come from httplib, one of the two 8-byte words must be our server's address, and
+// the descriptor a connected stream socket; otherwise the connection runs untracked (global
+// limit only: no per-address limit, no watchdog).
+int socket_of_task(const std::function<void()>& fn, const httplib::Server* server) {
+#if defined(__GLIBCXX__)
+  static_assert(sizeof(std::function<void()>) >= 2 * sizeof(uint64_t));
+  if (!fn || std::strstr(fn.target_type().name(), "httplib") == nullptr) return -1;
+  uint64_t words[2];
+  std::memcpy(words, static_cast<const void*>(&fn), sizeof(words));
+  const auto self = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(server));
+  int sock = -1;
+  if (words[1] == self) {
+    sock = static_cast<int>(static_cast<uint32_t>(words[0] & 0xffffffffu));
+  } else if (words[0] == self) {
+    sock = static_cast<int>(static_cast<uint32_t>(words[1] & 0xffffffffu));
+  } else {
+    return -1;
+  }
+  if (sock < 0) return -1;
+  int type = 0;
+  socklen_t len = sizeof(type);
+  if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) return -1;
+  sockaddr_storage peer{};
+  socklen_t plen = sizeof(peer);
+  if (getpeername(sock, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) return -1;
+  return sock;
+#else
+  (void)fn;
+  (void)server;
+  return -1;
+#endif
+}
+
+std::string peer_address(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {};
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, buf, sizeof(buf));
+  } else if (ss.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, buf, sizeof(buf));
+  }
+  return buf;
+}
+
+}  // namespace
+
+ConnectionPool::ConnectionPool(const httplib::Server* server, Limits limits, Hooks hooks)
+    : server_(server), limits_(limits), hooks_(std::move(hooks)) {
+  const size_t threads = std::max<size_t>(1, limits_.threads);
+  for (size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(false); });
+  for (size_t i = 0; i < std::max<size_t>(1, limits_.overflow_threads); ++i) {
+    overflow_workers_.emplace_back([this] { work(true); });
+  }
+  watchdog_ = std::thread([this] { watch(); });
+}
+
+ConnectionPool::~ConnectionPool() { shutdown(); }
+
+void ConnectionPool::enqueue(std::function<void()> fn) {
+  auto conn = std::make_shared<Conn>();
+  conn->since_ns = now_ns();
+  // A duplicate keeps the socket (not just the number) ours until the task is over, so the
+  // watchdog can never shut down an unrelated descriptor that reused the number.
+  if (int sock = socket_of_task(fn, server_); sock >= 0) {
+    conn->fd = fcntl(sock, F_DUPFD_CLOEXEC, 0);
+    if (conn->fd >= 0) conn->peer = peer_address(conn->fd);
+  }
+  size_t open = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (admitted_ >= limits_.max_connections) {
+      conn->refusal = Refusal::kMaxConnections;
+    } else if (limits_.max_per_client != 0 && !conn->peer.empty() &&
+               admitted_per_client_[conn->peer] >= limits_.max_per_client) {
+      conn->refusal = Refusal::kMaxPerClient;
+    }
+    open_.insert(conn);
+    open = open_.size();
+    if (conn->refusal == Refusal::kNone) {
+      ++admitted_;
+      if (!conn->peer.empty()) ++admitted_per_client_[conn->peer];
+      jobs_.push_back(Job{std::move(fn), conn});
+    } else {
+      overflow_jobs_.push_back(Job{std::move(fn), conn});
+    }
+  }
+  (conn->refusal == Refusal::kNone ? cv_ : overflow_cv_).notify_one();
+  if (hooks_.connections) hooks_.connections(open);
+}
+
+void ConnectionPool::work(bool overflow) {
+  auto& queue = overflow ? overflow_jobs_ : jobs_;
+  auto& cv = overflow ? overflow_cv_ : cv_;
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(mu_);
+      cv.wait(lock, [&] { return stop_ || !queue.empty(); });
+      if (queue.empty()) return;  // stopping and drained
+      job = std::move(queue.front());
+      queue.pop_front();
+    }
+    tl_refusal = job.conn->refusal;
+    tl_conn = job.conn.get();
+    // The task owns the socket: it must run even for a refused connection (it then answers
+    // 503 through the server's pre-routing handler and closes).
+    job.fn();
+    tl_conn = nullptr;
+    tl_refusal = Refusal::kNone;
+    finish(job.conn);
+  }
+}
+
+void ConnectionPool::finish(const std::shared_ptr<Conn>& conn) {
+  size_t open = 0;
+  {
+    std::lock_guard lock(mu_);
+    open_.erase(conn);
+    open = open_.size();
+    if (conn->refusal == Refusal::kNone) {
+      --admitted_;
+      if (!conn->peer.empty()) {
+        auto it = admitted_per_client_.find(conn->peer);
+        if (it != admitted_per_client_.end() && --it->second == 0) admitted_per_client_.erase(it);
+      }
+    }
+  }
+  // Out of open_, the watchdog no longer sees the descriptor: closing it now is safe.
+  if (conn->fd >= 0) close(conn->fd);
+  if (hooks_.connections) hooks_.connections(open);
+}
+
+void ConnectionPool::watch() {
+  const int64_t request_ns = std::chrono::nanoseconds(limits_.request_timeout).count();
+  const int64_t overflow_ns =
+      std::chrono::nanoseconds(std::min(limits_.overflow_timeout, limits_.request_timeout)).count();
+  // Checks four times per shortest timeout, at most every 250 ms and at least every 10 ms.
+  const auto period = std::clamp(std::chrono::milliseconds(overflow_ns / 4'000'000),
+                                 std::chrono::milliseconds(10), std::chrono::milliseconds(250));
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    watch_cv_.wait_for(lock, period, [&] { return stop_; });
+    const int64_t now = now_ns();
+    size_t cut = 0;
+    for (const auto& c : open_) {
+      if (c->fd < 0 || c->cut || c->in_handler.load()) continue;
+      const int64_t limit = c->refusal == Refusal::kNone ? request_ns : overflow_ns;
+      if (now - c->since_ns.load() <= limit) continue;
+      // Wakes the worker blocked on the socket (its read or write fails at once) and makes a
+      // queued task fail as soon as it starts.
+      ::shutdown(c->fd, SHUT_RDWR);
+      c->cut = true;
+      ++cut;
+    }
+    if (cut != 0 && hooks_.cut) {
+      lock.unlock();
+      for (size_t i = 0; i < cut; ++i) hooks_.cut();
+      lock.lock();
+    }
+  }
+}
+
+void ConnectionPool::shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_ && workers_.empty()) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  overflow_cv_.notify_all();
+  watch_cv_.notify_all();
+  for (auto& t : workers_) t.join();
+  for (auto& t : overflow_workers_) t.join();
+  if (watchdog_.joinable()) watchdog_.join();
+  workers_.clear();
+  overflow_workers_.clear();
+}
+
+ConnectionPool::Refusal ConnectionPool::refusal() { return tl_refusal; }
+
+void ConnectionPool::handler_started() {
+  if (auto* c = static_cast<Conn*>(tl_conn)) c->in_handler = true;
+}
+
+void ConnectionPool::handler_finished() {
+  if (auto* c = static_cast<Conn*>(tl_conn)) {
+    c->since_ns = now_ns();
+    c->in_handler = false;
+  }
+}
+
+}  // namespace hotkey::coordinator

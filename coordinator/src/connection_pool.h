@@ -1,0 +1,94 @@
+// The HTTP server's worker pool with connection limits (docs/SECURITY.md, "Connections and
+// timeouts"): at most max_connections connections served or queued, at most
+// max_connections_per_client from one address; connections beyond either are served by a
+// small overflow pool that answers 503 at once; and a watchdog closes any connection that
+// spends request_timeout_s in one stretch outside a request handler (queued, idle, sending a
+// request slowly or reading its answer slowly), which is what bounds slow-loris clients.
+// Thread-safe: cpp-httplib calls enqueue from its accept thread and shutdown once at the end;
+// the static hooks are called from the connection's own worker thread.
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace hotkey::coordinator {
+
+class ConnectionPool : public httplib::TaskQueue {
+ public:
+  struct Limits {
+    size_t threads = 16;
+    size_t max_connections = 16;
+    size_t max_per_client = 0;  // 0: no per-address limit
+    std::chrono::milliseconds request_timeout{30000};
+    // Refused connections get this long (at most request_timeout) to send their request.
+    std::chrono::milliseconds overflow_timeout{2000};
+    size_t overflow_threads = 2;
+  };
+  struct Hooks {
+    std::function<void(size_t)> connections;  // connections open now
+    std::function<void()> cut;                // one connection closed by the watchdog
+  };
+  enum class Refusal : uint8_t { kNone, kMaxConnections, kMaxPerClient };
+
+  // `server` identifies the httplib::Server whose connections this pool runs (see
+  // socket_of_task in the .cc).
+  ConnectionPool(const httplib::Server* server, Limits limits, Hooks hooks);
+  ~ConnectionPool() override;
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+
+  void enqueue(std::function<void()> fn) override;
+  // Serves what is queued, then joins every thread.
+  void shutdown() override;
+
+  // On a worker's thread: why the connection it serves is refused (kNone when it is not).
+  static Refusal refusal();
+  // A handler that may take long (a long-poll) marks itself; the server's post-routing
+  // handler calls handler_finished for every answer. Time inside a handler never counts
+  // towards request_timeout.
+  static void handler_started();
+  static void handler_finished();
+
+ private:
+  struct Conn;
+  struct Job {
+    std::function<void()> fn;
+    std::shared_ptr<Conn> conn;
+  };
+
+  void work(bool overflow);
+  void watch();
+  void finish(const std::shared_ptr<Conn>& conn);
+
+  const httplib::Server* server_;
+  const Limits limits_;
+  const Hooks hooks_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;           // main jobs or stop
+  std::condition_variable overflow_cv_;  // overflow jobs or stop
+  std::condition_variable watch_cv_;     // watchdog stop
+  std::deque<Job> jobs_;
+  std::deque<Job> overflow_jobs_;
+  std::unordered_set<std::shared_ptr<Conn>> open_;
+  std::unordered_map<std::string, size_t> admitted_per_client_;
+  size_t admitted_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+  std::vector<std::thread> overflow_workers_;
+  std::thread watchdog_;
+};
+
+}  // namespace hotkey::coordinator
