@@ -55,9 +55,9 @@ class ConnectionPool : public httplib::TaskQueue {
 
   // On a worker's thread: why the connection it serves is refused (kNone when it is not).
   static Refusal refusal();
-  // A handler that may take long (a long-poll) marks itself; the server's post-routing
-  // handler calls handler_finished for every answer. Time inside a handler never counts
-  // towards request_timeout.
+  // The server marks when its handler starts working on a request (after the whole request
+  // was received) and when the answer is handed back for writing. Time inside a handler (a
+  // long-poll, a slow store write) never counts towards request_timeout.
   static void handler_started();
   static void handler_finished();
 

@@ -370,6 +370,13 @@ void HttpServer::install_routes() {
   srv.set_pre_routing_handler([this, &cfg](const httplib::Request& req, httplib::Response& res) {
     const ConnectionPool::Refusal refusal = ConnectionPool::refusal();
     if (refusal == ConnectionPool::Refusal::kNone) {
+      // From here on the time is the handler's (a slow store write, a long-poll), not the
+      // client's: request_timeout_s stops. A request with a body is still sending it; the
+      // handlers that take one (the POST routes) mark themselves once it is in.
+      const std::string length = req.get_header_value("Content-Length");
+      if ((length.empty() || length == "0") && !req.has_header("Transfer-Encoding")) {
+        ConnectionPool::handler_started();
+      }
       return httplib::Server::HandlerResponse::Unhandled;
     }
     const bool per_client = refusal == ConnectionPool::Refusal::kMaxPerClient;
@@ -436,6 +443,7 @@ void HttpServer::install_routes() {
   // --- reports ---
   srv.Post("/v1/reports", [this, producer_ok, unauthorized, report_rate_ok, &cfg](
                               const httplib::Request& req, httplib::Response& res) {
+    ConnectionPool::handler_started();  // the body is in: request_timeout_s stops here
     if (!report_rate_ok(req, res)) return;
     if (!producer_ok(req)) {
       metrics_.rejected("unauthorized");
@@ -514,8 +522,6 @@ void HttpServer::install_routes() {
       list = coord_.board().get(topic);
     } else {
       metrics_.set_waiters(coord_.board().waiters() + 1);
-      // A parked long-poll is not a slow client: request_timeout_s does not run meanwhile.
-      ConnectionPool::handler_started();
       auto r = coord_.board().wait_newer(topic, *since, std::chrono::milliseconds(wait_ms));
       metrics_.set_waiters(coord_.board().waiters());
       if (r.status == ListBoard::WaitStatus::kTooManyWaiters) {
@@ -667,6 +673,7 @@ void HttpServer::install_routes() {
   const std::string topic_re = R"(/v1/topics/([A-Za-z0-9._-]{1,249}))";
   srv.Post(topic_re + "/pins", [=, this, &cfg](const httplib::Request& req,
                                                httplib::Response& res) {
+    ConnectionPool::handler_started();
     if (!operator_rate_ok(req, res)) return;
     auto who = operator_name(req, res);
     if (!who) return;
@@ -703,6 +710,7 @@ void HttpServer::install_routes() {
     send_result(res, coord_.unpin(req.matches[1], *key, *who));
   });
   srv.Post(topic_re + "/denies", [=, this](const httplib::Request& req, httplib::Response& res) {
+    ConnectionPool::handler_started();
     if (!operator_rate_ok(req, res)) return;
     auto who = operator_name(req, res);
     if (!who) return;

@@ -524,13 +524,17 @@ TEST(Connections, SlowLorisAndIdleConnectionsAreCutAndFreshReportsSucceed) {
   cfg.read_timeout_s = 5;  // the slow-loris below stays under it: only request_timeout cuts
   Harness h(cfg, true);
 
-  // 127.0.0.1 attacks: 6 connections trickle a request header one byte every 100 ms, 4 more
+  // 127.0.0.1 attacks: 6 connections trickle one byte every 100 ms (the first two, which
+  // get the address's two workers, into a request body; the others into a header), 4 more
   // connect and send nothing.
   std::vector<int> slow, idle;
   for (int i = 0; i < 6; ++i) {
     int fd = raw_connect("127.0.0.1", h.port());
     ASSERT_GE(fd, 0);
-    const std::string start = "POST /v1/reports HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    const std::string start =
+        i < 2 ? "POST /v1/reports HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                "Content-Length: 100000\r\n\r\n{"
+              : "POST /v1/reports HTTP/1.1\r\nHost: x\r\nX-Slow: ";
     ASSERT_EQ(send(fd, start.data(), start.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(start.size()));
     slow.push_back(fd);
