@@ -5,7 +5,8 @@
 //
 //   load_bench [--producers 2000] [--pollers 1000] [--seconds 60] [--interval-ms 500]
 //              [--senders 64] [--http-threads 32] [--slowloris 0] [--idle 0] [--bin PATH]
-//              [--flat-after 15] [--max-growth-pct 0]
+//              [--flat-after 15] [--max-growth-pct 0] [--attacker-addr 127.0.0.2]
+//              [--per-client-limit 0]
 // Exit status 1 when a report failed or RSS grew more than --max-growth-pct after --flat-after.
 #include <arpa/inet.h>
 #include <httplib.h>
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -53,22 +55,34 @@ struct Options {
   // the largest RSS after it; --max-growth-pct > 0 makes more growth than that a failure.
   int flat_after = 15;
   int max_growth_pct = 0;
+  // Slow-loris and idle connections come from this loopback address (another client than the
+  // producers on 127.0.0.1). --per-client-limit N sets the coordinator's
+  // max_connections_per_client to N and sizes its pool for the producers plus N.
+  std::string attacker_addr = "127.0.0.2";
+  int per_client_limit = 0;
   std::string bin = HOTKEY_BIN_DIR "/hotkey-coordinator";
 };
 
 Options parse(int argc, char** argv) {
   Options o;
-  std::map<std::string, int*> ints = {
-      {"--producers", &o.producers},   {"--pollers", &o.pollers},
-      {"--seconds", &o.seconds},       {"--interval-ms", &o.interval_ms},
-      {"--senders", &o.senders},       {"--http-threads", &o.http_threads},
-      {"--slowloris", &o.slowloris},   {"--idle", &o.idle},
-      {"--flat-after", &o.flat_after}, {"--max-growth-pct", &o.max_growth_pct}};
+  std::map<std::string, int*> ints = {{"--producers", &o.producers},
+                                      {"--pollers", &o.pollers},
+                                      {"--seconds", &o.seconds},
+                                      {"--interval-ms", &o.interval_ms},
+                                      {"--senders", &o.senders},
+                                      {"--http-threads", &o.http_threads},
+                                      {"--slowloris", &o.slowloris},
+                                      {"--idle", &o.idle},
+                                      {"--flat-after", &o.flat_after},
+                                      {"--max-growth-pct", &o.max_growth_pct},
+                                      {"--per-client-limit", &o.per_client_limit}};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
     if (a == "--bin") {
       o.bin = argv[++i];
+    } else if (a == "--attacker-addr") {
+      o.attacker_addr = argv[++i];
     } else if (auto it = ints.find(a); it != ints.end()) {
       *it->second = std::stoi(argv[++i]);
     } else {
@@ -92,7 +106,8 @@ class Coordinator {
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "config.json") << json{
         {"http_threads", o.http_threads},
-        {"max_waiters", o.pollers + 64},
+        {"max_waiters", o.pollers + 64 + o.per_client_limit},
+        {"max_connections_per_client", o.per_client_limit},
         {"max_wait_ms", 60000},
         {"warmup_ms", 0}}.dump();
     const std::string log = (dir_ / "coordinator.log").string();
@@ -161,8 +176,15 @@ hotkey::Report make_report(int producer, uint64_t seq, std::mt19937& rng) {
   return r;
 }
 
-int raw_connect(int port) {
+int raw_connect(int port, const std::string& from) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  if (inet_pton(AF_INET, from.c_str(), &src.sin_addr) != 1 ||
+      bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0) {
+    close(fd);
+    return -1;
+  }
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
@@ -172,6 +194,18 @@ int raw_connect(int port) {
     return -1;
   }
   return fd;
+}
+
+// Producers and pollers connect from 250 loopback addresses (127.0.1.1-250), as a fleet
+// comes from many hosts, so per-address limits see them as the separate clients they are.
+void bind_fleet_address(httplib::Client& c, int client_index) {
+  c.set_socket_options([client_index](int fd) {
+    sockaddr_in src{};
+    src.sin_family = AF_INET;
+    src.sin_addr.s_addr =
+        htonl((127u << 24) | (1u << 8) | static_cast<uint32_t>(1 + client_index % 250));
+    (void)bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src);
+  });
 }
 
 double percentile(std::vector<double>& v, double p) {
@@ -209,7 +243,7 @@ int main(int argc, char** argv) {
   // timeout). Idle: connect and send nothing.
   std::vector<int> held;
   for (int i = 0; i < o.slowloris + o.idle; ++i) {
-    int fd = raw_connect(port);
+    int fd = raw_connect(port, o.attacker_addr);
     if (fd < 0) continue;
     if (i < o.slowloris) {
       const char* start = "POST /v1/reports HTTP/1.1\r\nHost: x\r\n";
@@ -231,6 +265,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.pollers; ++i) {
     pollers.emplace_back([&, i] {
       httplib::Client c("127.0.0.1", port);
+      bind_fleet_address(c, i);
       c.set_read_timeout(20, 0);
       c.set_tcp_nodelay(true);
       uint64_t since = 0;
@@ -262,6 +297,7 @@ int main(int argc, char** argv) {
   for (int t = 0; t < o.senders; ++t) {
     senders.emplace_back([&, t] {
       httplib::Client c("127.0.0.1", port);
+      bind_fleet_address(c, o.pollers + t);
       c.set_keep_alive(true);
       c.set_tcp_nodelay(true);
       c.set_read_timeout(10, 0);
@@ -314,16 +350,37 @@ int main(int argc, char** argv) {
       rss_flat > 0 ? 100.0 * static_cast<double>(rss_max_after - rss_flat) / rss_flat : 0.0;
   stop = true;
   loris.join();
-  for (int fd : held) close(fd);
+  // What became of the slow-loris/idle connections: answered (the 503 of a connection
+  // limit), closed by the coordinator (cut by a timeout), or still open at the end.
+  int held_answered = 0, held_closed = 0, held_open = 0;
+  for (int fd : held) {
+    char b;
+    const ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) {
+      ++held_answered;
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+      ++held_closed;
+    } else {
+      ++held_open;
+    }
+    close(fd);
+  }
   for (auto& p : pollers) p.join();
 
   const double secs = std::chrono::duration<double>(Clock::now() - start).count();
   const uint64_t total = sent + errors;
   std::printf(
       "producers=%d pollers=%d slowloris=%d idle=%d seconds=%d interval_ms=%d senders=%d "
-      "http_threads=%d\n",
+      "http_threads=%d per_client_limit=%d\n",
       o.producers, o.pollers, o.slowloris, o.idle, o.seconds, o.interval_ms, o.senders,
-      o.http_threads);
+      o.http_threads, o.per_client_limit);
+  if (!held.empty() || o.slowloris + o.idle > 0) {
+    std::printf(
+        "slow-loris/idle from %s: %zu of %d connected; at the end %d answered (limit 503), %d "
+        "closed by the coordinator, %d still open\n",
+        o.attacker_addr.c_str(), held.size(), o.slowloris + o.idle, held_answered, held_closed,
+        held_open);
+  }
   std::printf("reports: %llu ok, %llu errors, %llu late (>1 interval behind schedule), %.0f/s\n",
               static_cast<unsigned long long>(sent.load()),
               static_cast<unsigned long long>(errors.load()),
