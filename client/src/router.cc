@@ -118,7 +118,10 @@ struct Router::Impl {
 
   // Caller holds s.write_mu.
   std::shared_ptr<const Snapshot> build(const TopicState& s, int32_t partitions) const {
-    if (!s.list || s.plain.load()) {
+    return build(s, partitions, s.plain.load());
+  }
+  std::shared_ptr<const Snapshot> build(const TopicState& s, int32_t partitions, bool plain) const {
+    if (!s.list || plain) {
       return std::make_shared<const Snapshot>(options.family, s.list ? s.list->version : 0);
     }
     if (partitions < 1) partitions = s.list->partitions;
@@ -210,9 +213,10 @@ void Router::set_plain(TopicId id, bool plain) {
   TopicState& s = impl_->checked(id);
   std::lock_guard lock(s.write_mu);
   if (s.plain.load() == plain) return;
-  s.plain.store(plain);
+  // The table first, then the flag: whoever sees plain() change already routes by it.
   int32_t live = s.live_partitions.load(std::memory_order_relaxed);
-  impl_->install(s, impl_->build(s, live));
+  impl_->install(s, impl_->build(s, live, plain));
+  s.plain.store(plain);
 }
 
 bool Router::plain(TopicId id) const { return impl_->checked(id).plain.load(); }
