@@ -110,7 +110,7 @@ provided=$(apt-cache depends --recurse --no-recommends --no-suggests --no-confli
   sed -n 's/^\([a-z0-9][a-z0-9.+-]*\)\(:[a-z0-9]*\)\?$/\1/p' | sort -u)
 # shellcheck disable=SC2086
 for p in $RUNTIME_PACKAGES; do
-  echo "$provided" | grep -qx "$p" || fail "runtime package $p is unknown to apt-cache (typo?)"
+  grep -qx "$p" <<<"$provided" || fail "runtime package $p is unknown to apt-cache (typo?)"
 done
 
 # Unique library paths over all staged ELF files, then one dpkg -S for all of them (it is slow
@@ -121,7 +121,7 @@ while IFS= read -r -d '' elf; do
   [ "$(head -c 4 "$elf" | od -An -c | tr -d ' ')" = "177ELF" ] || continue
   checked=$((checked + 1))
   libs=$(ldd "$elf" 2>&1) || { fail "ldd $elf: $libs"; continue; }
-  if echo "$libs" | grep -q "not found"; then
+  if grep -q "not found" <<<"$libs"; then
     fail "$(basename "$elf"): $(echo "$libs" | grep "not found" | tr '\n' ' ')"
   fi
   while read -r path; do
@@ -148,7 +148,7 @@ for path in "${!lib_users[@]}"; do
   owner=${owner%%,*}
   if [ -z "$owner" ]; then
     fail "${lib_users[$path]}load $path, which no Debian package owns"
-  elif ! echo "$provided" | grep -qx "$owner"; then
+  elif ! grep -qx "$owner" <<<"$provided"; then
     fail "${lib_users[$path]}load $path from package $owner, which RUNTIME_PACKAGES does not pull in"
   fi
 done

@@ -87,7 +87,7 @@ BIN=$BUILD/bin
 for b in hotkey-coordinator hotkey-mock-kafka hotkey-watch hotkey-loadgen; do
   [ -x "$BIN/$b" ] || { echo "demo.sh: $BIN/$b is missing (build first)" >&2; exit 1; }
 done
-if ! "$BIN/hotkey-loadgen" --help | grep -q 'hotkey)'; then
+if ! grep -q 'hotkey)' <<<"$("$BIN/hotkey-loadgen" --help)"; then
   echo "demo.sh: this hotkey-loadgen was built without the client library" >&2
   exit 1
 fi

@@ -39,7 +39,7 @@ contents=$(dpkg-deb -c "$deb" | awk '{print $NF}')
 expect=(./usr/bin/hotkey-coordinator ./usr/lib/systemd/system/hotkey-coordinator.service)
 [ -x "$build/bin/hotkeyctl" ] && expect+=(./usr/bin/hotkeyctl)
 for f in "${expect[@]}"; do
-  echo "$contents" | grep -qx "$f" || fail "$f is not in the package"
+  grep -qx "$f" <<<"$contents" || fail "$f is not in the package"
 done
 if echo "$contents" | grep -E '^\./usr/(include|lib/[^s].*\.(a|so)|lib/.*/cmake)'; then
   fail "the server package must not carry the client library, headers or CMake package"
@@ -48,7 +48,7 @@ fi
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
 for lib in libc6 libstdc++6 libcpp-httplib0.11 libprometheus-cpp-core1.0; do
-  echo "$depends" | grep -q "\b$lib\b" || fail "Depends lacks $lib (dpkg-shlibdeps)"
+  grep -q "\b$lib\b" <<<"$depends" || fail "Depends lacks $lib (dpkg-shlibdeps)"
 done
 
 dpkg-deb -e "$deb" "$tmp/control"

@@ -23,13 +23,13 @@ grep -q "^ExecStart=$exe " "$tmp/$unit" || { echo "FAIL: ExecStart is not /usr/b
 
 out=$(cd "$tmp" && SYSTEMD_LOG_LEVEL=info systemd-analyze verify "./$unit" 2>&1) || {
   echo "$out"; echo "FAIL: systemd-analyze verify exited non-zero"; exit 1; }
-if echo "$out" | grep -q "$unit"; then
+if grep -q "$unit" <<<"$out"; then
   echo "$out"; echo "FAIL: systemd-analyze verify reported problems in $unit"; exit 1
 fi
 echo "verify: OK (ExecStart=$exe)"
 
 # Offline scoring exists since systemd 250; older versions only score loaded units.
-if systemd-analyze security --help 2>/dev/null | grep -q -- "--offline"; then
+if grep -q -- "--offline" <<<"$(systemd-analyze security --help 2>/dev/null || true)"; then
   score=$(cd "$tmp" && systemd-analyze security --offline=yes "./$unit" 2>&1 | tail -1)
   echo "security: $score"
   (cd "$tmp" && systemd-analyze security --offline=yes --threshold=20 "./$unit" >/dev/null 2>&1) || {
