@@ -268,10 +268,12 @@ TEST(CoordinatorE2E, FleetDetectsSaltsBalancesAndSurvivesACrash) {
 
   // Only the hot key was detected (cold keys are under hot_fraction and balance_min_fraction);
   // cold keys (other than the one pinned late) kept per-producer order on one partition each.
-  int64_t stored = 0;
-  for (int64_t e : after) stored += e;
-  auto records =
-      test::consume_all(mc.bootstraps(), kTopic, kPartitions, static_cast<size_t>(stored));
+  // Everything still on the brokers, read back with a deadline generous enough for a loaded
+  // CI machine (a run that took 66 s there wrote ~375k records; the read stops as soon as it
+  // has them all).
+  const int64_t stored = test::readable_records(mc.bootstraps(), kTopic, kPartitions);
+  auto records = test::consume_all(mc.bootstraps(), kTopic, kPartitions,
+                                   static_cast<size_t>(stored), std::chrono::seconds(180));
   ASSERT_EQ(records.size(), static_cast<size_t>(stored));
   std::map<std::string, std::set<int32_t>> parts;
   std::map<std::string, int64_t> last;  // "<key>/<producer>" -> last sequence

@@ -132,4 +132,27 @@ inline std::vector<int64_t> end_offsets(const std::string& bootstraps, const std
   return out;
 }
 
+// Records a consumer from the beginning can still read: the sum of (high - low watermark) over
+// the partitions (the mock cluster drops old segments past a size limit, so a long run on a
+// slow machine can hold fewer records than its end offsets count).
+inline int64_t readable_records(const std::string& bootstraps, const std::string& topic,
+                                int partitions) {
+  char errstr[256];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstraps.c_str(), errstr, sizeof(errstr));
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) throw std::runtime_error(errstr);
+  int64_t total = 0;
+  for (int p = 0; p < partitions; ++p) {
+    int64_t lo = 0;
+    int64_t hi = 0;
+    if (rd_kafka_query_watermark_offsets(rk, topic.c_str(), p, &lo, &hi, 5000) ==
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+      total += hi - lo;
+    }
+  }
+  rd_kafka_destroy(rk);
+  return total;
+}
+
 }  // namespace hotkey::client::test
