@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hotkey::client::test {
@@ -110,25 +111,35 @@ inline std::vector<Consumed> consume_all(
   return out;
 }
 
-// High watermark (end offset) of every partition, read through a fresh client.
-inline std::vector<int64_t> end_offsets(const std::string& bootstraps, const std::string& topic,
-                                        int partitions) {
+// Low and high watermark of every partition, read through a fresh client ({-1, -1} where the
+// query failed).
+inline std::vector<std::pair<int64_t, int64_t>> watermarks(const std::string& bootstraps,
+                                                           const std::string& topic,
+                                                           int partitions) {
   char errstr[256];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstraps.c_str(), errstr, sizeof(errstr));
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
   if (rk == nullptr) throw std::runtime_error(errstr);
-  std::vector<int64_t> out;
+  std::vector<std::pair<int64_t, int64_t>> out;
   for (int p = 0; p < partitions; ++p) {
     int64_t lo = 0;
     int64_t hi = 0;
     if (rd_kafka_query_watermark_offsets(rk, topic.c_str(), p, &lo, &hi, 5000) !=
         RD_KAFKA_RESP_ERR_NO_ERROR) {
-      hi = -1;
+      lo = hi = -1;
     }
-    out.push_back(hi);
+    out.emplace_back(lo, hi);
   }
   rd_kafka_destroy(rk);
+  return out;
+}
+
+// High watermark (end offset) of every partition; -1 where the query failed.
+inline std::vector<int64_t> end_offsets(const std::string& bootstraps, const std::string& topic,
+                                        int partitions) {
+  std::vector<int64_t> out;
+  for (const auto& [lo, hi] : watermarks(bootstraps, topic, partitions)) out.push_back(hi);
   return out;
 }
 
@@ -137,21 +148,8 @@ inline std::vector<int64_t> end_offsets(const std::string& bootstraps, const std
 // slow machine can hold fewer records than its end offsets count).
 inline int64_t readable_records(const std::string& bootstraps, const std::string& topic,
                                 int partitions) {
-  char errstr[256];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstraps.c_str(), errstr, sizeof(errstr));
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-  if (rk == nullptr) throw std::runtime_error(errstr);
   int64_t total = 0;
-  for (int p = 0; p < partitions; ++p) {
-    int64_t lo = 0;
-    int64_t hi = 0;
-    if (rd_kafka_query_watermark_offsets(rk, topic.c_str(), p, &lo, &hi, 5000) ==
-        RD_KAFKA_RESP_ERR_NO_ERROR) {
-      total += hi - lo;
-    }
-  }
-  rd_kafka_destroy(rk);
+  for (const auto& [lo, hi] : watermarks(bootstraps, topic, partitions)) total += hi - lo;
   return total;
 }
 
