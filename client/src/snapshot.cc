@@ -42,18 +42,23 @@ std::vector<uint16_t> smooth_wrr_sequence(const std::vector<uint32_t>& weights, 
   return seq;
 }
 
+void Snapshot::set_separator(std::string_view sep) noexcept {
+  // valid_separator caps a separator at kMaxSeparatorBytes; the min only keeps this local.
+  separator_len_ = static_cast<uint8_t>(std::min(sep.size(), separator_.size()));
+  separator_.fill('\0');
+  std::memcpy(separator_.data(), sep.data(), separator_len_);
+}
+
 Snapshot::Snapshot(HashFamily family, uint64_t version) : family_(family), version_(version) {
-  std::memcpy(separator_padded_.data(), separator_.data(),
-              std::min(separator_.size(), separator_padded_.size()));
+  set_separator(kDefaultSeparator);
 }
 
 Snapshot::Snapshot(const HotKeyList& list, HashFamily family, int32_t partitions)
     : family_(family), version_(list.version), partitions_(partitions) {
   bool same_space =
       list.partitions == partitions && list.hash == family && valid_separator(list.separator);
-  if (valid_separator(list.separator)) separator_ = list.separator;
-  std::memcpy(separator_padded_.data(), separator_.data(),
-              std::min(separator_.size(), separator_padded_.size()));
+  set_separator(valid_separator(list.separator) ? std::string_view(list.separator)
+                                                : std::string_view(kDefaultSeparator));
   recomputed_ = !same_space;
   for (const HotKey& hk : list.keys) {
     if (hk.salts.empty()) continue;
@@ -67,7 +72,7 @@ Snapshot::Snapshot(const HotKeyList& list, HashFamily family, int32_t partitions
       SaltSpace space;
       space.family = family;
       space.partitions = partitions;
-      space.separator = separator_;
+      space.separator = std::string(separator());
       auto count =
           static_cast<uint32_t>(std::min<size_t>(hk.salts.size(), static_cast<size_t>(partitions)));
       SaltTable table = plan_salts(hk.key, count, space);

@@ -60,10 +60,10 @@ class Snapshot {
   HashFamily family() const noexcept { return family_; }
   bool empty() const noexcept { return entries_.empty(); }
   bool recomputed() const noexcept { return recomputed_; }
-  std::string_view separator() const noexcept { return separator_; }
+  std::string_view separator() const noexcept { return {separator_.data(), separator_len_}; }
   // The separator zero-padded to kMaxSeparatorBytes, so the send path copies it with a
   // fixed-size (inlined) move instead of a memcpy call.
-  const char* separator_padded() const noexcept { return separator_padded_.data(); }
+  const char* separator_padded() const noexcept { return separator_.data(); }
   size_t size() const noexcept { return entries_.size(); }
 
   // The hot entry for `key` (whose family_hash is `hash`), or null.
@@ -120,8 +120,9 @@ class Snapshot {
   uint64_t version_ = 0;
   int32_t partitions_ = 0;
   bool recomputed_ = false;
-  std::string separator_ = std::string(kDefaultSeparator);
-  std::array<char, kMaxSeparatorBytes> separator_padded_{};
+  void set_separator(std::string_view sep) noexcept;
+  std::array<char, kMaxSeparatorBytes> separator_{};  // zero-padded
+  uint8_t separator_len_ = 0;
   std::vector<Entry> entries_;
   std::vector<Salt> salts_;
   std::vector<uint16_t> seq_;
