@@ -56,21 +56,6 @@ uint64_t env_u64(const char* name, uint64_t fallback) {
   return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
-std::string percent_encode(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
 // The real binary as a child process with its own log file; SIGKILLed if still running when
 // destroyed, so a failing assertion never leaves a coordinator behind.
 class CoordinatorProcess {
@@ -210,7 +195,7 @@ int send_op(httplib::Client& c, const KeyModel& m, const Op& op, uint64_t* versi
                     "application/json");
     }
     return c.Delete(base + (op.action == "unpin" ? "/pins" : "/denies") + "?" +
-                        std::string(ek.field) + "=" + percent_encode(ek.value),
+                        std::string(ek.field) + "=" + httplib::detail::encode_query_param(ek.value),
                     auth);
   }();
   if (!r) return -1;
