@@ -13,6 +13,7 @@
 #include "hotkey/client/sampler.h"
 #include "hotkey/hotkey_list.h"
 #include "hotkey/report.h"
+#include "sigpipe.h"
 
 namespace hotkey::client {
 namespace {
@@ -112,6 +113,7 @@ struct Client::Impl {
 
   // ---- subscriber -------------------------------------------------------------------------
   void subscribe_loop(Subscriber* sub) {
+    detail::block_sigpipe_in_this_thread();
     const std::string topic = router.topic_name(sub->id);
     auto http = make_http(config, config.poll_wait_ms);
     {
@@ -192,6 +194,7 @@ struct Client::Impl {
   };
 
   void report_loop() {
+    detail::block_sigpipe_in_this_thread();
     auto http = make_http(config, 0);
     {
       std::lock_guard lock(reporter_http_mu);
@@ -289,6 +292,8 @@ struct Client::Impl {
   }
 
   void stop_all() {
+    // Closing a TLS connection to a coordinator that has gone writes to a dead socket.
+    detail::SigpipeGuard no_sigpipe;
     {
       std::lock_guard lock(mu);
       stopping = true;
