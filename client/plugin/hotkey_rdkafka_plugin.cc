@@ -237,9 +237,9 @@ class RkState {
   uint64_t uid_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;                                // guarded by mu_
+  bool stopping_ = false;                                 // guarded by mu_
   std::vector<std::pair<std::string, TopicId>> foreign_;  // guarded by mu_
-  std::thread metadata_;                                 // started under mu_
+  std::thread metadata_;                                  // started under mu_
 };
 
 thread_local std::array<RkState::CacheEntry, 8> RkState::t_cache_;

@@ -49,29 +49,29 @@ constexpr int kPartitions = 12;
 class Peer {
  public:
   Peer() {
-    server_.server().Get("/v1/hotkeys", [this](const httplib::Request& req,
-                                               httplib::Response& res) {
-      std::string topic = req.get_param_value("topic");
-      uint64_t since = std::stoull(req.get_param_value("since"));
-      std::unique_lock lock(mu_);
-      ++polls_[topic];
-      cv_.notify_all();
-      auto ready = [&] {
-        auto it = lists_.find(topic);
-        return stopping_ || (it != lists_.end() && it->second.version > since);
-      };
-      if (hold_) {
-        cv_.wait(lock, [&] { return stopping_ || !hold_; });
-      } else {
-        cv_.wait_for(lock, milliseconds(300), ready);
-      }
-      auto it = lists_.find(topic);
-      if (it != lists_.end() && it->second.version > since) {
-        res.set_content(list_to_json(it->second), "application/json");
-      } else {
-        res.status = 304;
-      }
-    });
+    server_.server().Get("/v1/hotkeys",
+                         [this](const httplib::Request& req, httplib::Response& res) {
+                           std::string topic = req.get_param_value("topic");
+                           uint64_t since = std::stoull(req.get_param_value("since"));
+                           std::unique_lock lock(mu_);
+                           ++polls_[topic];
+                           cv_.notify_all();
+                           auto ready = [&] {
+                             auto it = lists_.find(topic);
+                             return stopping_ || (it != lists_.end() && it->second.version > since);
+                           };
+                           if (hold_) {
+                             cv_.wait(lock, [&] { return stopping_ || !hold_; });
+                           } else {
+                             cv_.wait_for(lock, milliseconds(300), ready);
+                           }
+                           auto it = lists_.find(topic);
+                           if (it != lists_.end() && it->second.version > since) {
+                             res.set_content(list_to_json(it->second), "application/json");
+                           } else {
+                             res.status = 304;
+                           }
+                         });
     server_.server().Post("/v1/reports", [this](const httplib::Request&, httplib::Response& res) {
       std::lock_guard lock(mu_);
       ++reports_;
@@ -160,7 +160,8 @@ class CProducer {
     rd_kafka_resp_err_t err;
     do {
       err = rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(topic.c_str()),
-                              RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(const_cast<char*>("v"), 1),
+                              RD_KAFKA_V_KEY(key.data(), key.size()),
+                              RD_KAFKA_V_VALUE(const_cast<char*>("v"), 1),
                               RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
       if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) rd_kafka_poll(rk_, 10);
     } while (err == RD_KAFKA_RESP_ERR__QUEUE_FULL);
@@ -239,8 +240,8 @@ TEST(PluginConf, DuplicatedConfigurationKeepsThePluginAndItsProperties) {
   cluster.create_topic("dup", kPartitions);
   Peer peer;
   peer.serve(make_list("dup", 3, kPartitions, HashFamily::kCrc32, {"hot"}, 4));
-  auto salts = salt_partitions(make_list("dup", 3, kPartitions, HashFamily::kCrc32, {"hot"}, 4),
-                               "hot");
+  auto salts =
+      salt_partitions(make_list("dup", 3, kPartitions, HashFamily::kCrc32, {"hot"}, 4), "hot");
   Conf original;
   original.must("bootstrap.servers", cluster.bootstraps());
   original.must("plugin.library.paths", kPlugin);
@@ -321,6 +322,38 @@ TEST(PluginProducer, TwoProducersWithDifferentCoordinatorsAndPropertyOrders) {
     EXPECT_EQ(b[k], home(k)) << k;
   }
   EXPECT_EQ(pa.failed() + pb.failed(), 0);
+}
+
+// An application that hands librdkafka a whole default topic configuration after loading the
+// plugin (bindings do this for their "default.topic.config"): the plugin still routes, with the
+// family of that configuration's partitioner.
+TEST(PluginProducer, StaysInChargeWhenTheDefaultTopicConfigurationIsReplaced) {
+  test::MockCluster cluster;
+  cluster.create_topic("dtc", kPartitions);
+  Peer peer;
+  HotKeyList list = make_list("dtc", 2, kPartitions, HashFamily::kFnv1a, {"hot"}, 5);
+  peer.serve(list);
+  Conf c;
+  c.must("bootstrap.servers", cluster.bootstraps());
+  c.must("plugin.library.paths", kPlugin);
+  c.must("hotkey.coordinator.url", peer.url());
+  c.must("hotkey.topics", "dtc");
+  c.must("hotkey.startup.wait.ms", "30000");
+  rd_kafka_topic_conf_t* tconf = rd_kafka_topic_conf_new();
+  char errstr[256];
+  ASSERT_EQ(rd_kafka_topic_conf_set(tconf, "partitioner", "fnv1a_random", errstr, sizeof(errstr)),
+            RD_KAFKA_CONF_OK);
+  rd_kafka_conf_set_default_topic_conf(c.conf, tconf);  // c.conf owns it now
+  CProducer producer(c);
+  for (int i = 0; i < 300; ++i) producer.produce("dtc", "hot");
+  for (int i = 0; i < 40; ++i) producer.produce("dtc", "cold-" + std::to_string(i));
+  producer.flush();
+  auto parts = producer.partitions();
+  EXPECT_EQ(parts["hot"], salt_partitions(list, "hot"));
+  for (int i = 0; i < 40; ++i) {
+    std::string k = "cold-" + std::to_string(i);
+    EXPECT_EQ(parts[k], std::set<int32_t>{test::oracle(HashFamily::kFnv1a, k, kPartitions)}) << k;
+  }
 }
 
 TEST(PluginProducer, DestroyWhileALongPollIsPendingReturnsPromptly) {
@@ -516,12 +549,12 @@ TEST_F(PluginPrograms, KcatSpreadsTheFleetHotKeyOverItsSaltsAndLeavesColdKeysAlo
   };
   auto kcat = [&](const std::string& topic, const std::string& input, bool plugin,
                   std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"kcat", "-P", "-b", cluster.bootstraps(), "-t", topic, "-K:",
-                                     "-l", input};
+    std::vector<std::string> args = {"kcat", "-P", "-b", cluster.bootstraps(), "-t", topic,
+                                     "-K:",  "-l", input};
     if (plugin) {
-      std::vector<std::string> p = {"-X", "plugin.library.paths=" + kPlugin, "-X",
-                                    "hotkey.coordinator.url=" + coord.url(), "-X",
-                                    "hotkey.report.interval.ms=100"};
+      std::vector<std::string> p = {"-X", "plugin.library.paths=" + kPlugin,
+                                    "-X", "hotkey.coordinator.url=" + coord.url(),
+                                    "-X", "hotkey.report.interval.ms=100"};
       args.insert(args.end(), p.begin(), p.end());
     }
     args.insert(args.end(), extra.begin(), extra.end());
@@ -614,11 +647,11 @@ TEST_F(PluginPrograms, PythonProducersBalanceLikeTheCppWrapper) {
   auto python_round = [&](int records, int startup_wait_ms) {
     std::vector<pid_t> pids;
     for (int w = 0; w < 4; ++w) {
-      pids.push_back(spawn({python, script, "--bootstrap", cluster.bootstraps(), "--topic", "py",
-                            "--plugin", kPlugin, "--url", coord.url(), "--records",
-                            std::to_string(records), "--producer-id", "py-" + std::to_string(w),
-                            "--startup-wait-ms", std::to_string(startup_wait_ms)},
-                           "", (dir_ / ("py-" + std::to_string(w) + ".log")).string()));
+      pids.push_back(spawn(
+          {python, script, "--bootstrap", cluster.bootstraps(), "--topic", "py", "--plugin",
+           kPlugin, "--url", coord.url(), "--records", std::to_string(records), "--producer-id",
+           "py-" + std::to_string(w), "--startup-wait-ms", std::to_string(startup_wait_ms)},
+          "", (dir_ / ("py-" + std::to_string(w) + ".log")).string()));
     }
     for (size_t w = 0; w < pids.size(); ++w) {
       EXPECT_EQ(wait_exit(pids[w]), 0) << slurp(dir_ / ("py-" + std::to_string(w) + ".log"));
@@ -637,7 +670,21 @@ TEST_F(PluginPrograms, PythonProducersBalanceLikeTheCppWrapper) {
                          {"hotkey.topics", "cpp"}};
         Producer p(props);
         if (wait_list) {
-          p.client().wait_for_version(p.client().topic("cpp"), 1, seconds(30));
+          TopicId id = p.client().topic("cpp");
+          p.client().wait_for_version(id, 1, seconds(30));
+          // The wrapper salts only once it knows the partition count, which it otherwise learns
+          // from the first records librdkafka partitions (those go unsalted); the plugin's
+          // callback is deferred by librdkafka until metadata arrives. Give the wrapper the
+          // count from metadata first, so both start the measured round on equal terms.
+          rd_kafka_topic_t* rkt = rd_kafka_topic_new(p.handle(), "cpp", nullptr);
+          const rd_kafka_metadata_t* md = nullptr;
+          if (rd_kafka_metadata(p.handle(), 0, rkt, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            if (md->topic_cnt == 1 && md->topics[0].partition_cnt > 0) {
+              p.client().router().observe_partitions(id, md->topics[0].partition_cnt);
+            }
+            rd_kafka_metadata_destroy(md);
+          }
+          rd_kafka_topic_destroy(rkt);
         }
         for (int i = 0; i < records; ++i) {
           while (p.produce("cpp", key_of(i), "x").error == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
@@ -687,7 +734,8 @@ TEST_F(PluginPrograms, PythonProducersBalanceLikeTheCppWrapper) {
   double cpp_ratio = max_over_avg(cpp0, cpp1);
   // Without salting the hot key's partition alone would hold half the records: max/avg >= 6.
   std::vector<int64_t> naive(kPartitions, 0);
-  for (int i = 0; i < kRecords; ++i) naive[test::oracle(HashFamily::kCrc32, key_of(i), kPartitions)]++;
+  for (int i = 0; i < kRecords; ++i)
+    naive[test::oracle(HashFamily::kCrc32, key_of(i), kPartitions)]++;
   double naive_ratio = max_over_avg(std::vector<int64_t>(kPartitions, 0), naive);
   std::printf("max/avg: python+plugin %.3f, C++ wrapper %.3f, naive %.3f\n", py_ratio, cpp_ratio,
               naive_ratio);
