@@ -14,6 +14,7 @@
 #include "hotkey/hotkey_list.h"
 #include "hotkey/report.h"
 #include "kafka_transport.h"
+#include "sigpipe.h"
 
 namespace hotkey::client {
 namespace {
@@ -167,6 +168,7 @@ struct Client::Impl {
 
   // ---- subscriber -------------------------------------------------------------------------
   void subscribe_loop(Subscriber* sub) {
+    detail::block_sigpipe_in_this_thread();
     const std::string topic = router.topic_name(sub->id);
     auto http = make_http(config, config.poll_wait_ms);
     {
@@ -248,6 +250,7 @@ struct Client::Impl {
   };
 
   void report_loop() {
+    detail::block_sigpipe_in_this_thread();
     std::unique_ptr<httplib::Client> http;
     if (!kafka) http = make_http(config, 0);
     {
@@ -346,6 +349,8 @@ struct Client::Impl {
   }
 
   void stop_all() {
+    // Closing a TLS connection to a coordinator that has gone writes to a dead socket.
+    detail::SigpipeGuard no_sigpipe;
     {
       std::lock_guard lock(mu);
       stopping = true;

@@ -16,7 +16,7 @@ namespace hotkey::client {
 // Properties as the application gives them: name -> value, like librdkafka's conf.
 using Properties = std::map<std::string, std::string, std::less<>>;
 
-// How a salted record travels (DESIGN.md "Salted keys").
+// How a salted record travels (docs/CONTRACTS.md "Keys and salted keys").
 enum class RoutingMode : uint8_t {
   kRekey = 0,  // the key becomes key<sep><salt>; its partition is the family hash of that key
   kRoute = 1,  // the key stays; the partition comes from the salt table
