@@ -84,6 +84,9 @@ int main(int argc, char** argv) {
                                    {"hotkey.transport", transport},
                                    {"hotkey.producer.id", id},
                                    {"hotkey.report.interval.ms", "300"},
+                                   // One report per topic per round must fit: the queue bound
+                                   // is per client, not per topic.
+                                   {"hotkey.report.queue.max", "64"},
                                    {"hotkey.topics", topics_arg}};
   if (transport == "http") props["hotkey.coordinator.url"] = coordinator;
   std::atomic<uint64_t> delivered{0}, failed{0};
