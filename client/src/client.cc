@@ -14,6 +14,8 @@
 #include "hotkey/client/sampler.h"
 #include "hotkey/hotkey_list.h"
 #include "hotkey/report.h"
+#include "kafka_transport.h"
+#include "sigpipe.h"
 
 namespace hotkey::client {
 namespace {
@@ -102,12 +104,51 @@ struct Client::Impl {
   std::mutex reporter_http_mu;
   httplib::Client* reporter_http = nullptr;  // guarded by reporter_http_mu
 
+  // hotkey.transport=kafka: reports and lists travel over Kafka topics instead of HTTP.
+  std::unique_ptr<KafkaTransport> kafka;
+
   Impl(const Properties& props, std::optional<HashFamily> fam)
       : config(parse_client_config(props)),
         family(fam ? *fam : config.hash),
-        router(RouterOptions{family, config.salt_policy}) {}
+        router(RouterOptions{family, config.salt_policy}) {
+    if (config.transport == Transport::kKafka) {
+      kafka = std::make_unique<KafkaTransport>(
+          config, router, [this](TopicId id, const std::optional<std::string>& value) {
+            on_list_record(id, value);
+          });
+    }
+  }
 
-  bool enabled() const { return !config.coordinator_url.empty(); }
+  bool enabled() const { return kafka != nullptr || !config.coordinator_url.empty(); }
+
+  // ---- kafka transport: one record of the lists topic ------------------------------------
+  // Validated exactly like a long-poll answer (parse_list_json recomputes every salt); only a
+  // newer version is published. A tombstone (topic deleted) drops the list but keeps the
+  // version floor.
+  void on_list_record(TopicId id, const std::optional<std::string>& value) {
+    const std::string topic = router.topic_name(id);
+    if (!value) {
+      if (router.remove_list(id)) {
+        list_updates.fetch_add(1);
+        std::lock_guard lock(mu);
+        version_cv.notify_all();
+      }
+      return;
+    }
+    try {
+      HotKeyList list = parse_list_json(*value);
+      if (list.topic != topic) throw DecodeError("list for topic \"" + list.topic + "\"");
+      if (!router.publish(list)) {
+        list_errors.fetch_add(1);  // not newer than the list routed with
+        return;
+      }
+      list_updates.fetch_add(1);
+      std::lock_guard lock(mu);
+      version_cv.notify_all();
+    } catch (const std::exception&) {
+      list_errors.fetch_add(1);  // garbage: keep the last good list
+    }
+  }
 
   bool wait_stop(milliseconds d) {
     std::unique_lock lock(mu);
@@ -116,6 +157,7 @@ struct Client::Impl {
 
   // ---- subscriber -------------------------------------------------------------------------
   void subscribe_loop(Subscriber* sub) {
+    detail::block_sigpipe_in_this_thread();
     const std::string topic = router.topic_name(sub->id);
     auto http = make_http(config, config.poll_wait_ms);
     {
@@ -196,6 +238,7 @@ struct Client::Impl {
   struct Pending {
     TopicId topic = 0;
     uint64_t seq = 0;  // the report's seq: unique per client
+    std::string topic_name;
     std::string body;  // encode_report_binary or report_to_json
   };
   enum class Outcome : uint8_t {
@@ -206,13 +249,21 @@ struct Client::Impl {
 
   // The send step, the one place that talks to the coordinator about reports: delivers `batch`
   // (each topic's reports oldest first) and returns one outcome per report, in order.
-  std::vector<Outcome> send_reports(httplib::Client& http,
+  // Over HTTP, or (null `http`) produced to the reports topic with hotkey.transport=kafka.
+  std::vector<Outcome> send_reports(httplib::Client* http,
                                     const std::vector<const Pending*>& batch) {
     std::vector<Outcome> out(batch.size(), Outcome::kRetry);
+    if (kafka) {
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (!kafka->send_report(batch[i]->topic_name, batch[i]->body)) break;
+        out[i] = Outcome::kAccepted;
+      }
+      return out;
+    }
     const std::string content_type =
         config.report_json ? "application/json" : std::string(kReportBinaryContentType);
     for (size_t i = 0; i < batch.size(); ++i) {
-      auto res = http.Post("/v1/reports", batch[i]->body, content_type);
+      auto res = http->Post("/v1/reports", batch[i]->body, content_type);
       if (res && res->status >= 200 && res->status < 300) {
         out[i] = Outcome::kAccepted;
       } else if (res && (res->status == 400 || res->status == 413 || res->status == 422)) {
@@ -225,7 +276,7 @@ struct Client::Impl {
   }
 
   // Sends everything queued; false when something is still waiting (back off).
-  bool flush_queues(httplib::Client& http, std::vector<std::deque<Pending>>& queues) {
+  bool flush_queues(httplib::Client* http, std::vector<std::deque<Pending>>& queues) {
     std::vector<const Pending*> batch;
     for (const auto& q : queues) {
       for (const auto& p : q) batch.push_back(&p);
@@ -237,7 +288,7 @@ struct Client::Impl {
     for (size_t i = 0; i < batch.size(); ++i) {
       switch (outcomes[i]) {
         case Outcome::kAccepted:
-          reports_sent.fetch_add(1);
+          if (!kafka) reports_sent.fetch_add(1);  // kafka: counted when delivered
           done.push_back(batch[i]->seq);
           break;
         case Outcome::kRejected:
@@ -259,7 +310,9 @@ struct Client::Impl {
   }
 
   void report_loop() {
-    auto http = make_http(config, 0);
+    detail::block_sigpipe_in_this_thread();
+    std::unique_ptr<httplib::Client> http;
+    if (!kafka) http = make_http(config, 0);
     {
       std::lock_guard lock(reporter_http_mu);
       reporter_http = http.get();
@@ -285,11 +338,13 @@ struct Client::Impl {
       window_start = now;
       build_reports(queues, static_cast<uint32_t>(std::max<int64_t>(window_ms, 1)), seq);
       if (forced || now >= retry_at) {
-        if (flush_queues(*http, queues)) {
+        if (flush_queues(http.get(), queues)) {
           backoff.reset();
         } else {
           retry_at = Clock::now() + backoff.next();
         }
+        // A forced round (report_now) returns once the brokers acknowledged.
+        if (forced && kafka) kafka->flush(milliseconds(config.http_timeout_ms));
       }
       std::lock_guard lock(mu);
       ++report_rounds;
@@ -334,8 +389,8 @@ struct Client::Impl {
       }
       std::deque<Pending>& q = queues[id];
       try {
-        q.push_back(
-            Pending{id, r.seq, config.report_json ? report_to_json(r) : encode_report_binary(r)});
+        q.push_back(Pending{id, r.seq, r.topic,
+                            config.report_json ? report_to_json(r) : encode_report_binary(r)});
       } catch (const std::exception&) {
         reports_rejected.fetch_add(1);
         continue;
@@ -349,6 +404,8 @@ struct Client::Impl {
   }
 
   void stop_all() {
+    // Closing a TLS connection to a coordinator that has gone writes to a dead socket.
+    detail::SigpipeGuard no_sigpipe;
     {
       std::lock_guard lock(mu);
       stopping = true;
@@ -380,6 +437,7 @@ struct Client::Impl {
       }
       reporter.join();
     }
+    kafka.reset();
   }
 };
 
@@ -408,7 +466,11 @@ TopicId Client::topic(std::string_view name) {
     impl_->samplers.push_back(
         std::make_unique<Sampler>(impl_->config.sketch_capacity, impl_->config.sample_rate));
     impl_->sampler_by_id[id].store(impl_->samplers.back().get(), std::memory_order_release);
-    if (impl_->enabled()) impl_->start_subscriber(id);
+    if (impl_->kafka) {
+      impl_->kafka->add_topic(id);
+    } else if (impl_->enabled()) {
+      impl_->start_subscriber(id);
+    }
   }
   return id;
 }
@@ -455,6 +517,11 @@ ClientStats Client::stats() const {
   ClientStats s;
   s.reports_sent = impl_->reports_sent.load();
   s.reports_failed = impl_->reports_failed.load();
+  if (impl_->kafka) {
+    KafkaTransportStats k = impl_->kafka->stats();
+    s.reports_sent += k.reports_delivered;
+    s.reports_failed += k.reports_undelivered;
+  }
   s.reports_rejected = impl_->reports_rejected.load();
   s.reports_dropped = impl_->reports_dropped.load();
   s.list_updates = impl_->list_updates.load();
