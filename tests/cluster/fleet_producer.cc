@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  producer.flush(30000);
+  producer.flush(120000);
   stop_sampler.store(true);
   sampler.join();
   write_status(true);
