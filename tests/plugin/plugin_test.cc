@@ -39,7 +39,10 @@ using test::eventually;
 using test::LoopbackServer;
 using test::make_list;
 
-const std::string kPlugin = std::string(HOTKEY_LIB_DIR) + "/libhotkey-rdkafka.so";
+// The build's plugin, or $HOTKEY_PLUGIN (an installed one, or a sanitizer build of it).
+const std::string kPlugin = std::getenv("HOTKEY_PLUGIN") != nullptr
+                                ? std::string(std::getenv("HOTKEY_PLUGIN"))
+                                : std::string(HOTKEY_LIB_DIR) + "/libhotkey-rdkafka.so";
 constexpr int kPartitions = 12;
 
 // ---- helpers ----------------------------------------------------------------------------------
@@ -249,6 +252,7 @@ TEST(PluginConf, DuplicatedConfigurationKeepsThePluginAndItsProperties) {
   original.must("hotkey.topics", "dup");
   original.must("hotkey.startup.wait.ms", "30000");
   Conf copy;
+  rd_kafka_conf_destroy(copy.conf);
   copy.conf = rd_kafka_conf_dup(original.conf);
   rd_kafka_conf_destroy(original.conf);  // the copy must not depend on the original
   original.conf = nullptr;
