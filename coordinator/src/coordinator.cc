@@ -37,7 +37,6 @@ constexpr uint64_t kDuplicateWindow = 1024;
 // Keeps what the planner's latest-round estimate needs from `r`: its records and its keys at
 // least kLatestKeepFraction of the hot threshold (few per report; none in a uniform tail).
 void keep_latest(ProducerInfo& p, const Report& r, const TopicSettings& s, int32_t partitions) {
-  const double scale = r.sample_rate > 0 && r.sample_rate < 1.0 ? 1.0 / r.sample_rate : 1.0;
   p.last_total = static_cast<double>(r.total);
   p.last_keys.clear();
   if (partitions <= 0 || r.sketch_total == 0) return;
@@ -48,7 +47,7 @@ void keep_latest(ProducerInfo& p, const Report& r, const TopicSettings& s, int32
     const double g = static_cast<double>(item.count - item.error);
     if (g < keep) continue;
     const double mid = static_cast<double>(item.count) - 0.5 * static_cast<double>(item.error);
-    p.last_keys.push_back({item.key, LatestCount{g * scale, mid * scale}});
+    p.last_keys.push_back({item.key, LatestCount{scaled_records(r, g), scaled_records(r, mid)}});
   }
   if (p.last_keys.size() > kLatestKeepMax) {
     std::partial_sort(
@@ -125,8 +124,20 @@ Coordinator::Coordinator(const CoordinatorConfig& config, Store& store, Metrics&
       board_(config.max_waiters),
       started_ms_(clock.now_ms()) {
   std::string error;
-  auto stored = store_.load(&error);
+  std::vector<std::string> skipped;
+  auto stored = store_.load(&error, &skipped);
   if (!error.empty()) throw std::runtime_error(error);
+  // A damaged list is derived data: planned again from fresh reports, above the topic's
+  // persisted version counter, instead of keeping the whole service down.
+  for (const std::string& what : skipped) {
+    metrics_.store_record_skipped();
+    std::cerr << json{{"ts_ms", clock_.now_ms()},
+                      {"level", "error"},
+                      {"event", "store_record_skipped"},
+                      {"error", what}}
+                     .dump(-1, ' ', false, json::error_handler_t::replace)
+              << std::endl;
+  }
   for (auto& [name, st] : stored) {
     auto t = std::make_unique<Topic>(name, config_, metrics_.topic(name));
     t->pins = std::move(st.pins);
@@ -282,11 +293,10 @@ bool Coordinator::shows_new_hot_key(const Topic& t, const Report& r, const Topic
   // fleet-wide recent view.
   const double bar =
       kFastEntryFactor * s.hot_fraction / t.partitions * static_cast<double>(r.sketch_total);
-  const double scale = r.sample_rate > 0 && r.sample_rate < 1.0 ? 1.0 / r.sample_rate : 1.0;
   for (const auto& item : r.items) {
     if (item.count <= item.error) continue;
     const double g = static_cast<double>(item.count - item.error);
-    if (g < bar || g * scale < kFastEntryMinRecords) continue;
+    if (g < bar || scaled_records(r, g) < kFastEntryMinRecords) continue;
     if (t.hot.contains(item.key) || t.pins.contains(item.key) || t.denies.contains(item.key)) {
       continue;
     }
@@ -420,46 +430,68 @@ void Coordinator::tick() {
   const int64_t now = clock_.now_ms();
   for (Topic* t : all) {
     if (!owns(t->name)) continue;
-    std::lock_guard lock(t->mu);
-    int32_t live_partitions = 0;
-    for (auto it = t->producers.begin(); it != t->producers.end();) {
-      if (now - it->second.last_seen_ms > config_.producer_timeout_ms) {
-        it = t->producers.erase(it);
-      } else {
-        live_partitions = std::max(live_partitions, it->second.partitions);
-        ++it;
-      }
+    // One topic's failure (a plan that throws) is logged, counted and skipped: the topic
+    // keeps its published list, and the other topics are planned as usual.
+    try {
+      tick_topic(*t, now);
+    } catch (const std::exception& e) {
+      plan_failed(t->name, e.what());
     }
-    // Partition counts only shrink when no live producer still sees the larger count.
-    if (live_partitions > 0 && live_partitions != t->partitions) t->partitions = live_partitions;
-    t->m.producers->Set(static_cast<double>(t->producers.size()));
-    StoreBatch batch;
-    std::map<std::string, Pin> pins = t->pins;
-    bool expired = false;
-    for (auto it = pins.begin(); it != pins.end();) {
-      if (it->second.expires_at_ms > 0 && it->second.expires_at_ms <= now) {
-        batch.delete_pin(t->name, it->first);
-        AuditEntry a;
-        a.at_ms = now;
-        a.who = "system";
-        a.action = "pin_expired";
-        a.topic = t->name;
-        a.key = it->first;
-        a.detail = json{{"reason", it->second.reason}, {"by", it->second.by}}.dump(
-            -1, ' ', false, json::error_handler_t::replace);
-        batch.append_audit(std::move(a));
-        it = pins.erase(it);
-        expired = true;
-      } else {
-        ++it;
-      }
-    }
-    StoreStatus st = replan_locked(*t, std::move(batch), expired ? "pin_expired" : "detection",
-                                   nullptr, expired ? &pins : nullptr, nullptr, std::nullopt);
-    if (!st.ok) log_store_error(t->name, st);
   }
   metrics_.set_store_healthy(store_.healthy());
   metrics_.set_waiters(board_.waiters());
+}
+
+void Coordinator::tick_topic(Topic& topic, int64_t now) {
+  Topic* t = &topic;
+  std::lock_guard lock(t->mu);
+  int32_t live_partitions = 0;
+  for (auto it = t->producers.begin(); it != t->producers.end();) {
+    if (now - it->second.last_seen_ms > config_.producer_timeout_ms) {
+      it = t->producers.erase(it);
+    } else {
+      live_partitions = std::max(live_partitions, it->second.partitions);
+      ++it;
+    }
+  }
+  // Partition counts only shrink when no live producer still sees the larger count.
+  if (live_partitions > 0 && live_partitions != t->partitions) t->partitions = live_partitions;
+  t->m.producers->Set(static_cast<double>(t->producers.size()));
+  StoreBatch batch;
+  std::map<std::string, Pin> pins = t->pins;
+  bool expired = false;
+  for (auto it = pins.begin(); it != pins.end();) {
+    if (it->second.expires_at_ms > 0 && it->second.expires_at_ms <= now) {
+      batch.delete_pin(t->name, it->first);
+      AuditEntry a;
+      a.at_ms = now;
+      a.who = "system";
+      a.action = "pin_expired";
+      a.topic = t->name;
+      a.key = it->first;
+      a.detail = json{{"reason", it->second.reason}, {"by", it->second.by}}.dump(
+          -1, ' ', false, json::error_handler_t::replace);
+      batch.append_audit(std::move(a));
+      it = pins.erase(it);
+      expired = true;
+    } else {
+      ++it;
+    }
+  }
+  StoreStatus st = replan_locked(*t, std::move(batch), expired ? "pin_expired" : "detection",
+                                 nullptr, expired ? &pins : nullptr, nullptr, std::nullopt);
+  if (!st.ok) log_store_error(t->name, st);
+}
+
+void Coordinator::plan_failed(const std::string& topic, const std::string& what) const {
+  metrics_.plan_failed();
+  std::cerr << json{{"ts_ms", clock_.now_ms()},
+                    {"level", "error"},
+                    {"event", "plan_failed"},
+                    {"topic", topic},
+                    {"error", what}}
+                   .dump(-1, ' ', false, json::error_handler_t::replace)
+            << std::endl;
 }
 
 int64_t Coordinator::plan_triggered() {
@@ -484,9 +516,13 @@ int64_t Coordinator::plan_triggered() {
       next = next < 0 ? wait : std::min(next, wait);
       continue;
     }
-    StoreStatus st = replan_locked(*t, StoreBatch{}, "surge", nullptr, nullptr, nullptr,
-                                   std::nullopt, /*triggered=*/true);
-    if (!st.ok) log_store_error(t->name, st);
+    try {
+      StoreStatus st = replan_locked(*t, StoreBatch{}, "surge", nullptr, nullptr, nullptr,
+                                     std::nullopt, /*triggered=*/true);
+      if (!st.ok) log_store_error(t->name, st);
+    } catch (const std::exception& e) {
+      plan_failed(t->name, e.what());
+    }
   }
   if (!later.empty()) {
     std::lock_guard lock(bg_mu_);
@@ -511,11 +547,20 @@ void Coordinator::start_background() {
       if (bg_stop_) break;
       bg_wake_ = false;
       lk.unlock();
-      if (Steady::now() >= next_tick) {
-        tick();
-        next_tick = Steady::now() + interval;
+      // tick() and plan_triggered() contain each topic's failure; this is the last line: an
+      // exception escaping this thread would terminate the process.
+      int64_t wait = -1;
+      try {
+        if (Steady::now() >= next_tick) {
+          next_tick = Steady::now() + interval;
+          tick();
+        }
+        wait = plan_triggered();
+      } catch (const std::exception& e) {
+        plan_failed("", e.what());
+      } catch (...) {
+        plan_failed("", "unknown exception");
       }
-      const int64_t wait = plan_triggered();
       retry =
           wait < 0 ? Steady::time_point::max() : Steady::now() + std::chrono::milliseconds(wait);
       lk.lock();
@@ -567,8 +612,14 @@ CallResult Coordinator::operator_change(
   a.key = key;
   a.detail = detail;
   uint64_t version = 0;
-  StoreStatus st =
-      replan_locked(*t, std::move(batch), action, &version, &pins, &denies, std::move(a));
+  StoreStatus st;
+  try {
+    st = replan_locked(*t, std::move(batch), action, &version, &pins, &denies, std::move(a));
+  } catch (const std::exception& e) {
+    plan_failed(topic, e.what());
+    return error_result(500, "plan_failed",
+                        std::string("the change was not applied: planning failed: ") + e.what());
+  }
   if (!st.ok) {
     metrics_.set_store_healthy(false);
     return error_result(503, "store", st.error);
@@ -654,9 +705,8 @@ CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
 CallResult Coordinator::pin(const std::string& topic, const std::string& key, uint32_t salts,
                             int64_t ttl_s, const std::string& reason, const std::string& who) {
   const int64_t now = clock_.now_ms();
-  return forward_or_apply(
-      OperatorOp{"pin", topic, key, salts, ttl_s, ttl_s > 0 ? now + ttl_s * 1000 : 0, reason, who,
-                 now});
+  return forward_or_apply(OperatorOp{"pin", topic, key, salts, ttl_s,
+                                     ttl_s > 0 ? now + ttl_s * 1000 : 0, reason, who, now});
 }
 
 CallResult Coordinator::unpin(const std::string& topic, const std::string& key,
@@ -666,8 +716,7 @@ CallResult Coordinator::unpin(const std::string& topic, const std::string& key,
 
 CallResult Coordinator::deny(const std::string& topic, const std::string& key,
                              const std::string& reason, const std::string& who) {
-  return forward_or_apply(
-      OperatorOp{"deny", topic, key, 0, 0, 0, reason, who, clock_.now_ms()});
+  return forward_or_apply(OperatorOp{"deny", topic, key, 0, 0, 0, reason, who, clock_.now_ms()});
 }
 
 CallResult Coordinator::allow(const std::string& topic, const std::string& key,

@@ -181,6 +181,10 @@ class Coordinator final : public ReportSink {
   // How long after a topic's first report keys may enter on the fast path (warm-up).
   int64_t fast_detect_after_ms() const;
   void log_store_error(const std::string& topic, const StoreStatus& st) const;
+  // One topic's share of tick(); may throw (tick() catches per topic).
+  void tick_topic(Topic& t, int64_t now);
+  // Logs and counts a failed plan (`topic` empty: outside any one topic).
+  void plan_failed(const std::string& topic, const std::string& what) const;
   CallResult operator_change(
       const std::string& topic, const std::string& key, const std::string& who,
       const std::string& action, const std::string& detail,

@@ -460,22 +460,19 @@ void HttpServer::install_routes() {
   // One decoded report (or the reason it was refused) through the coordinator: the answer's
   // status and JSON body, shared by the single and the batch form.
   auto ingest_one = [this, &cfg](const std::function<Report(const ReportLimits&)>& decode) {
-    ReportLimits lim = cfg.limits;
-    // Decode with room to spare so "too many items" gets its own 413; the body size bounds it.
-    lim.max_items = std::numeric_limits<uint32_t>::max();
+    // The decoders count the items before parsing them: a report over max_items costs no
+    // more than reading up to its first extra item, and gets its own 413 (LimitError).
+    const ReportLimits& lim = cfg.limits;
     Report report;
     try {
       report = decode(lim);
+    } catch (const LimitError& e) {
+      metrics_.rejected("too_many_items");
+      return std::pair<int, json>(413,
+                                  json{{"error", std::string("report too large: ") + e.what()}});
     } catch (const DecodeError& e) {
       metrics_.rejected("decode");
       return std::pair<int, json>(400, json{{"error", std::string("bad report: ") + e.what()}});
-    }
-    if (report.items.size() > cfg.limits.max_items) {
-      metrics_.rejected("too_many_items");
-      return std::pair<int, json>(
-          413, json{{"error", "report has " + std::to_string(report.items.size()) +
-                                  " sketch items, at most max_items=" +
-                                  std::to_string(cfg.limits.max_items) + " allowed"}});
     }
     const std::string topic = report.topic;
     CallResult r = coord_.ingest(std::move(report));

@@ -99,7 +99,18 @@ Metrics::Metrics()
                             .Help("Connections closed after request_timeout_s outside a "
                                   "handler (slow or idle clients)")
                             .Register(*registry_)
-                            .Add({})) {
+                            .Add({})),
+      store_records_skipped_(&BuildCounter()
+                                  .Name("hotkey_store_records_skipped_total")
+                                  .Help("Damaged list or topic-meta records left out when the "
+                                        "data dir was loaded (replanned from fresh reports)")
+                                  .Register(*registry_)
+                                  .Add({})),
+      plan_errors_(&BuildCounter()
+                        .Name("hotkey_plan_errors_total")
+                        .Help("Topic plans that failed; the topic keeps its published list")
+                        .Register(*registry_)
+                        .Add({})) {
   store_healthy_->Set(1);
 }
 

@@ -45,6 +45,11 @@ class Metrics {
   // A connection closed for spending request_timeout_s outside handlers (slow-loris).
   void connection_cut() { connections_cut_->Increment(); }
 
+  // A damaged list or topic-meta record left out when the store was loaded.
+  void store_record_skipped() { store_records_skipped_->Increment(); }
+  // A topic whose plan failed (logged; the topic keeps its published list until a plan works).
+  void plan_failed() { plan_errors_->Increment(); }
+
   // Prometheus text exposition of every metric.
   std::string serialize() const;
 
@@ -68,6 +73,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& requests_rejected_;
   prometheus::Gauge* connections_;
   prometheus::Counter* connections_cut_;
+  prometheus::Counter* store_records_skipped_;
+  prometheus::Counter* plan_errors_;
 };
 
 }  // namespace hotkey::coordinator

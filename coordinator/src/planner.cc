@@ -11,6 +11,14 @@
 namespace hotkey::coordinator {
 namespace {
 
+// Every figure a plan derives goes through one of these, so it is finite by construction
+// whatever the reports claimed: a share is a fraction in [0, 1] (NaN counts as 0), anything
+// else a finite number >= 0 (NaN and infinities count as 0).
+double unit(double v) { return v > 0 ? std::min(v, 1.0) : 0.0; }
+double finite_nonneg(double v) {
+  return v > 0 && v <= std::numeric_limits<double>::max() ? v : 0.0;
+}
+
 struct Candidate {
   const SpaceSaving::Item* item;
   double share;
@@ -142,8 +150,9 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   const int32_t P = in.partitions;
   if (P <= 0) return out;
   const double fair = 1.0 / P;
-  const double total = in.total;
-  const double per_count_rate = total > 0 ? in.rate / total : 0.0;
+  const double total = finite_nonneg(in.total);
+  const double topic_rate = finite_nonneg(in.rate);
+  const double per_count_rate = total > 0 ? topic_rate / total : 0.0;
 
   SaltSpace space;
   space.family = in.hash;
@@ -156,7 +165,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   ranked.reserve(in.items.size());
   for (const auto& item : in.items) {
     double g = static_cast<double>(item.guaranteed());
-    Candidate c{&item, total > 0 ? g / total : 0.0, g * per_count_rate, -1};
+    Candidate c{&item, total > 0 ? unit(g / total) : 0.0, finite_nonneg(g * per_count_rate), -1};
     ranked.push_back(c);
   }
   std::sort(ranked.begin(), ranked.end(), [](const Candidate& a, const Candidate& b) {
@@ -190,19 +199,21 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     double traffic = 0;  // midpoint
   };
   std::unordered_map<std::string_view, Recent> recent_by_key;
-  if (in.recent_total > 0) {
+  const double recent_total = finite_nonneg(in.recent_total);
+  if (recent_total > 0) {
     for (const auto& item : in.recent_items) {
       recent_by_key.emplace(item.key,
-                            Recent{static_cast<double>(item.guaranteed()) / in.recent_total,
-                                   traffic(item) / in.recent_total});
+                            Recent{unit(static_cast<double>(item.guaranteed()) / recent_total),
+                                   unit(traffic(item) / recent_total)});
     }
   }
+  const double latest_total = finite_nonneg(in.latest_total);
   // The latest report round where it holds the key, else the recent epochs.
   auto recent_of = [&](const std::string& key) {
-    if (in.latest_total > 0) {
+    if (latest_total > 0) {
       if (auto it = in.latest.find(key); it != in.latest.end()) {
-        return Recent{it->second.guaranteed / in.latest_total,
-                      it->second.traffic / in.latest_total};
+        return Recent{unit(it->second.guaranteed / latest_total),
+                      unit(it->second.traffic / latest_total)};
       }
     }
     auto it = recent_by_key.find(key);
@@ -212,7 +223,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   // departs: a surge is sized for its current traffic, not its average over a window it only
   // partly filled, and a key that moved away stops holding partitions.
   auto choose = [&](double window, double recent) {
-    if (!(in.recent_total > 0)) return window;
+    if (!(recent_total > 0)) return window;
     return std::abs(recent - window) <= kRecentDeparture * window ? window : recent;
   };
   // The share a listed key is published with (guaranteed).
@@ -220,10 +231,10 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     return choose(share_of(key), recent_of(key).share);
   };
   auto traffic_share_of = [&](const std::string& key) {
-    return choose(total > 0 ? traffic_of(key) / total : 0.0, recent_of(key).traffic);
+    return choose(total > 0 ? unit(traffic_of(key) / total) : 0.0, recent_of(key).traffic);
   };
   // Partition-load units: records behind partition_load (0 when no usable load).
-  const double load_units = total * in.load_scale;
+  const double load_units = finite_nonneg(total * in.load_scale);
   // A key's traffic to come, in partition-load units.
   auto demand_of = [&](const std::string& key) { return traffic_share_of(key) * load_units; };
   auto salted_of = [&](const std::string& key) {
@@ -234,7 +245,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   // units less what its lists salted out of the load.
   auto routed_of = [&](const std::string& key) {
     if (!(load_units > 0)) return 0.0;
-    return std::max(0.0, traffic_of(key) * in.load_scale - salted_of(key));
+    return finite_nonneg(traffic_of(key) * in.load_scale - salted_of(key));
   };
   auto home_of = [&](const std::string& key) { return partition_for(in.hash, key, P); };
 
@@ -300,7 +311,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     };
     for (const auto& [key, c] : in.latest) consider(key, c.guaranteed);
     for (const auto& item : in.recent_items) {
-      if (in.recent_total > 0 && static_cast<double>(item.guaranteed()) >= bar * in.recent_total) {
+      if (recent_total > 0 && static_cast<double>(item.guaranteed()) >= bar * recent_total) {
         consider(item.key, static_cast<double>(item.guaranteed()));
       }
     }
@@ -310,7 +321,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     for (const auto& [r, key] : fresh) {
       if (hot.size() >= cap_detected) break;
       const Candidate& c = by_key.find(key)->second;
-      if (!eligible(c) || r * in.rate < s.min_rate) continue;
+      if (!eligible(c) || r * topic_rate < s.min_rate) continue;
       hot[c.item->key] = HotState{in.now_ms, -1, std::max(r, c.share)};
     }
   }
@@ -331,6 +342,7 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   const bool published_fits = in.published && in.published->partitions == P;
   std::vector<double> cold = in.cold_load;
   if (cold.size() != static_cast<size_t>(P)) cold.assign(P, 0.0);
+  for (double& v : cold) v = finite_nonneg(v);
   auto planned = [&](const std::string& key) { return hot.contains(key) || pins.contains(key); };
   for (const auto& [key, records] : in.salted) {
     if (!planned(key)) apply_traffic(cold, {}, home_of(key), records, 1.0);
@@ -431,8 +443,8 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     k.key = key;
     k.salts = std::move(salts);
     k.source = src;
-    k.share = current_share_of(key);
-    k.rate = k.share * in.rate;
+    k.share = unit(current_share_of(key));
+    k.rate = finite_nonneg(k.share * topic_rate);
     return k;
   };
   std::vector<HotKey> pinned_keys, detected_keys;

@@ -44,7 +44,8 @@ std::string audit_key(uint64_t seq) {
 }  // namespace
 
 void StoreBatch::put_list(const HotKeyList& list) {
-  puts_.emplace_back(list_key(list.topic), list_to_json(list));
+  std::string record = encode_list_record(list);  // throws before anything is queued
+  puts_.emplace_back(list_key(list.topic), std::move(record));
   puts_.emplace_back(version_key(list.topic), encode_version_record(list.version));
 }
 void StoreBatch::put_topic_meta(const std::string& topic, const TopicMeta& meta) {
@@ -187,7 +188,8 @@ std::unique_ptr<Store> Store::open(const std::string& dir, std::string* error) {
   return std::unique_ptr<Store>(new Store(std::move(impl)));
 }
 
-std::map<std::string, StoredTopic> Store::load(std::string* error) const {
+std::map<std::string, StoredTopic> Store::load(std::string* error,
+                                               std::vector<std::string>* skipped) const {
   std::map<std::string, StoredTopic> out;
   std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
@@ -195,7 +197,13 @@ std::map<std::string, StoredTopic> Store::load(std::string* error) const {
     try {
       load_record(key, it->value().ToString(), out);
     } catch (const std::exception& e) {
-      *error = "corrupt record '" + printable_key(key) + "' in the data dir: " + e.what();
+      const std::string what =
+          "corrupt record '" + printable_key(key) + "' in the data dir: " + e.what();
+      if (key.starts_with("l/") || key.starts_with("t/")) {
+        if (skipped) skipped->push_back(what);
+        continue;
+      }
+      *error = what;
       return {};
     }
   }

@@ -103,8 +103,12 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  // Everything persisted, by topic.
-  std::map<std::string, StoredTopic> load(std::string* error) const;
+  // Everything persisted, by topic. A damaged record that is derived from reports (a list,
+  // topic metadata) is left out and described in *skipped: the coordinator plans it again
+  // from fresh reports, above the topic's version counter. A damaged pin, deny or version
+  // counter sets *error instead (operator intent and version order cannot be guessed).
+  std::map<std::string, StoredTopic> load(std::string* error,
+                                          std::vector<std::string>* skipped = nullptr) const;
 
   // Atomic, synced write. `latency_s` (optional) receives the write's duration.
   StoreStatus write(StoreBatch& batch, double* latency_s = nullptr);

@@ -100,6 +100,23 @@ std::string audit_to_json(const AuditEntry& a) {
   return j.dump();
 }
 
+ReportLimits store_limits() {
+  ReportLimits limits;
+  limits.max_items = std::numeric_limits<uint32_t>::max();
+  limits.max_key_bytes = std::numeric_limits<uint32_t>::max();
+  limits.max_partitions = std::numeric_limits<int32_t>::max();
+  return limits;
+}
+
+std::string encode_list_record(const HotKeyList& list) {
+  validate_list(list, store_limits());
+  return list_to_json(list);
+}
+
+HotKeyList decode_list_record(std::string_view text) {
+  return parse_list_json(text, store_limits());
+}
+
 std::string encode_pin_record(const Pin& p) {
   json j;
   put_key(j, p.key);
@@ -157,7 +174,7 @@ TopicMeta decode_topic_meta_record(std::string_view text) {
   const std::string what = "topic meta";
   const json j = parse_object(text, what);
   TopicMeta m;
-  const auto max_partitions = static_cast<uint64_t>(ReportLimits{}.max_partitions);
+  const auto max_partitions = static_cast<uint64_t>(store_limits().max_partitions);
   m.partitions = static_cast<int32_t>(
       unsigned_field(field(j, "partitions", what), "partitions", what, max_partitions));
   if (m.partitions < 1) fail("topic meta record: 'partitions' must be at least 1");
@@ -215,7 +232,7 @@ void load_record(std::string_view key, std::string_view value,
   switch (kind) {
     case 'l': {
       const std::string topic = topic_of(rest, key);
-      HotKeyList list = parse_list_json(value);
+      HotKeyList list = decode_list_record(value);
       if (list.topic != topic) fail("list record of '" + topic + "' holds another topic's list");
       topics[topic].list = std::move(list);
       return;

@@ -9,9 +9,22 @@
 #include <string>
 #include <string_view>
 
+#include "hotkey/hotkey_list.h"
+#include "hotkey/report.h"
 #include "store.h"
 
 namespace hotkey::coordinator {
+
+// The bounds the list and topic-meta decoders apply: the invariants only (positive partition
+// count, verified salt tables, shares in [0, 1], finite rates...), not the report limits of the
+// configuration in force, so a coordinator restarted with tighter limits still reads its data.
+ReportLimits store_limits();
+
+// A list as the store keeps it: validated with exactly the rules decode_list_record applies,
+// so nothing is ever written that a restart would refuse. Throws DecodeError (and writes
+// nothing) for a list that breaks them.
+std::string encode_list_record(const HotKeyList& list);
+HotKeyList decode_list_record(std::string_view text);
 
 std::string encode_pin_record(const Pin& pin);
 Pin decode_pin_record(std::string_view text);

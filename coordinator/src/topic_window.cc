@@ -2,17 +2,31 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace hotkey::coordinator {
 
+double scaled_records(const Report& r, double sampled) {
+  const double total = static_cast<double>(r.total);
+  if (!(sampled > 0)) return 0.0;
+  if (!(r.sample_rate < 1.0)) return std::min(sampled, total);
+  const double x = sampled / r.sample_rate;
+  return x < total ? x : total;  // also a NaN or infinity from an unvalidated rate
+}
+
 SpaceSaving scaled_report_sketch(const Report& r) {
   try {
+    // Checks sample_rate >= kMinSampleRate and the counts against the totals first: the
+    // scaling below relies on both.
     if (r.sample_rate >= 1.0) return report_sketch(r);
-    const double scale = 1.0 / r.sample_rate;
-    auto scaled = [scale](uint64_t v) {
-      double x = std::round(static_cast<double>(v) * scale);
-      return x >= 1.8e19 ? uint64_t{1} << 63 : static_cast<uint64_t>(x);
+    validate_report(
+        r, ReportLimits{std::numeric_limits<uint32_t>::max(), std::numeric_limits<uint32_t>::max(),
+                        std::numeric_limits<int32_t>::max(), std::numeric_limits<size_t>::max()});
+    // Monotone and capped at the report's total, so error <= count <= total still holds.
+    auto scaled = [&r](uint64_t v) {
+      const double x = std::round(scaled_records(r, static_cast<double>(v)));
+      return x >= static_cast<double>(r.total) ? r.total : static_cast<uint64_t>(x);
     };
     std::vector<SpaceSaving::Item> items;
     items.reserve(r.items.size());
@@ -66,7 +80,11 @@ void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, 
     const size_t n = e.partition_counts.size();
     std::vector<double> cold(n);
     for (size_t i = 0; i < n; ++i) {
-      e.partition_counts[i] += report.partition_counts[i];
+      // Saturates: reports claiming 2^63 records each must not wrap a partition to zero.
+      uint64_t& pc = e.partition_counts[i];
+      if (__builtin_add_overflow(pc, report.partition_counts[i], &pc)) {
+        pc = std::numeric_limits<uint64_t>::max();
+      }
       cold[i] = static_cast<double>(report.partition_counts[i]);
     }
     // The salted keys' records went where their tables sent them (by weight; the client's

@@ -81,8 +81,14 @@ class TopicWindow {
   std::vector<Epoch> epochs_;
 };
 
+// The records behind `sampled` sketch records of `report`: sampled / sample_rate, at most the
+// report's total (a report never stands for more records than it says it sent). Finite for
+// every report that passed validate_report (sample_rate >= kMinSampleRate).
+double scaled_records(const Report& report, double sampled);
+
 // The report's sketch with counts, errors and total scaled by 1/sample_rate (the fleet-wide
-// estimate of real records). Throws DecodeError when the sketch is inconsistent.
+// estimate of real records), each capped at the report's total. Throws DecodeError when the
+// report or its sketch is inconsistent.
 SpaceSaving scaled_report_sketch(const Report& report);
 
 }  // namespace hotkey::coordinator

@@ -2,6 +2,7 @@
 // keep pins, denies, lists and versions (never regressing); foreign and corrupt data dirs are
 // refused with a clear message and a non-zero exit, not a crash.
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -263,6 +264,137 @@ TEST(CoordinatorProcess, SecondCoordinatorOnAHeldAddressExitsFourAndRestartReuse
   EXPECT_EQ(first.terminate(), 0);
   Process again(dir.path() / "one", dir.path() / "again.log", addr);
   EXPECT_EQ(again.wait_port(), port) << read_all(dir.path() / "again.log");
+  EXPECT_EQ(again.terminate(), 0);
+}
+
+bool alive(int port) {
+  auto r = client(port).Get("/healthz");
+  return r && r->status == 200;
+}
+
+// Issue #17 item 1, as the probe found it. Two reports for one topic, the second with
+// sample_rate 5e-324 (in JSON, and in the binary form as the bits 0x1): both were answered 200
+// and about a second later the process aborted (an exception out of the detection thread).
+// sample_rate 1e-300 published and persisted a share of 9.2e9, and the next start refused the
+// data dir (exit 3). Now such rates are refused (400); the smallest valid rate, claiming its
+// whole sketch stands for a million times more records than the report sent, publishes shares
+// in [0, 1] that the next start reads back.
+TEST(CoordinatorProcess, ExtremeSampleRatesNeitherKillNorBrickTheCoordinator) {
+  TempDir dir;
+  const auto data = dir.path() / "data";
+  const auto log = dir.path() / "coordinator.log";
+  json published;
+  {
+    Process p(data, log);
+    int port = p.wait_port();
+    ASSERT_NE(port, 0) << read_all(log);
+    auto c = client(port);
+    const std::map<std::string, uint64_t> counts{{"hot", 900}, {"x", 100}};
+    auto r = c.Post("/v1/reports", report_to_json(make_report("p", "orders", 8, 1, counts)),
+                    "application/json");
+    ASSERT_TRUE(r && r->status == 200);
+    for (double rate : {5e-324, 1e-300}) {
+      Report bad = make_report("q", "orders", 8, 1, counts);
+      bad.sample_rate = rate;
+      r = c.Post("/v1/reports", report_to_json(bad), "application/json");
+      ASSERT_TRUE(r);
+      EXPECT_EQ(r->status, 400) << rate << ": " << r->body;
+      r = c.Post("/v1/reports", encode_report_binary(bad), std::string(kReportBinaryContentType));
+      ASSERT_TRUE(r);
+      EXPECT_EQ(r->status, 400) << rate << ": " << r->body;
+    }
+    // Reports at the smallest valid rate, past the 5 s warm-up, so detection publishes (and
+    // persists) a list planned from them. The old build died during this loop.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(7);
+    for (uint64_t seq = 2; std::chrono::steady_clock::now() < until; ++seq) {
+      for (const char* producer : {"p", "q"}) {
+        Report tiny = make_report(producer, "orders", 8, seq, counts);
+        tiny.sample_rate = kMinSampleRate;
+        r = c.Post("/v1/reports", report_to_json(tiny), "application/json");
+        ASSERT_TRUE(r) << "the coordinator stopped answering:\n" << read_all(log);
+        ASSERT_EQ(r->status, 200) << r->body;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    ASSERT_TRUE(alive(port)) << read_all(log);
+    published = get_list(port);
+    ASSERT_FALSE(published.is_null());
+    ASSERT_FALSE(published["keys"].empty()) << published.dump();
+    for (const auto& k : published["keys"]) {
+      EXPECT_GE(k["share"].get<double>(), 0.0) << k.dump();
+      EXPECT_LE(k["share"].get<double>(), 1.0) << k.dump();
+    }
+    EXPECT_EQ(p.terminate(), 0) << read_all(log);
+  }
+  EXPECT_EQ(read_all(log).find("terminate called"), std::string::npos) << read_all(log);
+  Process p(data, log);
+  int port = p.wait_port();
+  ASSERT_NE(port, 0) << "the restart refused its own data dir:\n" << read_all(log);
+  EXPECT_EQ(get_list(port)["version"], published["version"]);
+  EXPECT_EQ(p.terminate(), 0);
+}
+
+// Issue #17 item 1: a data dir holding a list record the decoder refuses (as the old build
+// wrote them) no longer keeps the coordinator from starting (it exited 3). The record is
+// skipped, logged and counted; the topic's pins and version counter load, and the list is
+// planned again above the old version.
+TEST(CoordinatorProcess, DamagedListRecordIsSkippedAndTheTopicRepublished) {
+  TempDir dir;
+  const auto data = dir.path() / "data";
+  const auto log = dir.path() / "coordinator.log";
+  json old_list;
+  {
+    Process p(data, log);
+    int port = p.wait_port();
+    ASSERT_NE(port, 0) << read_all(log);
+    auto c = client(port);
+    ASSERT_EQ(c.Post("/v1/reports",
+                     report_to_json(make_report("p", "orders", 8, 1, {{"hot", 900}, {"x", 100}})),
+                     "application/json")
+                  ->status,
+              200);
+    auto r = c.Post("/v1/topics/orders/pins", kOperator,
+                    json{{"key", "vip"}, {"reason", "r"}, {"salts", 3}}.dump(), "application/json");
+    ASSERT_TRUE(r && r->status == 200);
+    old_list = get_list(port);
+    ASSERT_EQ(old_list["version"], 1);
+    EXPECT_EQ(p.terminate(), 0);
+  }
+  {
+    json poisoned = old_list;
+    poisoned["keys"][0]["share"] = 9.2e9;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), data.string(), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "l/orders", poisoned.dump()).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  Process p(data, log);
+  int port = p.wait_port();
+  ASSERT_NE(port, 0) << "refused to start:\n" << read_all(log);
+  const std::string text = read_all(log);
+  EXPECT_NE(text.find("\"store_record_skipped\""), std::string::npos) << text;
+  EXPECT_NE(text.find("keys[0].share"), std::string::npos) << text;
+  auto metrics = client(port).Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("hotkey_store_records_skipped_total 1"), std::string::npos);
+  // The pin loaded; the next tick publishes a list above the persisted version counter.
+  json list;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    list = get_list(port);
+    if (!list.is_null() && list["version"].get<uint64_t>() >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(list.is_null());
+  EXPECT_EQ(list["version"], 2) << list.dump();
+  ASSERT_EQ(list["keys"].size(), 1u) << list.dump();
+  EXPECT_EQ(list["keys"][0]["key"], "vip");
+  EXPECT_EQ(p.terminate(), 0);
+  Process again(data, log);
+  port = again.wait_port();
+  ASSERT_NE(port, 0) << read_all(log);
+  EXPECT_EQ(get_list(port)["version"], 2);
   EXPECT_EQ(again.terminate(), 0);
 }
 

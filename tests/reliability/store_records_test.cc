@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -12,6 +13,7 @@
 #include "../coordinator/test_util.h"
 #include "config.h"
 #include "hotkey/key_codec.h"
+#include "hotkey/salt_planner.h"
 #include "store_records.h"
 
 namespace hotkey::coordinator::test {
@@ -156,6 +158,90 @@ TEST(StoreRecords, StoreLoadRefusesADamagedRecordByName) {
   EXPECT_TRUE(loaded.empty());
   EXPECT_NE(error.find("corrupt record 'v/orders'"), std::string::npos) << error;
   EXPECT_NE(error.find("version record"), std::string::npos) << error;
+}
+
+// A list as the planner published it before issue #17's fix: one report with sample_rate
+// 1e-300 gave its key a share of 9.2e9.
+HotKeyList list_with_share(double share) {
+  HotKeyList list;
+  list.topic = "orders";
+  list.version = 5;
+  list.partitions = 4;
+  SaltSpace space;
+  space.partitions = 4;
+  HotKey k;
+  k.key = "hot";
+  k.salts = plan_salts("hot", 2, space).salts;
+  k.share = share;
+  k.rate = 1e3;
+  list.keys.push_back(k);
+  list.updated_at_ms = 1700000000000;
+  return list;
+}
+
+// Nothing is written that the store's own decoder would refuse at the next start (issue #17
+// item 1: the coordinator persisted such a list and then refused its data dir for good).
+TEST(StoreRecords, ListsAreValidatedWithTheDecodersRulesBeforeTheyAreWritten) {
+  const HotKeyList good = list_with_share(0.5);
+  EXPECT_EQ(decode_list_record(encode_list_record(good)), good);
+  for (double share : {9.2e9, -0.1, std::nan("")}) {
+    EXPECT_EQ(decode_error_of([&] { encode_list_record(list_with_share(share)); }),
+              "keys[0].share: must be a number in [0, 1]");
+    StoreBatch batch;
+    EXPECT_THROW(batch.put_list(list_with_share(share)), DecodeError);
+    EXPECT_TRUE(batch.empty());
+  }
+  HotKeyList before_1970 = good;
+  before_1970.updated_at_ms = -1;
+  EXPECT_THROW(encode_list_record(before_1970), DecodeError);
+  // The store reads what a coordinator configured past the default report limits wrote.
+  HotKeyList wide = good;
+  wide.partitions = 200000;
+  SaltSpace space;
+  space.partitions = wide.partitions;
+  wide.keys[0].salts = plan_salts("hot", 2, space).salts;
+  EXPECT_EQ(decode_list_record(encode_list_record(wide)), wide);
+}
+
+// A damaged list record (derived data) is skipped and named, not fatal: the coordinator plans
+// the topic again from fresh reports above its version counter, which still loads.
+TEST(StoreRecords, StoreLoadSkipsADamagedListAndKeepsTheRest) {
+  TempDir dir;
+  const std::string data = (dir.path() / "data").string();
+  {
+    std::string error;
+    auto store = Store::open(data, &error);
+    ASSERT_TRUE(store) << error;
+    StoreBatch batch;
+    batch.put_list(list_with_share(0.5));
+    batch.put_pin("orders", Pin{"k", 2, 0, "r", "alice", 1});
+    ASSERT_TRUE(store->write(batch).ok);
+  }
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), data, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(
+        db->Put(rocksdb::WriteOptions(), "l/orders", list_to_json(list_with_share(9.2e9))).ok());
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "t/orders", "{").ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  std::string error;
+  auto store = Store::open(data, &error);
+  ASSERT_TRUE(store) << error;
+  std::vector<std::string> skipped;
+  const auto loaded = store->load(&error, &skipped);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(skipped.size(), 2u);
+  EXPECT_NE(skipped[0].find("corrupt record 'l/orders'"), std::string::npos) << skipped[0];
+  EXPECT_NE(skipped[0].find("keys[0].share: must be a number in [0, 1]"), std::string::npos);
+  EXPECT_NE(skipped[1].find("corrupt record 't/orders'"), std::string::npos) << skipped[1];
+  ASSERT_TRUE(loaded.contains("orders"));
+  const StoredTopic& t = loaded.at("orders");
+  EXPECT_FALSE(t.list.has_value());
+  EXPECT_FALSE(t.meta.has_value());
+  EXPECT_EQ(t.version, 5u);  // the version counter survives: the next list is version 6
+  EXPECT_TRUE(t.pins.contains("k"));
 }
 
 // Found by fuzz/config_json: a number too large for a double escaped as nlohmann's
