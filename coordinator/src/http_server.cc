@@ -674,6 +674,27 @@ void HttpServer::install_routes() {
               return send_error(res, 400, "n must be a positive integer");
             }
             n = std::min<uint64_t>(n, 1000);
+            // Cluster mode: only the owner has the topic's window; answer with its answer.
+            if (const auto& elsewhere = coord_.cluster_hooks().owner_elsewhere) {
+              if (const std::string url = elsewhere(topic); !url.empty()) {
+                httplib::Client owner(url);
+                owner.set_connection_timeout(2, 0);
+                owner.set_read_timeout(5, 0);
+                httplib::Headers h;
+                if (req.has_header("Authorization")) {
+                  h.emplace("Authorization", req.get_header_value("Authorization"));
+                }
+                auto r = owner.Get(req.path + "?n=" + std::to_string(n), h);
+                if (!r) {
+                  return send_error(res, 502, "the owner of '" + topic + "' (" + url +
+                                                  ") did not answer: ask it directly");
+                }
+                res.status = r->status;
+                res.set_header("X-Hotkey-Owner", url);
+                res.set_content(r->body, "application/json");
+                return;
+              }
+            }
             auto top = coord_.top(topic, n);
             if (!top) return send_error(res, 404, "unknown topic '" + topic + "'");
             json items = json::array();
