@@ -4,8 +4,10 @@
 // the spread, cold keys keep their order, and a coordinator crash blocks nothing.
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,9 +35,21 @@ constexpr int kPartitions = 12;
 constexpr const char* kTopic = "fleet";
 constexpr const char* kOperatorToken = "op-secret";
 
+// A port nothing listens on: bound to find it, then closed. (An httplib::Server left bound
+// here kept listening, since ~Server does not close its socket; the coordinator, which never
+// sets SO_REUSEPORT, could then not bind the port.)
 int free_port() {
-  httplib::Server s;
-  int port = s.bind_to_any_port("127.0.0.1");
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
   return port;
 }
 

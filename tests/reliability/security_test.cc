@@ -755,5 +755,113 @@ TEST(Connections, ConnectionsBeyondTheLimitGetA503AtOnceAndLongPollsAreNotCut) {
   }));
 }
 
+// ---------------------------------------------------------------- HTTP parsing (#17 items 5, 14)
+
+// Sends `bytes` on a fresh connection and returns what the server sends until it closes the
+// connection (or 60 s pass).
+std::string raw_exchange(int port, const std::string& bytes) {
+  const int fd = raw_connect("127.0.0.1", port);
+  if (fd < 0) return "";
+  (void)send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) got.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return got;
+}
+
+std::string status_line(const std::string& answer) { return answer.substr(0, answer.find("\r\n")); }
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+TEST(HttpParsing, AuthorizationFramingPipeliningAndContentTypesAreStrict) {
+  CoordinatorConfig cfg = test_config();
+  cfg.producer_token = "producer-token-1";
+  Harness h(cfg, true);
+  const int port = h.port();
+  const std::string report = report_body("p1", 1);
+  auto post = [&](const std::string& path, const std::string& headers, const std::string& body) {
+    return status_line(raw_exchange(port, "POST " + path + " HTTP/1.1\r\nHost: c\r\n" + headers +
+                                              "Content-Length: " + std::to_string(body.size()) +
+                                              "\r\nConnection: close\r\n\r\n" + body));
+  };
+  auto get = [&](const std::string& path, const std::string& headers) {
+    return status_line(raw_exchange(
+        port, "GET " + path + " HTTP/1.1\r\nHost: c\r\n" + headers + "Connection: close\r\n\r\n"));
+  };
+  // A NUL (sent raw, or percent-encoded, which httplib decodes) ends nothing: refused.
+  EXPECT_EQ(get("/v1/topics", "Authorization: Bearer producer-token-1%00garbage\r\n"),
+            "HTTP/1.1 401 Unauthorized");
+  EXPECT_EQ(
+      get("/v1/topics", "Authorization: Bearer producer-token-1" + std::string(1, '\0') + "x\r\n"),
+      "HTTP/1.1 401 Unauthorized");
+  // The scheme is case-insensitive.
+  EXPECT_EQ(get("/v1/topics", "Authorization: bearer producer-token-1\r\n"), "HTTP/1.1 200 OK");
+  EXPECT_EQ(get("/v1/topics", "Authorization: BEARER producer-token-1\r\n"), "HTTP/1.1 200 OK");
+
+  // Framing a proxy could read differently is refused.
+  const std::string auth = "Authorization: Bearer producer-token-1\r\n";
+  EXPECT_EQ(
+      status_line(raw_exchange(port, "POST /v1/reports HTTP/1.1\r\nHost: c\r\n" + auth +
+                                         "Content-Type: application/json\r\nContent-Length: " +
+                                         std::to_string(report.size()) +
+                                         "\r\nContent-Length: 5"
+                                         "\r\n\r\n" +
+                                         report)),
+      "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(
+      status_line(raw_exchange(port, "POST /v1/reports HTTP/1.1\r\nHost: c\r\n" + auth +
+                                         "Content-Type: application/json\r\nContent-Length: 5\r\n"
+                                         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")),
+      "HTTP/1.1 400 Bad Request");
+
+  // Pipelined requests are all answered, in order.
+  const std::string two = raw_exchange(port,
+                                       "GET /healthz HTTP/1.1\r\nHost: c\r\n\r\n"
+                                       "GET /v1/topics HTTP/1.1\r\nHost: c\r\n" +
+                                           auth + "Connection: close\r\n\r\n");
+  EXPECT_EQ(count(two, "HTTP/1.1 200 OK"), 2u) << two;
+  EXPECT_NE(two.find("\"topics\""), std::string::npos) << two;
+
+  // Content types: exact media types, case-insensitive, parameters allowed.
+  EXPECT_EQ(post("/v1/reports", auth + "Content-Type: application/jsonfoo\r\n", report),
+            "HTTP/1.1 415 Unsupported Media Type");
+  EXPECT_EQ(post("/v1/reports", auth + "Content-Type: APPLICATION/JSON\r\n", report),
+            "HTTP/1.1 200 OK");
+  EXPECT_EQ(post("/v1/reports", auth + "Content-Type: application/json; charset=utf-8\r\n",
+                 report_body("p1", 2)),
+            "HTTP/1.1 200 OK");
+  const std::string pin = json{{"key", "k"}, {"reason", "r"}}.dump();
+  const std::string op = "Authorization: Bearer " + std::string(kOperatorToken) + "\r\n";
+  EXPECT_EQ(post("/v1/topics/orders/pins", op + "Content-Type: text/plain\r\n", pin),
+            "HTTP/1.1 415 Unsupported Media Type");
+  EXPECT_EQ(post("/v1/topics/orders/pins", op, pin), "HTTP/1.1 415 Unsupported Media Type");
+  EXPECT_FALSE(h.coord().pins("orders") && !h.coord().pins("orders")->empty());
+  EXPECT_EQ(post("/v1/topics/orders/pins", op + "Content-Type: Application/JSON\r\n", pin),
+            "HTTP/1.1 200 OK");
+  // Operator writes are authenticated before the body is read, and a refusal changes nothing.
+  EXPECT_EQ(post("/v1/topics/orders/denies", "Content-Type: application/json\r\n", pin),
+            "HTTP/1.1 401 Unauthorized");
+  EXPECT_FALSE(h.coord().denies("orders") && !h.coord().denies("orders")->empty());
+}
+
+TEST(HttpParsing, MultiRangeRequestsGetTheWholeBodyOnce) {
+  Harness h(test_config(), true);
+  const std::string ranges = "Range: bytes=0-" + [] {
+    std::string r;
+    for (int i = 0; i < 1000; ++i) r += ",0-";
+    return r;
+  }() + "\r\n";
+  const std::string answer = raw_exchange(
+      h.port(), "GET /metrics HTTP/1.1\r\nHost: c\r\n" + ranges + "Connection: close\r\n\r\n");
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 200 OK");
+  EXPECT_LT(answer.size(), 200u * 1024) << "a multi-range answer multiplies the body";
+  EXPECT_EQ(count(answer, "# HELP hotkey_http_connections "), 1u);
+}
+
 }  // namespace
 }  // namespace hotkey::coordinator::test
