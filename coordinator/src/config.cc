@@ -238,6 +238,7 @@ void CoordinatorConfig::validate() const {
   if (request_timeout_s < 1 || request_timeout_s > 86400) {
     fail("request_timeout_s must be 1..86400");
   }
+  cluster.validate();
   defaults.validate();
   for (const auto& [name, s] : topic_overrides) {
     if (!valid_topic_name(name)) fail("topic override '" + name + "' is not a valid topic name");
@@ -334,6 +335,8 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
       c.write_timeout_s = get_number<uint32_t>(v, name);
     } else if (name == "request_timeout_s") {
       c.request_timeout_s = get_number<uint32_t>(v, name);
+    } else if (name == "kafka") {
+      apply_cluster_json(c.cluster, v);
     } else if (name == "topics") {
       if (!v.is_object()) fail("config: 'topics' must be an object of topic: settings");
       for (const auto& [topic, sv] : v.items()) {
@@ -406,7 +409,9 @@ std::string usage_text() {
          "  --tls-key FILE         ... and this PEM private key (env HOTKEY_TLS_KEY)\n"
          "  --tls-client-ca FILE   require client certificates signed by these CAs (mutual TLS;\n"
          "                         env HOTKEY_TLS_CLIENT_CA)\n"
-         "  --help                 this text\n";
+         "  --help                 this text\n"
+         "\n" +
+         std::string(cluster_usage_text());
 }
 
 std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const* argv) {
@@ -415,6 +420,7 @@ std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const*
   std::optional<std::string> operator_tokens_file, producer_token_file, tls_cert, tls_key,
       tls_client_ca;
   std::vector<std::string> operator_tokens;
+  std::vector<std::pair<std::string, std::string>> cluster_flags;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -450,11 +456,15 @@ std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const*
       tls_key = next();
     } else if (arg == "--tls-client-ca") {
       tls_client_ca = next();
+    } else if (is_cluster_flag(arg)) {
+      cluster_flags.emplace_back(arg, next());
     } else {
       fail("unknown option '" + arg + "'");
     }
   }
   if (config_file) apply_config_json(c, read_file(*config_file));
+  apply_cluster_env(c.cluster);
+  for (const auto& [flag, v] : cluster_flags) apply_cluster_flag(c.cluster, flag, v);
   if (const char* env = std::getenv("HOTKEY_OPERATOR_TOKEN"); env && *env) {
     add_operator_token(c, env);
   }

@@ -728,6 +728,20 @@ void HttpServer::install_routes() {
     res.set_content(list_to_json(empty), "application/json");
   });
 
+  // --- cluster mode (docs/CLUSTER.md) ---
+  srv.Get("/v1/cluster",
+          [this, producer_ok, unauthorized](const httplib::Request& req, httplib::Response& res) {
+            if (!producer_ok(req)) return unauthorized(res);
+            const auto& status = coord_.cluster_hooks().status_json;
+            if (!status) {
+              return send_error(res, 404,
+                                "not in cluster mode: this coordinator was started without "
+                                "--kafka (docs/CLUSTER.md)");
+            }
+            res.status = 200;
+            res.set_content(status(), "application/json");
+          });
+
   // --- topics ---
   srv.Get("/v1/topics",
           [this, producer_ok, unauthorized](const httplib::Request& req, httplib::Response& res) {
