@@ -269,6 +269,17 @@ std::unique_ptr<httplib::Server> make_server(const CoordinatorConfig& c) {
   return server;
 }
 
+std::string refusal_message(const CoordinatorConfig& cfg, ConnectionPool::Refusal refusal,
+                            const std::string& peer) {
+  if (refusal == ConnectionPool::Refusal::kMaxPerClient) {
+    return "too many connections from " + peer +
+           " (max_connections_per_client=" + std::to_string(cfg.max_connections_per_client) +
+           "); retry shortly";
+  }
+  return "too many connections (max_connections=" + std::to_string(cfg.connection_limit()) +
+         "); retry shortly";
+}
+
 }  // namespace
 
 HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
@@ -290,6 +301,21 @@ HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
   ConnectionPool::Hooks hooks;
   hooks.connections = [this](size_t n) { metrics_.set_connections(static_cast<double>(n)); };
   hooks.cut = [this] { metrics_.connection_cut(); };
+  if (!c.tls()) {
+    hooks.refusal_answer = [this](ConnectionPool::Refusal refusal, const std::string& peer) {
+      const bool per_client = refusal == ConnectionPool::Refusal::kMaxPerClient;
+      metrics_.request_rejected(per_client ? "max_connections_per_client" : "max_connections",
+                                "connection");
+      const std::string body =
+          dump(json{{"error", refusal_message(coord_.config(), refusal, peer)}});
+      return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+             "Content-Length: " +
+             std::to_string(body.size()) +
+             "\r\nRetry-After: 1\r\nConnection: close\r\nCache-Control: no-store\r\n"
+             "Content-Security-Policy: " +
+             std::string(kCsp) + "\r\nX-Content-Type-Options: nosniff\r\n\r\n" + body;
+    };
+  }
   const httplib::Server* server = server_.get();
   server_->new_task_queue = [server, limits, hooks] {
     return new ConnectionPool(server, limits, hooks);
@@ -447,13 +473,7 @@ void HttpServer::install_routes() {
       res.set_header("Retry-After", "1");
       res.set_header("Connection", "close");
       connection::close_after_answer();
-      send_error(
-          res, 503,
-          per_client
-              ? "too many connections from " + req.remote_addr + " (max_connections_per_client=" +
-                    std::to_string(cfg.max_connections_per_client) + "); retry shortly"
-              : "too many connections (max_connections=" + std::to_string(cfg.connection_limit()) +
-                    "); retry shortly");
+      send_error(res, 503, refusal_message(cfg, refusal, req.remote_addr));
       return Handled::Handled;
     }
     auto refuse = [&res](int status, const std::string& message) {
@@ -510,7 +530,7 @@ void HttpServer::install_routes() {
     if (!has_body) return Handled::Unhandled;
     if (route == BodyRoute::kNone) {
       static const std::regex kKnown(
-          R"(/v1/(hotkeys|topics|audit|topics/[A-Za-z0-9._-]{1,249}(/(top|pins|denies))?))"
+          R"(/v1/(hotkeys|topics|audit|cluster|topics/[A-Za-z0-9._-]{1,249}(/(top|pins|denies))?))"
           R"(|/metrics|/healthz|/readyz|/|/index\.html|/static/.+)");
       if (!std::regex_match(req.path, kKnown)) {
         return refuse(404, "no such endpoint: " + req.method + " " + req.path);
@@ -950,18 +970,50 @@ void HttpServer::install_routes() {
   });
 
   // --- observability ---
-  srv.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  srv.Get("/metrics", [this, &cfg](const httplib::Request& req, httplib::Response& res) {
+    if (cfg.metrics_require_token) {
+      const auto tok = bearer_token(req);
+      bool ok = false;
+      if (tok) {
+        if (!cfg.producer_token.empty()) ok |= constant_time_equal(*tok, cfg.producer_token);
+        for (const auto& [name, op] : cfg.operator_tokens) ok |= constant_time_equal(*tok, op);
+      }
+      if (!ok) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        return send_error(res, 401,
+                          "metrics need Authorization: Bearer <producer or operator token> "
+                          "(metrics_require_token is set)");
+      }
+    }
     metrics_.set_waiters(coord_.board().waiters());
     res.set_content(metrics_.serialize(), "text/plain; version=0.0.4; charset=utf-8");
   });
   srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, json{{"status", "ok"}});
   });
+  // Readiness is a synced store write: unauthenticated callers in a loop would make it a
+  // write load (#17: 16 clients made ~2,300 synced writes/s). One probe per second at most;
+  // the answer says when it ran.
   srv.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    StoreStatus st = coord_.store().probe();
-    metrics_.set_store_healthy(st.ok);
-    if (!st.ok) return send_json(res, 503, json{{"status", "not ready"}, {"error", st.error}});
-    send_json(res, 200, json{{"status", "ready"}});
+    std::unique_lock lock(ready_mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (ready_checked_at_ms_ == 0 || now - ready_probed_ >= std::chrono::seconds(1)) {
+      ready_ = coord_.store().probe();
+      ready_probed_ = now;
+      ready_checked_at_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+      metrics_.set_store_healthy(ready_.ok);
+    }
+    const StoreStatus st = ready_;
+    const int64_t checked_at_ms = ready_checked_at_ms_;
+    lock.unlock();
+    if (!st.ok) {
+      return send_json(
+          res, 503,
+          json{{"status", "not ready"}, {"error", st.error}, {"checked_at_ms", checked_at_ms}});
+    }
+    send_json(res, 200, json{{"status", "ready"}, {"checked_at_ms", checked_at_ms}});
   });
 
   // --- dashboard ---

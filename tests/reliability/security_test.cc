@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -753,6 +754,96 @@ TEST(Connections, ConnectionsBeyondTheLimitGetA503AtOnceAndLongPollsAreNotCut) {
     auto ok = h.client()->Get("/healthz");
     return ok && ok->status == 200;
   }));
+}
+
+// #17 item 10: with max_connections held and the two overflow threads busy with refused
+// connections that send nothing, a further connection was closed after ~2 s without an answer.
+// Refused plain-HTTP connections are now answered the moment they are accepted.
+TEST(Connections, RefusedConnectionsAreAnsweredAtOnceWhileTheOverflowThreadsAreBusy) {
+  CoordinatorConfig cfg = test_config();
+  cfg.http_threads = 2;
+  cfg.max_waiters = 2;
+  cfg.max_connections = 2;
+  cfg.request_timeout_s = 30;
+  Harness h(cfg, true);
+  std::vector<int> held;
+  for (int i = 0; i < 2; ++i) held.push_back(raw_connect("127.0.0.1", h.port()));
+  ASSERT_TRUE(eventually([&] { return metric(h, "hotkey_http_connections") == 2; }));
+  // Refused connections that never send a request, more than there are overflow threads.
+  for (int i = 0; i < 4; ++i) held.push_back(raw_connect("127.0.0.1", h.port()));
+  for (int i = 0; i < 3; ++i) {
+    const int fd = raw_connect("127.0.0.1", h.port());
+    ASSERT_GE(fd, 0);
+    const std::string req = "GET /healthz HTTP/1.1\r\nHost: c\r\n\r\n";
+    (void)send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+    std::string got;
+    EXPECT_TRUE(closed_by_server(fd, &got));
+    EXPECT_EQ(got.substr(0, got.find("\r\n")), "HTTP/1.1 503 Service Unavailable") << got;
+    EXPECT_NE(got.find("max_connections=2"), std::string::npos) << got;
+    EXPECT_NE(got.find("Retry-After: 1"), std::string::npos) << got;
+    close(fd);
+  }
+  for (int fd : held) close(fd);
+  EXPECT_EQ(metric(h, "hotkey_http_connections_cut_total"), 0);
+  ASSERT_TRUE(eventually([&] {
+    auto ok = h.client()->Get("/healthz");
+    return ok && ok->status == 200;
+  }));
+}
+
+// #17 item 12: /readyz is unauthenticated and its probe is a synced store write; it runs at
+// most once per second, and the answer says when (checked_at_ms).
+TEST(Readiness, ReadyzProbesTheStoreAtMostOncePerSecond) {
+  Harness h(test_config(), true);
+  auto c = h.client();
+  std::set<int64_t> probes;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 200; ++i) {
+    auto r = c->Get("/readyz");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    probes.insert(json::parse(r->body).at("checked_at_ms").get<int64_t>());
+  }
+  const double elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LE(static_cast<double>(probes.size()), elapsed_s + 2) << elapsed_s << " s";
+  EXPECT_LT(probes.size(), 200u);
+}
+
+// #17 item 16: /metrics exposes topic names and rates; metrics_require_token closes it.
+TEST(Metrics, MetricsNeedATokenOnlyWhenConfigured) {
+  {
+    CoordinatorConfig cfg = test_config();
+    cfg.producer_token = "producer-token-1";
+    Harness h(cfg, true);
+    auto r = h.client()->Get("/metrics");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);  // the default: open, as documented
+  }
+  CoordinatorConfig cfg = test_config();
+  cfg.producer_token = "producer-token-1";
+  cfg.metrics_require_token = true;
+  Harness h(cfg, true);
+  auto c = h.client();
+  auto r = c->Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(r->get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_EQ(r->body.find("hotkey_"), std::string::npos) << r->body;
+  r = c->Get("/metrics", {{"Authorization", "Bearer wrong-token"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  r = c->Get("/metrics", {{"Authorization", "Bearer producer-token-1"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("hotkey_http_connections"), std::string::npos);
+  r = c->Get("/metrics", kOperator);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(c->Get("/healthz")->status, 200);  // health stays open
+  auto parsed = parse({"--data", (h.dir() / "d").string()});
+  ASSERT_TRUE(parsed);
+  EXPECT_FALSE(parsed->metrics_require_token);
 }
 
 // ---------------------------------------------------------------- HTTP parsing (#17 items 5, 14)
