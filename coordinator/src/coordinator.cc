@@ -300,7 +300,8 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
   const auto& denies = denies_override ? *denies_override : t.denies;
   std::map<std::string, HotState> hot = t.hot;
   std::optional<PlanResult> plan;
-  if (t.partitions > 0) {
+  // Cluster mode: only the owner plans (an operator write on another member only records it).
+  if (t.partitions > 0 && owns(t.name)) {
     TopicWindow::Snapshot snap = t.window.snapshot(now);
     PlanInput in;
     in.settings = &s;
@@ -527,7 +528,8 @@ CallResult Coordinator::operator_change(
     const std::string& topic, const std::string& key, const std::string& who,
     const std::string& action, const std::string& detail,
     const std::function<bool(std::map<std::string, Pin>&, std::map<std::string, Deny>&,
-                             StoreBatch&)>& mutate) {
+                             StoreBatch&)>& mutate,
+    const std::function<void(StoreBatch&)>& extra) {
   bool limit_hit = false;
   Topic* t = get_or_create_topic(topic, &limit_hit);
   if (!t) {
@@ -538,10 +540,17 @@ CallResult Coordinator::operator_change(
   std::map<std::string, Deny> denies = t->denies;
   StoreBatch batch;
   if (!mutate(pins, denies, batch)) {
+    if (extra) {
+      StoreBatch only;
+      extra(only);
+      StoreStatus st = store_.write(only);
+      if (!st.ok) return error_result(503, "store", st.error);
+    }
     return error_result(404, "not_found",
                         "no such " + std::string(action == "unpin" ? "pin" : "deny") +
                             " for this key in topic '" + topic + "'");
   }
+  if (extra) extra(batch);
   AuditEntry a;
   a.at_ms = clock_.now_ms();
   a.who = who;
@@ -561,53 +570,101 @@ CallResult Coordinator::operator_change(
   return r;
 }
 
+CallResult Coordinator::apply_operator(const OperatorOp& op,
+                                       const std::function<void(StoreBatch&)>& extra) {
+  const std::string& topic = op.topic;
+  const std::string& key = op.key;
+  if (op.op == "pin") {
+    json detail{{"reason", op.reason}, {"salts", op.salts}, {"ttl_s", op.ttl_s}};
+    return operator_change(
+        topic, key, op.who, "pin", detail.dump(-1, ' ', false, json::error_handler_t::replace),
+        [&](auto& pins, auto& denies, StoreBatch& batch) {
+          if (denies.erase(key)) batch.delete_deny(topic, key);
+          Pin p{key, op.salts, op.expires_at_ms, op.reason, op.who, op.at_ms};
+          batch.put_pin(topic, p);
+          pins[key] = p;
+          return true;
+        },
+        extra);
+  }
+  if (op.op == "unpin") {
+    return operator_change(
+        topic, key, op.who, "unpin", "{}",
+        [&](auto& pins, auto&, StoreBatch& batch) {
+          if (!pins.erase(key)) return false;
+          batch.delete_pin(topic, key);
+          return true;
+        },
+        extra);
+  }
+  if (op.op == "deny") {
+    json detail{{"reason", op.reason}};
+    return operator_change(
+        topic, key, op.who, "deny", detail.dump(-1, ' ', false, json::error_handler_t::replace),
+        [&](auto& pins, auto& denies, StoreBatch& batch) {
+          if (pins.erase(key)) batch.delete_pin(topic, key);
+          Deny d{key, op.reason, op.who, op.at_ms};
+          batch.put_deny(topic, d);
+          denies[key] = d;
+          return true;
+        },
+        extra);
+  }
+  if (op.op == "allow") {
+    return operator_change(
+        topic, key, op.who, "allow", "{}",
+        [&](auto&, auto& denies, StoreBatch& batch) {
+          if (!denies.erase(key)) return false;
+          batch.delete_deny(topic, key);
+          return true;
+        },
+        extra);
+  }
+  throw std::invalid_argument("unknown operator write '" + op.op + "'");
+}
+
+CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
+  if (!hooks_.operator_write) return apply_operator(op);
+  // Cluster mode: the state topic decides; a removal of what this member's materialized state
+  // does not hold is answered here, as in single-node mode.
+  if (op.op == "unpin" || op.op == "allow") {
+    Topic* t = find_topic(op.topic);
+    bool present = false;
+    if (t) {
+      std::lock_guard lock(t->mu);
+      present = op.op == "unpin" ? t->pins.contains(op.key) : t->denies.contains(op.key);
+    }
+    if (!present) {
+      return error_result(404, "not_found",
+                          "no such " + std::string(op.op == "unpin" ? "pin" : "deny") +
+                              " for this key in topic '" + op.topic + "'");
+    }
+  }
+  return hooks_.operator_write(op);
+}
+
 CallResult Coordinator::pin(const std::string& topic, const std::string& key, uint32_t salts,
                             int64_t ttl_s, const std::string& reason, const std::string& who) {
   const int64_t now = clock_.now_ms();
-  json detail{{"reason", reason}, {"salts", salts}, {"ttl_s", ttl_s}};
-  return operator_change(topic, key, who, "pin",
-                         detail.dump(-1, ' ', false, json::error_handler_t::replace),
-                         [&](auto& pins, auto& denies, StoreBatch& batch) {
-                           if (denies.erase(key)) batch.delete_deny(topic, key);
-                           Pin p{key, salts, ttl_s > 0 ? now + ttl_s * 1000 : 0, reason, who, now};
-                           batch.put_pin(topic, p);
-                           pins[key] = p;
-                           return true;
-                         });
+  return forward_or_apply(
+      OperatorOp{"pin", topic, key, salts, ttl_s, ttl_s > 0 ? now + ttl_s * 1000 : 0, reason, who,
+                 now});
 }
 
 CallResult Coordinator::unpin(const std::string& topic, const std::string& key,
                               const std::string& who) {
-  return operator_change(topic, key, who, "unpin", "{}", [&](auto& pins, auto&, StoreBatch& batch) {
-    if (!pins.erase(key)) return false;
-    batch.delete_pin(topic, key);
-    return true;
-  });
+  return forward_or_apply(OperatorOp{"unpin", topic, key, 0, 0, 0, "", who, clock_.now_ms()});
 }
 
 CallResult Coordinator::deny(const std::string& topic, const std::string& key,
                              const std::string& reason, const std::string& who) {
-  const int64_t now = clock_.now_ms();
-  json detail{{"reason", reason}};
-  return operator_change(topic, key, who, "deny",
-                         detail.dump(-1, ' ', false, json::error_handler_t::replace),
-                         [&](auto& pins, auto& denies, StoreBatch& batch) {
-                           if (pins.erase(key)) batch.delete_pin(topic, key);
-                           Deny d{key, reason, who, now};
-                           batch.put_deny(topic, d);
-                           denies[key] = d;
-                           return true;
-                         });
+  return forward_or_apply(
+      OperatorOp{"deny", topic, key, 0, 0, 0, reason, who, clock_.now_ms()});
 }
 
 CallResult Coordinator::allow(const std::string& topic, const std::string& key,
                               const std::string& who) {
-  return operator_change(topic, key, who, "allow", "{}",
-                         [&](auto&, auto& denies, StoreBatch& batch) {
-                           if (!denies.erase(key)) return false;
-                           batch.delete_deny(topic, key);
-                           return true;
-                         });
+  return forward_or_apply(OperatorOp{"allow", topic, key, 0, 0, 0, "", who, clock_.now_ms()});
 }
 
 void Coordinator::release_topic(const std::string& name) {

@@ -754,9 +754,14 @@ void HttpServer::install_routes() {
             if (!producer_ok(req)) return unauthorized(res);
             const auto& status = coord_.cluster_hooks().status_json;
             if (!status) {
-              return send_error(res, 404,
-                                "not in cluster mode: this coordinator was started without "
-                                "--kafka (docs/CLUSTER.md)");
+              // Single-node mode: one member that owns every topic it knows.
+              return send_json(res, 200,
+                               json{{"mode", "single"},
+                                    {"member_id", ""},
+                                    {"url", ""},
+                                    {"generation", 0},
+                                    {"members", json::array()},
+                                    {"owners", json::object()}});
             }
             res.status = 200;
             res.set_content(status(), "application/json");

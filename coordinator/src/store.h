@@ -79,6 +79,8 @@ class StoreBatch {
   void delete_deny(const std::string& topic, const std::string& key);
   // seq is assigned by Store::write.
   void append_audit(AuditEntry entry);
+  // A service record (e.g. cluster mode's state-topic checkpoint), read by Store::meta.
+  void put_meta(const std::string& name, const std::string& value);
   bool empty() const { return puts_.empty() && deletes_.empty() && audits_.empty(); }
 
  private:
@@ -109,6 +111,9 @@ class Store {
 
   // Newest first, at most `limit`.
   std::vector<AuditEntry> audit(size_t limit) const;
+
+  // The value of a put_meta record, if any.
+  std::optional<std::string> meta(const std::string& name) const;
 
   // A small synced write that proves the store is writable (readiness).
   StoreStatus probe();

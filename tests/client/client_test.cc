@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 
 #include "hotkey/report.h"
@@ -270,6 +271,63 @@ TEST(Client, ReporterBacksOffAndDropsInsteadOfQueueing) {
     send(c, t, "k");
     return c.stats().reports_sent >= 2;
   }));
+}
+
+// Issue #14: the queue bound used to be one shared queue trimmed inside the per-topic loop, so
+// a client with more topics than hotkey.report.queue.max lost the first topics' reports every
+// round, healthy coordinator or not.
+TEST(Client, EveryTopicIsReportedEachRoundWhateverTheQueueBound) {
+  CoordinatorPeer peer;
+  Client c(
+      props_for(peer, {{"hotkey.report.interval.ms", "60000"}, {"hotkey.report.queue.max", "2"}}));
+  constexpr int kTopics = 8;
+  std::vector<TopicId> ids;
+  for (int i = 0; i < kTopics; ++i) ids.push_back(c.topic("t" + std::to_string(i)));
+  for (int round = 0; round < 3; ++round) {
+    for (TopicId id : ids) send(c, id, "k");
+    c.report_now();
+  }
+  std::map<std::string, int> per_topic;
+  for (const auto& r : peer.reports()) ++per_topic[r.topic];
+  for (int i = 0; i < kTopics; ++i) EXPECT_EQ(per_topic["t" + std::to_string(i)], 3) << i;
+  EXPECT_EQ(c.stats().reports_dropped, 0u);
+  EXPECT_EQ(c.stats().reports_sent, 3u * kTopics);
+}
+
+// Under an outage each topic keeps its own newest hotkey.report.queue.max reports: the oldest
+// of that topic is dropped and counted, per topic and in total.
+TEST(Client, QueueBoundIsPerTopicAndDropsThatTopicsOldest) {
+  CoordinatorPeer peer;
+  peer.set_report_status(503);
+  Client c(props_for(peer, {{"hotkey.report.interval.ms", "60000"},
+                            {"hotkey.report.queue.max", "2"},
+                            {"hotkey.backoff.initial.ms", "60000"},
+                            {"hotkey.backoff.max.ms", "60000"}}));
+  std::vector<TopicId> ids = {c.topic("a"), c.topic("b"), c.topic("c")};
+  // Five rounds while failing (report_now sends even during the backoff); topic "c" only has
+  // records in the first round.
+  for (int round = 0; round < 5; ++round) {
+    for (TopicId id : ids) {
+      if (id != ids[2] || round == 0) send(c, id, "k");
+    }
+    c.report_now();
+  }
+  ClientStats s = c.stats();
+  EXPECT_EQ(s.reports_sent, 0u);
+  EXPECT_EQ(s.reports_dropped, 6u);  // a and b: 5 built, 2 kept, 3 dropped each
+  ASSERT_EQ(s.topics.size(), 3u);
+  EXPECT_EQ(s.topics[0].reports_dropped, 3u);
+  EXPECT_EQ(s.topics[1].reports_dropped, 3u);
+  EXPECT_EQ(s.topics[2].reports_dropped, 0u);
+  peer.set_report_status(200);
+  c.report_now();
+  std::map<std::string, std::vector<uint64_t>> seqs;  // topic -> report seqs, in arrival order
+  for (const auto& r : peer.reports()) seqs[r.topic].push_back(r.seq);
+  // Seqs are given a, b, c per round: a and b kept rounds 4 and 5, c its one report of round 1.
+  EXPECT_EQ(seqs["a"], (std::vector<uint64_t>{8, 10}));
+  EXPECT_EQ(seqs["b"], (std::vector<uint64_t>{9, 11}));
+  EXPECT_EQ(seqs["c"], (std::vector<uint64_t>{3}));
+  EXPECT_EQ(c.stats().reports_sent, 5u);
 }
 
 TEST(Client, RejectedReportsAreNotRetried) {

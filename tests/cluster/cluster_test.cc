@@ -115,6 +115,20 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
     }
   }
 
+  // hotkeyctl cluster against any member prints the owner of every topic it knows.
+  {
+    const std::string cmd = std::string(HOTKEY_BIN_DIR) + "/hotkeyctl cluster --url " + b.url();
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string text;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) text.append(buf, n);
+    EXPECT_EQ(pclose(p), 0) << text;
+    EXPECT_NE(text.find("member " + b.url()), std::string::npos) << text;
+    const std::string owner_url = nodes[owner[partition_of("data-0")]]->url();
+    EXPECT_NE(text.find(owner_url), std::string::npos) << text;
+  }
+
   // kill -9 the owner of data-0: its topics move to the others, whose versions are higher.
   Node* victim = nodes[owner[partition_of("data-0")]];
   std::map<std::string, uint64_t> before;
@@ -237,6 +251,133 @@ TEST(Cluster, PausedCoordinatorsStaleListsAreNeverAcceptedAfterTheNewOwnerPublis
       "zombie status %s\n",
       stale_written, stale_accepted, a.cluster().dump().c_str());
   EXPECT_EQ(stale_accepted, 0u);
+  expect_no_version_conflicts(reader.records());
+  EXPECT_EQ(reader.invalid(), 0u);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::cluster_test
+
+namespace hotkey::coordinator::cluster_test {
+namespace {
+
+using std::chrono::milliseconds;
+
+httplib::Result operator_call(const Node& n, const std::string& method, const std::string& path,
+                              const json& body = json()) {
+  httplib::Client c("127.0.0.1", n.port());
+  c.set_read_timeout(30, 0);
+  const httplib::Headers auth{{"Authorization", std::string("Bearer ") + kOperatorToken}};
+  if (method == "DELETE") return c.Delete(path, auth);
+  return c.Post(path, auth, body.dump(), "application/json");
+}
+
+// The newest "state_resumed" log line of a node.
+json last_state_resumed(const Node& n) {
+  std::istringstream lines(n.log());
+  std::string line;
+  json last;
+  while (std::getline(lines, line)) {
+    auto j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.value("event", "") == "state_resumed") last = j;
+  }
+  return last;
+}
+
+TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
+  MockKafka kafka;
+  TempDir dir;
+  const auto topics = data_topics(6);
+  ReportProducer producer(kafka.bootstrap(), topics);
+  ListsReader reader(kafka.bootstrap());
+  Node a("a", dir.path(), kafka.bootstrap());
+  Node b("b", dir.path(), kafka.bootstrap());
+  std::vector<Node*> nodes{&a, &b};
+  std::map<int, size_t> owner;
+  auto all_published = [&](const std::vector<Node*>& ns) {
+    if (!stable(ns, &owner)) return false;
+    auto latest = reader.latest();
+    for (const auto& t : topics) {
+      auto it = latest.find(t);
+      if (it == latest.end() || it->second.member != ns[owner[partition_of(t)]]->url()) {
+        return false;
+      }
+    }
+    return true;
+  };
+  ASSERT_TRUE(eventually([&] { return all_published(nodes); }, milliseconds(120000)))
+      << describe(reader.latest());
+  std::string ta, tb;  // a topic of a, a topic of b
+  for (const auto& t : topics) {
+    (owner[partition_of(t)] == 0 ? ta : tb) = t;
+  }
+  ASSERT_FALSE(ta.empty());
+  ASSERT_FALSE(tb.empty());
+
+  // Through a, for its own topic and for b's: acknowledged only once in the state topic.
+  auto r1 = operator_call(a, "POST", "/v1/topics/" + ta + "/pins",
+                          json{{"key", "pinned-a"}, {"reason", "test"}});
+  ASSERT_TRUE(r1);
+  ASSERT_EQ(r1->status, 200) << r1->body;
+  auto r2 = operator_call(a, "POST", "/v1/topics/" + tb + "/pins",
+                          json{{"key", "pinned-b"}, {"reason", "test"}});
+  ASSERT_TRUE(r2);
+  ASSERT_EQ(r2->status, 200) << r2->body;
+  auto r3 = operator_call(a, "POST", "/v1/topics/" + tb + "/denies",
+                          json{{"key", "hot"}, {"reason", "ordering"}});
+  ASSERT_TRUE(r3);
+  ASSERT_EQ(r3->status, 200) << r3->body;
+  // A removal this member does not know of is refused without a write.
+  auto r4 = operator_call(a, "DELETE", "/v1/topics/" + ta + "/pins?key=never-pinned");
+  ASSERT_TRUE(r4);
+  EXPECT_EQ(r4->status, 404) << r4->body;
+
+  auto in_force = [&](const std::map<std::string, ListRecord>& latest) {
+    auto ia = latest.find(ta), ib = latest.find(tb);
+    return ia != latest.end() && ib != latest.end() &&
+           ia->second.keys.find("pinned-a,") != std::string::npos &&
+           ib->second.keys.find("pinned-b,") != std::string::npos &&
+           ib->second.keys.find("hot,") == std::string::npos;
+  };
+  ASSERT_TRUE(eventually([&] { return in_force(reader.latest()); }, milliseconds(30000)))
+      << describe(reader.latest());
+  // b (which received none of the calls) holds them too.
+  {
+    httplib::Client c("127.0.0.1", b.port());
+    auto pins = c.Get("/v1/topics/" + ta + "/pins");
+    ASSERT_TRUE(pins);
+    EXPECT_NE(pins->body.find("pinned-a"), std::string::npos) << pins->body;
+  }
+
+  // kill -9 a: b owns everything, and a's pins are still in force.
+  a.kill9();
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto latest = reader.latest();
+        return latest[ta].member == b.url() && in_force(latest);
+      },
+      milliseconds(3 * kSessionTimeoutMs + 20000)))
+      << describe(reader.latest());
+  std::map<std::string, uint64_t> before;
+  for (const auto& [t, r] : reader.latest()) before[t] = r.version;
+
+  // Restart of every coordinator: state back from RocksDB + the state topic after the
+  // checkpoint, versions continue upward.
+  ASSERT_EQ(b.terminate(), 0);
+  a.start();
+  b.start();
+  EXPECT_GT(last_state_resumed(b)["from"]["0"].get<int64_t>(), 0) << b.log();
+  EXPECT_GT(last_state_resumed(a)["from"]["0"].get<int64_t>(), 0) << a.log();
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto latest = reader.latest();
+        for (const auto& [t, v] : before) {
+          if (latest[t].version <= v) return false;
+        }
+        return in_force(latest) && all_published(nodes);
+      },
+      milliseconds(120000)))
+      << describe(reader.latest());
   expect_no_version_conflicts(reader.records());
   EXPECT_EQ(reader.invalid(), 0u);
 }
