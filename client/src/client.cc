@@ -14,6 +14,7 @@
 #include "hotkey/client/sampler.h"
 #include "hotkey/hotkey_list.h"
 #include "hotkey/report.h"
+#include "hotkey/report_batch.h"
 #include "kafka_transport.h"
 #include "sigpipe.h"
 
@@ -241,6 +242,12 @@ struct Client::Impl {
     std::string topic_name;
     std::string body;  // encode_report_binary or report_to_json
   };
+  // Batch form (POST /v1/reports/batch): used while the coordinator knows it; after a 404/415
+  // the reporter sends single reports and asks again after kBatchProbeInterval.
+  static constexpr size_t kBatchBytes = 1u << 20;
+  static constexpr std::chrono::minutes kBatchProbeInterval{5};
+  bool batch_supported = true;       // reporter thread only
+  Clock::time_point batch_probe_at;  // reporter thread only
   enum class Outcome : uint8_t {
     kAccepted,  // 2xx: done
     kRejected,  // 400/413/422: invalid, dropped, never retried
@@ -260,19 +267,87 @@ struct Client::Impl {
       }
       return out;
     }
+    if (batch_supported || Clock::now() >= batch_probe_at) {
+      size_t i = 0;
+      while (i < batch.size()) {
+        // A chunk: at most kMaxReportsPerBatch reports and about kBatchBytes of body (one
+        // larger report goes alone), well under the coordinator's max_body_bytes default.
+        size_t end = i, bytes = 0;
+        while (end < batch.size() && end - i < kMaxReportsPerBatch &&
+               (end == i || bytes + batch[end]->body.size() <= kBatchBytes)) {
+          bytes += batch[end]->body.size();
+          ++end;
+        }
+        BatchAnswer a = post_batch(*http, batch, i, end, out);
+        if (a == BatchAnswer::kUnsupported) {
+          // An older coordinator: single reports, and ask again later (it may be upgraded).
+          batch_supported = false;
+          batch_probe_at = Clock::now() + kBatchProbeInterval;
+          break;
+        }
+        batch_supported = true;
+        if (a == BatchAnswer::kFailed) return out;
+        i = end;
+      }
+      if (batch_supported) return out;
+    }
     const std::string content_type =
         config.report_json ? "application/json" : std::string(kReportBinaryContentType);
     for (size_t i = 0; i < batch.size(); ++i) {
+      if (out[i] != Outcome::kRetry) continue;
       auto res = http->Post("/v1/reports", batch[i]->body, content_type);
-      if (res && res->status >= 200 && res->status < 300) {
-        out[i] = Outcome::kAccepted;
-      } else if (res && (res->status == 400 || res->status == 413 || res->status == 422)) {
-        out[i] = Outcome::kRejected;
-      } else {
-        break;  // the coordinator is unwell: the rest waits for the next attempt
-      }
+      out[i] = outcome_of(res ? res->status : 0);
+      if (out[i] == Outcome::kRetry) break;  // the coordinator is unwell: the rest waits
     }
     return out;
+  }
+
+  static Outcome outcome_of(int status) {
+    if (status >= 200 && status < 300) return Outcome::kAccepted;
+    if (status == 400 || status == 413 || status == 422) return Outcome::kRejected;
+    return Outcome::kRetry;
+  }
+
+  enum class BatchAnswer : uint8_t { kDone, kFailed, kUnsupported };
+  // POST /v1/reports/batch with batch[begin, end); fills out[begin, end) from the per-report
+  // results. kUnsupported: the coordinator does not know the batch form (404, 415, 405).
+  BatchAnswer post_batch(httplib::Client& http, const std::vector<const Pending*>& batch,
+                         size_t begin, size_t end, std::vector<Outcome>& out) {
+    std::vector<std::string_view> bodies;
+    for (size_t i = begin; i < end; ++i) bodies.push_back(batch[i]->body);
+    std::string body;
+    try {
+      body = config.report_json ? encode_report_batch_json(bodies)
+                                : encode_report_batch_binary(bodies);
+    } catch (const std::exception&) {
+      return BatchAnswer::kUnsupported;  // cannot frame it: singles
+    }
+    auto res = http.Post(
+        "/v1/reports/batch", body,
+        config.report_json ? "application/json" : std::string(kReportBatchBinaryContentType));
+    if (!res) return BatchAnswer::kFailed;
+    if (res->status == 404 || res->status == 405 || res->status == 415) {
+      return BatchAnswer::kUnsupported;
+    }
+    if (res->status == 413 && end - begin > 1) return BatchAnswer::kUnsupported;  // too big
+    if (res->status != 200) {
+      Outcome o = outcome_of(res->status);  // the whole request: retry, or a refused envelope
+      for (size_t i = begin; i < end; ++i) out[i] = o;
+      return o == Outcome::kRetry ? BatchAnswer::kFailed : BatchAnswer::kDone;
+    }
+    std::vector<int> statuses;
+    try {
+      statuses = parse_report_batch_statuses(res->body);
+    } catch (const DecodeError&) {
+      return BatchAnswer::kFailed;  // garbage: keep everything queued
+    }
+    if (statuses.size() != end - begin) return BatchAnswer::kFailed;
+    bool failed = false;
+    for (size_t i = begin; i < end; ++i) {
+      out[i] = outcome_of(statuses[i - begin]);
+      failed |= out[i] == Outcome::kRetry;
+    }
+    return failed ? BatchAnswer::kFailed : BatchAnswer::kDone;
   }
 
   // Sends everything queued; false when something is still waiting (back off).

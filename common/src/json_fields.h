@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,14 +34,21 @@ inline std::string index(const std::string& parent, size_t i) {
   return parent + "[" + std::to_string(i) + "]";
 }
 
+// Called for every parse event before the document is built (see nlohmann's parser callback);
+// may throw DecodeError to stop parsing early. Depth is at most kMaxDepth.
+using ParseWatch = std::function<void(int depth, Json::parse_event_t event, const Json& parsed)>;
+
 // Parses `text` as one JSON object. `what` names the document in messages ("report").
-inline Json parse_object(std::string_view text, std::string_view what) {
-  Json::parser_callback_t limit_depth = [what](int depth, Json::parse_event_t event, Json&) {
+inline Json parse_object(std::string_view text, std::string_view what,
+                         const ParseWatch& watch = nullptr) {
+  Json::parser_callback_t limit_depth = [what, &watch](int depth, Json::parse_event_t event,
+                                                       Json& parsed) {
     if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
         depth >= kMaxDepth) {
       throw DecodeError(std::string(what) + ": JSON nested deeper than " +
                         std::to_string(kMaxDepth) + " levels");
     }
+    if (watch) watch(depth, event, parsed);
     return true;
   };
   Json doc;

@@ -86,6 +86,9 @@ struct Coordinator::Topic {
   std::optional<std::string> separator;
   uint64_t version = 0;  // highest version ever issued
   std::shared_ptr<const PublishedList> published;
+  // The lists of recent versions by version: a report is accounted against the tables it
+  // was routed with (its list_version), so a new version does not reset the measured load.
+  std::map<uint64_t, std::shared_ptr<const PublishedList>> recent_lists;
   int64_t first_report_ms = -1;
   TopicSummary stats;
   std::vector<double> partition_load;  // the last plan's window, records per partition
@@ -98,12 +101,18 @@ struct Coordinator::Topic {
 
 namespace {
 
-// The published list's keys: their records are counted apart inside the partition loads.
-std::set<std::string, std::less<>> list_keys(const HotKeyList& list) {
-  std::set<std::string, std::less<>> keys;
-  for (const auto& k : list.keys) keys.insert(k.key);
-  return keys;
+// Lists kept for accounting reports routed with them: far more versions than a window sees
+// at the usual churn (a few a minute), so only reports of a long-gone list lose their load.
+constexpr size_t kRecentLists = 16;
+
+void remember_list(std::map<uint64_t, std::shared_ptr<const PublishedList>>& lists,
+                   const std::shared_ptr<const PublishedList>& list) {
+  lists[list->list.version] = list;
+  while (lists.size() > kRecentLists) lists.erase(lists.begin());
 }
+
+// Version 0: the producer routes with no list (every key to its home partition).
+const HotKeyList kNoList{};
 
 }  // namespace
 
@@ -139,7 +148,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config, Store& store, Metrics&
       auto pub = std::make_shared<PublishedList>(PublishedList{*st.list, list_to_json(*st.list)});
       t->published = pub;
       if (t->partitions > 0) t->window.reset_partitions(t->partitions);
-      t->window.track(list_keys(*st.list));
+      remember_list(t->recent_lists, pub);
       board_.publish(pub);
       t->m.list_version->Set(static_cast<double>(st.list->version));
       t->m.hot_keys->Set(static_cast<double>(st.list->keys.size()));
@@ -222,12 +231,17 @@ CallResult Coordinator::ingest(Report r) {
       result.duplicate = true;
       return result;
     }
-    // A report routed with the published list all along: the producer's previous report
-    // already carried that version. The first one after a switch covers records sent under
-    // the old list too (those would show the old tables' partitions as loaded by cold traffic).
-    const uint64_t published_version = t->published ? t->published->list.version : 0;
-    const bool routed_by_list =
-        r.list_version == published_version && (inserted || p.last_list_version == r.list_version);
+    // A report routed with one list all along (the producer's previous report already
+    // carried its version) is accounted against that list's tables, whichever version is
+    // published now. The first one after a switch covers records sent under the old list too.
+    const HotKeyList* routed_with = nullptr;
+    if (inserted || p.last_list_version == r.list_version) {
+      if (r.list_version == 0) {
+        routed_with = &kNoList;
+      } else if (auto it = t->recent_lists.find(r.list_version); it != t->recent_lists.end()) {
+        routed_with = &it->second->list;
+      }
+    }
     p.last_list_version = r.list_version;
     p.last_seq = r.seq;
     p.last_seen_ms = now;
@@ -239,7 +253,7 @@ CallResult Coordinator::ingest(Report r) {
     if (r.partitions > t->partitions) t->partitions = r.partitions;
     if (t->first_report_ms < 0) t->first_report_ms = now;
     const size_t entries = r.items.size();
-    t->window.add(r, std::move(sketch), now, t->partitions, routed_by_list);
+    t->window.add(r, std::move(sketch), now, t->partitions, routed_with);
     t->m.reports->Increment();
     t->m.entries->Increment(static_cast<double>(entries));
     if (!t->replan_wanted && shows_new_hot_key(*t, r, settings, now)) {
@@ -313,6 +327,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     in.items = snap.sketch.items();
     in.total = snap.total;
     in.partition_load = std::move(snap.partition_load);
+    in.cold_load = std::move(snap.cold_load);
     // Load is usable once it holds about one report round of the producers reporting now:
     // fewer reports give partition loads that are mostly sampling noise, which a plan would
     // chase with a new table each time.
@@ -331,12 +346,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     in.load_scale = snap.total > 0 && load_ready ? snap.load_total / snap.total : 0.0;
     in.recent_items = snap.recent.items();
     in.recent_total = snap.recent_total;
-    if (t.published && load_ready) {
-      for (const auto& k : t.published->list.keys) {
-        auto it = snap.routed.find(k.key);
-        in.routed[k.key] = it == snap.routed.end() ? 0.0 : it->second;
-      }
-    }
+    if (load_ready) in.salted = std::move(snap.salted);
     double rate = 0;
     for (const auto& [id, p] : t.producers) rate += p.rate;
     in.rate = rate;
@@ -391,9 +401,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     t.published = pub;
     board_.publish(pub);
     if (hooks_.on_publish) hooks_.on_publish(pub);
-    // Loads measured under the previous list no longer say where cold traffic goes.
-    t.window.reset_partitions(t.partitions);
-    t.window.track(list_keys(pub->list));
+    remember_list(t.recent_lists, pub);
     t.m.list_version->Set(static_cast<double>(version));
     t.m.hot_keys->Set(static_cast<double>(pub->list.keys.size()));
     t.m.list_changes->Increment();
@@ -675,6 +683,7 @@ void Coordinator::release_topic(const std::string& name) {
   t->producers.clear();
   t->hot.clear();
   t->published = nullptr;
+  t->recent_lists.clear();
   t->first_report_ms = -1;
   t->stats = TopicSummary{};
   t->partition_load.clear();
@@ -705,7 +714,7 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   auto pub = std::make_shared<PublishedList>(PublishedList{list, list_to_json(list)});
   t->published = pub;
   if (t->partitions > 0) t->window.reset_partitions(t->partitions);
-  t->window.track(list_keys(list));
+  remember_list(t->recent_lists, pub);
   board_.publish(pub);
   if (hooks_.on_publish) hooks_.on_publish(pub);
   t->m.list_version->Set(static_cast<double>(list.version));

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -19,6 +20,7 @@
 
 #include "connection_pool.h"
 #include "hotkey/key_codec.h"
+#include "hotkey/report_batch.h"
 #include "http_connection.h"
 #include "web_assets.h"
 
@@ -111,7 +113,7 @@ enum class BodyRoute : uint8_t { kNone, kReport, kOperatorWrite };
 
 BodyRoute body_route(const httplib::Request& req) {
   if (req.method != "POST") return BodyRoute::kNone;
-  if (req.path == "/v1/reports") return BodyRoute::kReport;
+  if (req.path == "/v1/reports" || req.path == "/v1/reports/batch") return BodyRoute::kReport;
   static const std::regex kOperatorWrite(R"(/v1/topics/[A-Za-z0-9._-]{1,249}/(pins|denies))");
   return std::regex_match(req.path, kOperatorWrite) ? BodyRoute::kOperatorWrite : BodyRoute::kNone;
 }
@@ -553,11 +555,13 @@ void HttpServer::install_routes() {
     }
     const std::string media = media_type(req.get_header_value("Content-Type"));
     if (route == BodyRoute::kReport) {
-      if (!media.empty() && media != "application/json" && media != kReportBinaryContentType) {
+      const std::string_view binary = req.path == "/v1/reports/batch"
+                                          ? kReportBatchBinaryContentType
+                                          : kReportBinaryContentType;
+      if (!media.empty() && media != "application/json" && media != binary) {
         metrics_.rejected("content_type");
-        return refuse(415, "Content-Type must be application/json or " +
-                               std::string(kReportBinaryContentType) + ", got '" +
-                               req.get_header_value("Content-Type") + "'");
+        return refuse(415, "Content-Type must be application/json or " + std::string(binary) +
+                               ", got '" + req.get_header_value("Content-Type") + "'");
       }
     } else if (media != "application/json") {
       return refuse(415, "Content-Type must be application/json, got '" +
@@ -593,7 +597,7 @@ void HttpServer::install_routes() {
       case connection::Overflow::kNone:
         break;
     }
-    if (res.status == 413 && req.path == "/v1/reports" &&
+    if (res.status == 413 && req.path.starts_with("/v1/reports") &&
         connection::overflow() == connection::Overflow::kBody) {
       metrics_.rejected("too_large");
     }
@@ -638,46 +642,91 @@ void HttpServer::install_routes() {
       });
 
   // --- reports ---
-  srv.Post("/v1/reports", [this, &cfg](const httplib::Request& req, httplib::Response& res) {
-    ConnectionPool::handler_started();  // the body is in: request_timeout_s stops here
-    // Rate limit, authentication, length and media type were decided before the body was read
-    // (pre-routing handler).
+  // One decoded report (or the reason it was refused) through the coordinator: the answer's
+  // status and JSON body, shared by the single and the batch form.
+  auto ingest_one = [this, &cfg](const std::function<Report(const ReportLimits&)>& decode) {
     ReportLimits lim = cfg.limits;
     // Decode with room to spare so "too many items" gets its own 413; the body size bounds it.
     lim.max_items = std::numeric_limits<uint32_t>::max();
     Report report;
     try {
-      const std::string ct = req.get_header_value("Content-Type");
-      const std::string media = media_type(ct);
-      if (media == kReportBinaryContentType) {
-        report = decode_report_binary(req.body, lim);
-      } else if (media.empty() || media == "application/json") {
-        report = parse_report_json(req.body, lim);
-      } else {
-        metrics_.rejected("content_type");
-        return send_error(res, 415,
-                          "Content-Type must be application/json or " +
-                              std::string(kReportBinaryContentType) + ", got '" + ct + "'");
-      }
+      report = decode(lim);
     } catch (const DecodeError& e) {
       metrics_.rejected("decode");
-      return send_error(res, 400, std::string("bad report: ") + e.what());
+      return std::pair<int, json>(400, json{{"error", std::string("bad report: ") + e.what()}});
     }
     if (report.items.size() > cfg.limits.max_items) {
       metrics_.rejected("too_many_items");
-      return send_error(res, 413,
-                        "report has " + std::to_string(report.items.size()) +
-                            " sketch items, at most max_items=" +
-                            std::to_string(cfg.limits.max_items) + " allowed");
+      return std::pair<int, json>(
+          413, json{{"error", "report has " + std::to_string(report.items.size()) +
+                                  " sketch items, at most max_items=" +
+                                  std::to_string(cfg.limits.max_items) + " allowed"}});
     }
     const std::string topic = report.topic;
     CallResult r = coord_.ingest(std::move(report));
-    if (!r.ok()) return send_error(res, r.status, r.error);
+    if (!r.ok()) return std::pair<int, json>(r.status, json{{"error", r.error}});
     auto pub = coord_.board().get(topic);
-    send_json(res, 200,
-              json{{"accepted", !r.duplicate},
-                   {"duplicate", r.duplicate},
-                   {"list_version", pub ? pub->list.version : 0}});
+    return std::pair<int, json>(200, json{{"accepted", !r.duplicate},
+                                          {"duplicate", r.duplicate},
+                                          {"list_version", pub ? pub->list.version : 0}});
+  };
+  auto unsupported_type = [this](httplib::Response& res, const std::string& ct,
+                                 std::string_view binary_type) {
+    metrics_.rejected("content_type");
+    send_error(res, 415,
+               "Content-Type must be application/json or " + std::string(binary_type) + ", got '" +
+                   ct + "'");
+  };
+  srv.Post("/v1/reports", [ingest_one, unsupported_type](const httplib::Request& req,
+                                                         httplib::Response& res) {
+    ConnectionPool::handler_started();  // the body is in: request_timeout_s stops here
+    // Rate limit, token, length and media type were decided before the body was read.
+    const std::string ct = req.get_header_value("Content-Type");
+    std::pair<int, json> answer;
+    const std::string media = media_type(ct);
+    if (media == kReportBinaryContentType) {
+      answer =
+          ingest_one([&](const ReportLimits& lim) { return decode_report_binary(req.body, lim); });
+    } else if (media.empty() || media == "application/json") {
+      answer =
+          ingest_one([&](const ReportLimits& lim) { return parse_report_json(req.body, lim); });
+    } else {
+      return unsupported_type(res, ct, kReportBinaryContentType);
+    }
+    send_json(res, answer.first, answer.second);
+  });
+  // A producer's whole round in one request: each report is ingested on its own and gets its
+  // own result, so one bad report does not reject the others (docs/API.md).
+  srv.Post("/v1/reports/batch", [ingest_one, unsupported_type](const httplib::Request& req,
+                                                               httplib::Response& res) {
+    ConnectionPool::handler_started();
+    // Rate limit, token, length and media type were decided before the body was read.
+    const std::string ct = req.get_header_value("Content-Type");
+    json results = json::array();
+    try {
+      const std::string media = media_type(ct);
+      if (media == kReportBatchBinaryContentType) {
+        for (std::string_view one : split_report_batch_binary(req.body)) {
+          auto [status, body] =
+              ingest_one([&](const ReportLimits& lim) { return decode_report_binary(one, lim); });
+          body["status"] = status;
+          results.push_back(std::move(body));
+        }
+      } else if (media.empty() || media == "application/json") {
+        for (const std::string& one : split_report_batch_json(req.body)) {
+          auto [status, body] =
+              ingest_one([&](const ReportLimits& lim) { return parse_report_json(one, lim); });
+          body["status"] = status;
+          results.push_back(std::move(body));
+        }
+      } else {
+        return unsupported_type(res, ct, kReportBatchBinaryContentType);
+      }
+    } catch (const DecodeError& e) {  // the envelope itself: nothing was ingested
+      metrics_.rejected("decode");
+      return send_error(res, 400, std::string("bad report batch: ") + e.what());
+    }
+    send_json(res, 200, json{{"results", std::move(results)}});
   });
 
   // --- lists (long-poll) ---

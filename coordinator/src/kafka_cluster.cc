@@ -30,8 +30,10 @@ using Steady = std::chrono::steady_clock;
 
 constexpr const char* kReportVersionHeader = "hotkey.report.v";
 constexpr const char* kMemberHeader = "hotkey.member";
-// How long reading a lists partition to its end may take before the assignment is retried.
-constexpr auto kReadToEndTimeout = std::chrono::seconds(20);
+// How long one attempt at reading lists partitions to their end may take; the loop retries a
+// failed attempt a second later (the group's poll loop must keep running meanwhile, or
+// max.poll.interval.ms would expel the member).
+constexpr auto kReadToEndAttempt = std::chrono::seconds(3);
 constexpr int kMetadataTimeoutMs = 10000;
 
 int64_t wall_ms() {
@@ -254,6 +256,12 @@ struct KafkaCluster::Impl {
       rd_kafka_conf_set(rc, "group.id", gid.c_str(), errstr, sizeof errstr);
       rd_kafka_conf_set(rc, "enable.auto.commit", "false", errstr, sizeof errstr);
       rd_kafka_conf_set(rc, "enable.partition.eof", "false", errstr, sizeof errstr);
+      // An operator write waits for its own record to come back through the state reader, and
+      // list reads follow the tailer: fetch without the default 500 ms broker-side wait.
+      if (h != &reader && !cc.librdkafka.contains("fetch.wait.max.ms")) {
+        rd_kafka_conf_set(rc, "fetch.wait.max.ms", h == &state ? "20" : "100", errstr,
+                          sizeof errstr);
+      }
       *h = rd_kafka_new(RD_KAFKA_CONSUMER, rc, errstr, sizeof errstr);
       if (!*h) {
         *error = std::string("kafka reader: ") + errstr;
@@ -441,11 +449,20 @@ struct KafkaCluster::Impl {
     for (const auto& list : coordinator.published_lists()) publish(list);
   }
 
+  static void refresh_metadata(rd_kafka_t* rk, const std::string& topic) {
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* md = nullptr;
+    if (rd_kafka_metadata(rk, 0, rkt, &md, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_metadata_destroy(md);
+    }
+    rd_kafka_topic_destroy(rkt);
+  }
+
   // Reads lists partitions `parts` from the beginning to the high watermark taken first.
   // Returns false when that did not finish in time (broker trouble): nothing is published
   // from such a partition until a later attempt succeeds.
   bool read_to_end(const std::vector<int32_t>& parts, std::map<int32_t, PartitionLists>* out) {
-    const auto deadline = Steady::now() + kReadToEndTimeout;
+    const auto deadline = Steady::now() + kReadToEndAttempt;
     std::map<int32_t, int64_t> high;
     for (int32_t p : parts) {
       int64_t lo = 0, hi = 0;
@@ -453,7 +470,9 @@ struct KafkaCluster::Impl {
       while (Steady::now() < deadline && !stop_flag.load()) {
         err = rd_kafka_query_watermark_offsets(reader, cc.lists_topic.c_str(), p, &lo, &hi, 2000);
         if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        // A moved leader: the watermark query does not refresh the cached leader itself.
+        refresh_metadata(reader, cc.lists_topic);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
       if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         log_line({{"level", "warn"},
@@ -502,12 +521,12 @@ struct KafkaCluster::Impl {
     return high.empty();
   }
 
-  // Takes ownership of `parts` whose lists partitions can be read to their end now; the
-  // others stay pending and are retried by the loop.
-  void take_ownership(std::vector<int32_t> parts) {
+  // Takes ownership of the pending partitions once their lists partitions are read to their
+  // end; on failure they stay pending and the loop retries a second later.
+  void take_ownership() {
+    std::vector<int32_t> parts(pending.begin(), pending.end());
     std::map<int32_t, PartitionLists> found;
     if (!read_to_end(parts, &found)) {
-      for (int32_t p : parts) pending.insert(p);
       log_line({{"level", "warn"},
                 {"event", "ownership_pending"},
                 {"partitions", parts},
@@ -515,19 +534,11 @@ struct KafkaCluster::Impl {
       return;
     }
     const uint64_t generation = rebalances.load();
-    std::vector<std::string> known;
-    for (const auto& s : coordinator.topics()) known.push_back(s.topic);
     for (int32_t p : parts) {
       pending.erase(p);
       const PartitionLists& pl = found[p];
-      // Strictly above every epoch the partition held; the local rebalance count keeps a
-      // member that re-acquires a partition it published nothing to from reusing an epoch.
+      // Strictly above every epoch the partition held.
       const uint64_t epoch = std::max<uint64_t>(pl.max_epoch + 1, 1);
-      // Forget whatever this member knew of the partition's topics: the window is rebuilt
-      // from the reports topic, the list comes from the lists topic.
-      for (const auto& t : known) {
-        if (partition_of(t) == p) coordinator.release_topic(t);
-      }
       {
         std::unique_lock lock(owned_mu);
         owned[p] = epoch;
@@ -579,7 +590,7 @@ struct KafkaCluster::Impl {
       const int64_t from =
           wall_ms() - static_cast<int64_t>(config.epoch_ms) * config.window_epochs;
       for (int i = 0; i < start.p->cnt; ++i) start.p->elems[i].offset = from;
-      rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(rk, start.p, 10000);
+      rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(rk, start.p, 5000);
       for (int i = 0; i < start.p->cnt; ++i) {
         auto& el = start.p->elems[i];
         if (e != RD_KAFKA_RESP_ERR_NO_ERROR || el.err != RD_KAFKA_RESP_ERR_NO_ERROR ||
@@ -594,7 +605,15 @@ struct KafkaCluster::Impl {
           el.err = RD_KAFKA_RESP_ERR_NO_ERROR;
         }
       }
-      take_ownership(ids);
+      // Forget whatever this member knew of these partitions' topics: the window is rebuilt
+      // from the reports read from here on, the list comes from the lists topic once the
+      // loop has read it to its end (nothing of them is planned or published before).
+      for (const auto& s : coordinator.topics()) {
+        if (std::find(ids.begin(), ids.end(), partition_of(s.topic)) != ids.end()) {
+          coordinator.release_topic(s.topic);
+        }
+      }
+      for (int32_t p : ids) pending.insert(p);
       if (cooperative) {
         if (rd_kafka_error_t* ae = rd_kafka_incremental_assign(rk, start.p)) {
           log_line({{"level", "error"},
@@ -833,7 +852,7 @@ struct KafkaCluster::Impl {
 
   void loop() {
     auto next_republish = Steady::now() + std::chrono::milliseconds(cc.republish_interval_ms);
-    auto next_pending = Steady::now() + std::chrono::seconds(1);
+    auto next_pending = Steady::now();
     while (!stop_flag.load()) {
       rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 100);
       if (m) {
@@ -849,9 +868,9 @@ struct KafkaCluster::Impl {
       rd_kafka_poll(producer, 0);
       const auto now = Steady::now();
       if (!pending.empty() && now >= next_pending) {
-        std::vector<int32_t> retry(pending.begin(), pending.end());
-        take_ownership(retry);
-        next_pending = Steady::now() + std::chrono::seconds(1);
+        take_ownership();
+        // At once after an assignment, then every second while it fails.
+        next_pending = pending.empty() ? now : Steady::now() + std::chrono::seconds(1);
       }
       if (now >= next_republish) {
         republish();

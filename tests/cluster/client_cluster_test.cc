@@ -248,9 +248,10 @@ void expect_fleet_healthy(std::vector<std::unique_ptr<FleetProducer>>& fleet) {
     max_us = std::max<int64_t>(max_us, s.value("max_produce_us", int64_t{0}));
   }
   std::printf("longest produce() call in the fleet: %lld us\n", static_cast<long long>(max_us));
-  // Blocking on the coordinators would take seconds (a failover takes over 10 s); a loaded
-  // machine can deschedule a thread for a while, hence the generous bound.
-  EXPECT_LT(max_us, 2000000);
+  // Blocking on the coordinators would last as long as the failover (over 10 s); a loaded
+  // machine can deschedule a thread for a while (1.9 s seen at load average ~1,000), hence
+  // the generous bound.
+  EXPECT_LT(max_us, 5000000);
 }
 
 // DISABLED: fails on main as of this writing (two loaded runs: single node 1.04-1.13 on every
