@@ -697,8 +697,8 @@ void HttpServer::install_routes() {
   });
   // A producer's whole round in one request: each report is ingested on its own and gets its
   // own result, so one bad report does not reject the others (docs/API.md).
-  srv.Post("/v1/reports/batch", [ingest_one, unsupported_type](const httplib::Request& req,
-                                                               httplib::Response& res) {
+  srv.Post("/v1/reports/batch", [this, ingest_one, unsupported_type](const httplib::Request& req,
+                                                                     httplib::Response& res) {
     ConnectionPool::handler_started();
     // Rate limit, token, length and media type were decided before the body was read.
     const std::string ct = req.get_header_value("Content-Type");
