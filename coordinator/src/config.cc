@@ -325,6 +325,9 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
       c.operator_burst_per_client = get_number<uint32_t>(v, name);
     } else if (name == "rate_limit_max_clients") {
       c.rate_limit_max_clients = get_number<uint32_t>(v, name);
+    } else if (name == "metrics_require_token") {
+      if (!v.is_boolean()) fail("config: 'metrics_require_token' must be true or false");
+      c.metrics_require_token = v.get<bool>();
     } else if (name == "max_connections") {
       c.max_connections = get_number<uint32_t>(v, name);
     } else if (name == "max_connections_per_client") {

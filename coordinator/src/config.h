@@ -107,6 +107,11 @@ struct CoordinatorConfig {
   // Buckets kept at most (idle ones are evicted first).
   uint32_t rate_limit_max_clients = 100000;
 
+  // /metrics carries topic names and rates. When true it needs a bearer token like the /v1
+  // reads (the producer token or an operator token); false (the default) keeps it open for
+  // scrapers without credentials.
+  bool metrics_require_token = false;
+
   // Cluster mode over Kafka (off unless cluster.bootstrap is set; docs/CLUSTER.md).
   ClusterConfig cluster;
 

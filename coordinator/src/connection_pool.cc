@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -75,6 +76,25 @@ int socket_of_task(const std::function<void()>& fn, const httplib::Server* serve
 #endif
 }
 
+// Discards what the client still sends for a moment (at most 200 ms / 64 KiB) and closes:
+// closing with its request unread would reset the connection, and a reset can overtake the
+// answer already written.
+void linger_and_close(int sock) {
+  const auto deadline = SteadyClock::now() + std::chrono::milliseconds(200);
+  char buf[4096];
+  for (size_t drained = 0; drained < 64 * 1024;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    if (left.count() <= 0) break;
+    pollfd p{sock, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    const ssize_t n = ::recv(sock, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n <= 0) break;
+    drained += static_cast<size_t>(n);
+  }
+  ::close(sock);
+}
+
 std::string peer_address(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof(ss);
@@ -107,7 +127,8 @@ void ConnectionPool::enqueue(std::function<void()> fn) {
   conn->since_ns = now_ns();
   // A duplicate keeps the socket (not just the number) ours until the task is over, so the
   // watchdog can never shut down an unrelated descriptor that reused the number.
-  if (int sock = socket_of_task(fn, server_); sock >= 0) {
+  const int sock = socket_of_task(fn, server_);
+  if (sock >= 0) {
     conn->fd = fcntl(sock, F_DUPFD_CLOEXEC, 0);
     if (conn->fd >= 0) conn->peer = peer_address(conn->fd);
   }
@@ -122,6 +143,14 @@ void ConnectionPool::enqueue(std::function<void()> fn) {
     }
     open_.insert(conn);
     open = open_.size();
+    if (conn->refusal != Refusal::kNone && hooks_.refusal_answer && conn->fd >= 0) {
+      // Answered here, at once; the overflow thread only lets the client read the answer and
+      // closes, never reading a request (httplib's task, which would, is dropped).
+      const std::string answer = hooks_.refusal_answer(conn->refusal, conn->peer);
+      (void)::send(conn->fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      ::shutdown(conn->fd, SHUT_WR);
+      fn = [sock] { linger_and_close(sock); };
+    }
     if (conn->refusal == Refusal::kNone) {
       ++admitted_;
       if (!conn->peer.empty()) ++admitted_per_client_[conn->peer];

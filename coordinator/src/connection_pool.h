@@ -36,11 +36,16 @@ class ConnectionPool : public httplib::TaskQueue {
     std::chrono::milliseconds overflow_timeout{2000};
     size_t overflow_threads = 2;
   };
+  enum class Refusal : uint8_t { kNone, kMaxConnections, kMaxPerClient };
   struct Hooks {
     std::function<void(size_t)> connections;  // connections open now
     std::function<void()> cut;                // one connection closed by the watchdog
+    // Plain HTTP only: the complete answer (status line, headers, body) for a refused
+    // connection from `peer`, written the moment it is accepted, before its request is read,
+    // so a refusal never waits behind the overflow threads. Unset (TLS): refused connections
+    // are answered by the server on the overflow threads after the handshake.
+    std::function<std::string(Refusal, const std::string& peer)> refusal_answer;
   };
-  enum class Refusal : uint8_t { kNone, kMaxConnections, kMaxPerClient };
 
   // `server` identifies the httplib::Server whose connections this pool runs (see
   // socket_of_task in the .cc).

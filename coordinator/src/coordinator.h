@@ -99,6 +99,9 @@ struct ClusterHooks {
   std::function<void(const std::shared_ptr<const PublishedList>& list)> on_publish;
   // The body of GET /v1/cluster.
   std::function<std::string()> status_json;
+  // The advertised URL of another member that owns `topic` (empty: this one, or unknown);
+  // top keys and loads are asked from there.
+  std::function<std::string(const std::string& topic)> owner_elsewhere;
   // Operator writes go here instead of being applied locally (the state topic); the result is
   // the caller's answer.
   std::function<CallResult(const OperatorOp& op)> operator_write;

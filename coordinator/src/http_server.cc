@@ -6,17 +6,22 @@
 #include <openssl/x509.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <stdexcept>
 
 #include "connection_pool.h"
 #include "hotkey/key_codec.h"
 #include "hotkey/report_batch.h"
+#include "http_connection.h"
 #include "web_assets.h"
 
 namespace hotkey::coordinator {
@@ -62,11 +67,55 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// The token of `Authorization: Bearer <token>`. The scheme is case-insensitive (RFC 9110); the
+// token must be visible ASCII (RFC 6750's b64token is a subset), so a NUL, a control byte or a
+// space inside it refuses the header instead of comparing a prefix. One header only.
 std::optional<std::string> bearer_token(const httplib::Request& req) {
-  const std::string h = req.get_header_value("Authorization");
-  constexpr std::string_view kPrefix = "Bearer ";
-  if (h.size() <= kPrefix.size() || h.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
-  return h.substr(kPrefix.size());
+  // The stored value, not get_header_value (a C string): httplib percent-decodes header values,
+  // and "%00" would otherwise cut the token short at the NUL.
+  const auto range = req.headers.equal_range("Authorization");
+  if (range.first == range.second || std::next(range.first) != range.second) return std::nullopt;
+  const std::string& h = range.first->second;
+  constexpr std::string_view kScheme = "Bearer";
+  if (h.size() <= kScheme.size() + 1 ||
+      !iequals(std::string_view(h).substr(0, kScheme.size()), kScheme) ||
+      h[kScheme.size()] != ' ') {
+    return std::nullopt;
+  }
+  std::string token = h.substr(kScheme.size() + 1);
+  if (token.empty()) return std::nullopt;
+  for (char c : token) {
+    if (c < 0x21 || c > 0x7e) return std::nullopt;
+  }
+  return token;
+}
+
+// The media type of a Content-Type value, lower-cased, without parameters (`; charset=...`).
+std::string media_type(const std::string& content_type) {
+  std::string m = content_type.substr(0, content_type.find(';'));
+  while (!m.empty() && (m.back() == ' ' || m.back() == '\t')) m.pop_back();
+  size_t start = 0;
+  while (start < m.size() && (m[start] == ' ' || m[start] == '\t')) ++start;
+  m = m.substr(start);
+  for (char& c : m) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return m;
+}
+
+// Routes that take a request body; every other route refuses one before reading it.
+enum class BodyRoute : uint8_t { kNone, kReport, kOperatorWrite };
+
+BodyRoute body_route(const httplib::Request& req) {
+  if (req.method != "POST") return BodyRoute::kNone;
+  if (req.path == "/v1/reports" || req.path == "/v1/reports/batch") return BodyRoute::kReport;
+  static const std::regex kOperatorWrite(R"(/v1/topics/[A-Za-z0-9._-]{1,249}/(pins|denies))");
+  return std::regex_match(req.path, kOperatorWrite) ? BodyRoute::kOperatorWrite : BodyRoute::kNone;
 }
 
 bool parse_u64(const std::string& text, uint64_t* out) {
@@ -172,7 +221,7 @@ std::string openssl_error() {
 // Plain HTTP, or HTTPS when a certificate is configured. The SSL_CTX is set up here rather
 // than by httplib's file constructor so that a bad file is refused with a message naming it.
 std::unique_ptr<httplib::Server> make_server(const CoordinatorConfig& c) {
-  if (!c.tls()) return std::make_unique<httplib::Server>();
+  if (!c.tls()) return std::make_unique<BoundedServer>();
   std::string error;
   auto setup = [&c, &error](SSL_CTX& ctx) {
     ERR_clear_error();
@@ -215,11 +264,22 @@ std::unique_ptr<httplib::Server> make_server(const CoordinatorConfig& c) {
     }
     return true;
   };
-  auto server = std::make_unique<httplib::SSLServer>(setup);
+  auto server = std::make_unique<BoundedSslServer>(setup);
   if (!server->is_valid()) {
     throw std::invalid_argument(error.empty() ? "TLS setup failed: " + openssl_error() : error);
   }
   return server;
+}
+
+std::string refusal_message(const CoordinatorConfig& cfg, ConnectionPool::Refusal refusal,
+                            const std::string& peer) {
+  if (refusal == ConnectionPool::Refusal::kMaxPerClient) {
+    return "too many connections from " + peer +
+           " (max_connections_per_client=" + std::to_string(cfg.max_connections_per_client) +
+           "); retry shortly";
+  }
+  return "too many connections (max_connections=" + std::to_string(cfg.connection_limit()) +
+         "); retry shortly";
 }
 
 }  // namespace
@@ -243,6 +303,21 @@ HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
   ConnectionPool::Hooks hooks;
   hooks.connections = [this](size_t n) { metrics_.set_connections(static_cast<double>(n)); };
   hooks.cut = [this] { metrics_.connection_cut(); };
+  if (!c.tls()) {
+    hooks.refusal_answer = [this](ConnectionPool::Refusal refusal, const std::string& peer) {
+      const bool per_client = refusal == ConnectionPool::Refusal::kMaxPerClient;
+      metrics_.request_rejected(per_client ? "max_connections_per_client" : "max_connections",
+                                "connection");
+      const std::string body =
+          dump(json{{"error", refusal_message(coord_.config(), refusal, peer)}});
+      return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+             "Content-Length: " +
+             std::to_string(body.size()) +
+             "\r\nRetry-After: 1\r\nConnection: close\r\nCache-Control: no-store\r\n"
+             "Content-Security-Policy: " +
+             std::string(kCsp) + "\r\nX-Content-Type-Options: nosniff\r\n\r\n" + body;
+    };
+  }
   const httplib::Server* server = server_.get();
   server_->new_task_queue = [server, limits, hooks] {
     return new ConnectionPool(server, limits, hooks);
@@ -381,32 +456,120 @@ void HttpServer::install_routes() {
     send_error(res, 401, "this call needs Authorization: Bearer <producer token>");
   };
 
-  // Connections over max_connections (or max_connections_per_client) run on the pool's
-  // overflow threads: answered at once, never queued behind the workers.
-  srv.set_pre_routing_handler([this, &cfg](const httplib::Request& req, httplib::Response& res) {
+  // Runs after the request line and headers are in and before any body byte is read
+  // (http_connection.h): connection refusals, request framing, and for the routes that take a
+  // body the rate limit, authentication, encoding, length and media type, so that nothing an
+  // unauthenticated or refused client sends is buffered. A refused request with a body is
+  // answered without reading the body, and its connection closes.
+  srv.set_pre_routing_handler([this, &cfg, producer_ok, operator_name, report_rate_ok,
+                               operator_rate_ok,
+                               unauthorized](const httplib::Request& req, httplib::Response& res) {
+    using Handled = httplib::Server::HandlerResponse;
     const ConnectionPool::Refusal refusal = ConnectionPool::refusal();
-    if (refusal == ConnectionPool::Refusal::kNone) {
+    if (refusal != ConnectionPool::Refusal::kNone) {
+      // Connections over max_connections (or max_connections_per_client) run on the pool's
+      // overflow threads: answered at once, never queued behind the workers.
+      const bool per_client = refusal == ConnectionPool::Refusal::kMaxPerClient;
+      metrics_.request_rejected(per_client ? "max_connections_per_client" : "max_connections",
+                                "connection");
+      res.set_header("Retry-After", "1");
+      res.set_header("Connection", "close");
+      connection::close_after_answer();
+      send_error(res, 503, refusal_message(cfg, refusal, req.remote_addr));
+      return Handled::Handled;
+    }
+    auto refuse = [&res](int status, const std::string& message) {
+      connection::close_after_answer();
+      res.set_header("Connection", "close");
+      send_error(res, status, message);
+      return Handled::Handled;
+    };
+    // Framing: a request a proxy in front could read differently (request smuggling) is
+    // refused, never guessed at.
+    const size_t lengths = req.get_header_value_count("Content-Length");
+    const size_t encodings = req.get_header_value_count("Transfer-Encoding");
+    if (lengths > 1) return refuse(400, "more than one Content-Length header");
+    if (encodings > 0 && lengths > 0) {
+      return refuse(400, "both Transfer-Encoding and Content-Length: send one of them");
+    }
+    if (encodings > 1 ||
+        (encodings == 1 && !iequals(req.get_header_value("Transfer-Encoding"), "chunked"))) {
+      return refuse(501, "only Transfer-Encoding: chunked is supported");
+    }
+    uint64_t length = 0;
+    if (lengths == 1 && !parse_u64(req.get_header_value("Content-Length"), &length)) {
+      return refuse(400, "Content-Length must be a decimal number of bytes");
+    }
+    const bool has_body = encodings == 1 || length > 0;
+    if (!has_body) {
       // From here on the time is the handler's (a slow store write, a long-poll), not the
       // client's: request_timeout_s stops. A request with a body is still sending it; the
       // handlers that take one (the POST routes) mark themselves once it is in.
-      const std::string length = req.get_header_value("Content-Length");
-      if ((length.empty() || length == "0") && !req.has_header("Transfer-Encoding")) {
-        ConnectionPool::handler_started();
-      }
-      return httplib::Server::HandlerResponse::Unhandled;
+      ConnectionPool::handler_started();
     }
-    const bool per_client = refusal == ConnectionPool::Refusal::kMaxPerClient;
-    metrics_.request_rejected(per_client ? "max_connections_per_client" : "max_connections",
-                              "connection");
-    res.set_header("Retry-After", "1");
-    res.set_header("Connection", "close");
-    send_error(res, 503,
-               per_client ? "too many connections from " + req.remote_addr +
-                                " (max_connections_per_client=" +
-                                std::to_string(cfg.max_connections_per_client) + "); retry shortly"
-                          : "too many connections (max_connections=" +
-                                std::to_string(cfg.connection_limit()) + "); retry shortly");
-    return httplib::Server::HandlerResponse::Handled;
+    const BodyRoute route = body_route(req);
+    if (route == BodyRoute::kReport) {
+      if (!report_rate_ok(req, res)) {
+        if (has_body) connection::close_after_answer();
+        return Handled::Handled;
+      }
+      if (!producer_ok(req)) {
+        metrics_.rejected("unauthorized");
+        unauthorized(res);
+        if (has_body) connection::close_after_answer();
+        return Handled::Handled;
+      }
+    } else if (route == BodyRoute::kOperatorWrite) {
+      if (!operator_rate_ok(req, res)) {
+        if (has_body) connection::close_after_answer();
+        return Handled::Handled;
+      }
+      if (!operator_name(req, res)) {
+        if (has_body) connection::close_after_answer();
+        return Handled::Handled;
+      }
+    }
+    if (!has_body) return Handled::Unhandled;
+    if (route == BodyRoute::kNone) {
+      static const std::regex kKnown(
+          R"(/v1/(hotkeys|topics|audit|cluster|topics/[A-Za-z0-9._-]{1,249}(/(top|pins|denies))?))"
+          R"(|/metrics|/healthz|/readyz|/|/index\.html|/static/.+)");
+      if (!std::regex_match(req.path, kKnown)) {
+        return refuse(404, "no such endpoint: " + req.method + " " + req.path);
+      }
+      return refuse(413, req.method + " " + req.path +
+                             " takes no request body (only POST /v1/reports and POST "
+                             "/v1/topics/{topic}/pins|denies do)");
+    }
+    const std::string encoding = req.get_header_value("Content-Encoding");
+    if (!encoding.empty() && !iequals(encoding, "identity")) {
+      if (route == BodyRoute::kReport) metrics_.rejected("content_encoding");
+      return refuse(
+          415, "Content-Encoding '" + encoding + "' is not accepted: send the body uncompressed");
+    }
+    if (length > cfg.max_body_bytes) {
+      if (route == BodyRoute::kReport) metrics_.rejected("too_large");
+      return refuse(
+          413, "request body of " + std::to_string(length) +
+                   " bytes is larger than max_body_bytes=" + std::to_string(cfg.max_body_bytes));
+    }
+    const std::string media = media_type(req.get_header_value("Content-Type"));
+    if (route == BodyRoute::kReport) {
+      const std::string_view binary = req.path == "/v1/reports/batch"
+                                          ? kReportBatchBinaryContentType
+                                          : kReportBinaryContentType;
+      if (!media.empty() && media != "application/json" && media != binary) {
+        metrics_.rejected("content_type");
+        return refuse(415, "Content-Type must be application/json or " + std::string(binary) +
+                               ", got '" + req.get_header_value("Content-Type") + "'");
+      }
+    } else if (media != "application/json") {
+      return refuse(415, "Content-Type must be application/json, got '" +
+                             req.get_header_value("Content-Type") + "'");
+    }
+    // A chunked body's framing counts against the limit too; past it the read fails (413).
+    connection::allow_body(cfg.max_body_bytes);
+    return Handled::Unhandled;
   });
   srv.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
     ConnectionPool::handler_finished();
@@ -415,7 +578,29 @@ void HttpServer::install_routes() {
     if (!res.has_header("Cache-Control")) res.set_header("Cache-Control", "no-store");
   });
   srv.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 413 && req.path.starts_with("/v1/reports")) metrics_.rejected("too_large");
+    // A request the connection's limits stopped (http_connection.h) fails in httplib as a
+    // malformed one (400): name the limit instead.
+    switch (connection::overflow()) {
+      case connection::Overflow::kHead:
+        res.status = 431;
+        res.body.clear();
+        res.set_content(
+            dump(json{{"error", "request line and headers larger than " +
+                                    std::to_string(connection::kMaxHeadBytes) + " bytes or " +
+                                    std::to_string(connection::kMaxHeadLines) + " lines"}}),
+            "application/json");
+        break;
+      case connection::Overflow::kBody:
+        res.status = 413;
+        res.body.clear();
+        break;
+      case connection::Overflow::kNone:
+        break;
+    }
+    if (res.status == 413 && req.path.starts_with("/v1/reports") &&
+        connection::overflow() == connection::Overflow::kBody) {
+      metrics_.rejected("too_large");
+    }
     if (res.body.empty()) {
       std::string msg;
       switch (res.status) {
@@ -489,20 +674,17 @@ void HttpServer::install_routes() {
                "Content-Type must be application/json or " + std::string(binary_type) + ", got '" +
                    ct + "'");
   };
-  srv.Post("/v1/reports", [this, producer_ok, unauthorized, report_rate_ok, ingest_one,
-                           unsupported_type](const httplib::Request& req, httplib::Response& res) {
+  srv.Post("/v1/reports", [ingest_one, unsupported_type](const httplib::Request& req,
+                                                         httplib::Response& res) {
     ConnectionPool::handler_started();  // the body is in: request_timeout_s stops here
-    if (!report_rate_ok(req, res)) return;
-    if (!producer_ok(req)) {
-      metrics_.rejected("unauthorized");
-      return unauthorized(res);
-    }
+    // Rate limit, token, length and media type were decided before the body was read.
     const std::string ct = req.get_header_value("Content-Type");
     std::pair<int, json> answer;
-    if (ct.rfind(std::string(kReportBinaryContentType), 0) == 0) {
+    const std::string media = media_type(ct);
+    if (media == kReportBinaryContentType) {
       answer =
           ingest_one([&](const ReportLimits& lim) { return decode_report_binary(req.body, lim); });
-    } else if (ct.empty() || ct.rfind("application/json", 0) == 0) {
+    } else if (media.empty() || media == "application/json") {
       answer =
           ingest_one([&](const ReportLimits& lim) { return parse_report_json(req.body, lim); });
     } else {
@@ -512,26 +694,22 @@ void HttpServer::install_routes() {
   });
   // A producer's whole round in one request: each report is ingested on its own and gets its
   // own result, so one bad report does not reject the others (docs/API.md).
-  srv.Post("/v1/reports/batch", [this, producer_ok, unauthorized, report_rate_ok, ingest_one,
-                                 unsupported_type](const httplib::Request& req,
-                                                   httplib::Response& res) {
+  srv.Post("/v1/reports/batch", [this, ingest_one, unsupported_type](const httplib::Request& req,
+                                                                     httplib::Response& res) {
     ConnectionPool::handler_started();
-    if (!report_rate_ok(req, res)) return;
-    if (!producer_ok(req)) {
-      metrics_.rejected("unauthorized");
-      return unauthorized(res);
-    }
+    // Rate limit, token, length and media type were decided before the body was read.
     const std::string ct = req.get_header_value("Content-Type");
     json results = json::array();
     try {
-      if (ct.rfind(std::string(kReportBatchBinaryContentType), 0) == 0) {
+      const std::string media = media_type(ct);
+      if (media == kReportBatchBinaryContentType) {
         for (std::string_view one : split_report_batch_binary(req.body)) {
           auto [status, body] =
               ingest_one([&](const ReportLimits& lim) { return decode_report_binary(one, lim); });
           body["status"] = status;
           results.push_back(std::move(body));
         }
-      } else if (ct.empty() || ct.rfind("application/json", 0) == 0) {
+      } else if (media.empty() || media == "application/json") {
         for (const std::string& one : split_report_batch_json(req.body)) {
           auto [status, body] =
               ingest_one([&](const ReportLimits& lim) { return parse_report_json(one, lim); });
@@ -671,6 +849,27 @@ void HttpServer::install_routes() {
               return send_error(res, 400, "n must be a positive integer");
             }
             n = std::min<uint64_t>(n, 1000);
+            // Cluster mode: only the owner has the topic's window; answer with its answer.
+            if (const auto& elsewhere = coord_.cluster_hooks().owner_elsewhere) {
+              if (const std::string url = elsewhere(topic); !url.empty()) {
+                httplib::Client owner(url);
+                owner.set_connection_timeout(2, 0);
+                owner.set_read_timeout(5, 0);
+                httplib::Headers h;
+                if (req.has_header("Authorization")) {
+                  h.emplace("Authorization", req.get_header_value("Authorization"));
+                }
+                auto r = owner.Get(req.path + "?n=" + std::to_string(n), h);
+                if (!r) {
+                  return send_error(res, 502, "the owner of '" + topic + "' (" + url +
+                                                  ") did not answer: ask it directly");
+                }
+                res.status = r->status;
+                res.set_header("X-Hotkey-Owner", url);
+                res.set_content(r->body, "application/json");
+                return;
+              }
+            }
             auto top = coord_.top(topic, n);
             if (!top) return send_error(res, 404, "unknown topic '" + topic + "'");
             json items = json::array();
@@ -755,7 +954,7 @@ void HttpServer::install_routes() {
   srv.Post(topic_re + "/pins", [=, this, &cfg](const httplib::Request& req,
                                                httplib::Response& res) {
     ConnectionPool::handler_started();
-    if (!operator_rate_ok(req, res)) return;
+    // Rate limit, operator token and media type were checked before the body was read.
     auto who = operator_name(req, res);
     if (!who) return;
     auto body = parse_body(req, res);
@@ -792,7 +991,7 @@ void HttpServer::install_routes() {
   });
   srv.Post(topic_re + "/denies", [=, this](const httplib::Request& req, httplib::Response& res) {
     ConnectionPool::handler_started();
-    if (!operator_rate_ok(req, res)) return;
+    // Rate limit, operator token and media type were checked before the body was read.
     auto who = operator_name(req, res);
     if (!who) return;
     auto body = parse_body(req, res);
@@ -843,18 +1042,50 @@ void HttpServer::install_routes() {
   });
 
   // --- observability ---
-  srv.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  srv.Get("/metrics", [this, &cfg](const httplib::Request& req, httplib::Response& res) {
+    if (cfg.metrics_require_token) {
+      const auto tok = bearer_token(req);
+      bool ok = false;
+      if (tok) {
+        if (!cfg.producer_token.empty()) ok |= constant_time_equal(*tok, cfg.producer_token);
+        for (const auto& [name, op] : cfg.operator_tokens) ok |= constant_time_equal(*tok, op);
+      }
+      if (!ok) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        return send_error(res, 401,
+                          "metrics need Authorization: Bearer <producer or operator token> "
+                          "(metrics_require_token is set)");
+      }
+    }
     metrics_.set_waiters(coord_.board().waiters());
     res.set_content(metrics_.serialize(), "text/plain; version=0.0.4; charset=utf-8");
   });
   srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, json{{"status", "ok"}});
   });
+  // Readiness is a synced store write: unauthenticated callers in a loop would make it a
+  // write load (#17: 16 clients made ~2,300 synced writes/s). One probe per second at most;
+  // the answer says when it ran.
   srv.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    StoreStatus st = coord_.store().probe();
-    metrics_.set_store_healthy(st.ok);
-    if (!st.ok) return send_json(res, 503, json{{"status", "not ready"}, {"error", st.error}});
-    send_json(res, 200, json{{"status", "ready"}});
+    std::unique_lock lock(ready_mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (ready_checked_at_ms_ == 0 || now - ready_probed_ >= std::chrono::seconds(1)) {
+      ready_ = coord_.store().probe();
+      ready_probed_ = now;
+      ready_checked_at_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+      metrics_.set_store_healthy(ready_.ok);
+    }
+    const StoreStatus st = ready_;
+    const int64_t checked_at_ms = ready_checked_at_ms_;
+    lock.unlock();
+    if (!st.ok) {
+      return send_json(
+          res, 503,
+          json{{"status", "not ready"}, {"error", st.error}, {"checked_at_ms", checked_at_ms}});
+    }
+    send_json(res, 200, json{{"status", "ready"}, {"checked_at_ms", checked_at_ms}});
   });
 
   // --- dashboard ---

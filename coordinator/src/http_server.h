@@ -3,7 +3,10 @@
 // listening socket; start/stop from one thread, requests are served from its worker pool.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -44,6 +47,11 @@ class HttpServer {
   RateLimiter report_limiter_;
   RateLimiter operator_limiter_;
   std::unique_ptr<httplib::Server> server_;
+  // /readyz's cached store probe.
+  std::mutex ready_mu_;
+  std::chrono::steady_clock::time_point ready_probed_;
+  int64_t ready_checked_at_ms_ = 0;  // wall clock of the last probe; 0: none yet
+  StoreStatus ready_;
   std::thread thread_;
   int port_ = 0;
 };

@@ -923,6 +923,13 @@ struct KafkaCluster::Impl {
     rd_kafka_assign(tailer, nullptr);
   }
 
+  std::string owner_elsewhere(const std::string& topic) const {
+    if (owns(topic)) return "";
+    std::lock_guard lock(view_mu);
+    auto it = owners.find(topic);
+    return it == owners.end() || it->second.member == advertised_url ? "" : it->second.member;
+  }
+
   std::string status() const {
     json owned_parts = json::object();
     {
@@ -987,6 +994,7 @@ bool KafkaCluster::start(std::string* error) {
   hooks.on_publish = [&d](const std::shared_ptr<const PublishedList>& l) { d.publish(l); };
   hooks.status_json = [&d] { return d.status(); };
   hooks.operator_write = [&d](const OperatorOp& op) { return d.write_state(op); };
+  hooks.owner_elsewhere = [&d](const std::string& t) { return d.owner_elsewhere(t); };
   d.coordinator.set_cluster_hooks(std::move(hooks));
   // Operator state first: a member that takes over a topic plans with every pin it can know.
   d.resume_state();

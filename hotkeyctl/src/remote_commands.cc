@@ -109,7 +109,56 @@ std::string key_query(std::string_view key) {
   return std::string(e.field) + "=" + percent_encode(e.value);
 }
 
-std::string topic_path(const std::string& topic) { return "/v1/topics/" + percent_encode(topic); }
+// A topic argument must be a Kafka topic name: anything else is the user's mistake (exit 2),
+// not an endpoint the coordinator lacks.
+std::string topic_path(const std::string& topic) {
+  if (!hotkey::valid_topic_name(topic)) {
+    throw UsageError("'" + topic +
+                     "' is not a Kafka topic name ([A-Za-z0-9._-], 1-249 characters)");
+  }
+  return "/v1/topics/" + percent_encode(topic);
+}
+
+// --url's authority: HOST, HOST:PORT or [IPv6]:PORT, with a port in 1-65535.
+bool valid_authority(const std::string& a) {
+  std::string host = a;
+  std::string port;
+  if (!a.empty() && a.front() == '[') {
+    const size_t close = a.find(']');
+    if (close == std::string::npos || close == 1) return false;
+    host = a.substr(1, close - 1);
+    if (close + 1 < a.size()) {
+      if (a[close + 1] != ':') return false;
+      port = a.substr(close + 2);
+      if (port.empty()) return false;
+    }
+    for (char c : host) {
+      if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') return false;
+    }
+  } else {
+    const size_t colon = a.rfind(':');
+    if (colon != std::string::npos) {
+      host = a.substr(0, colon);
+      port = a.substr(colon + 1);
+      if (port.empty()) return false;
+    }
+    if (host.empty()) return false;
+    for (char c : host) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') {
+        return false;
+      }
+    }
+  }
+  if (!port.empty()) {
+    if (port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return false;
+    }
+    const int n = std::stoi(port);
+    if (n < 1 || n > 65535) return false;
+  }
+  return true;
+}
 
 std::string transport_error(httplib::Error e) {
   switch (e) {
@@ -158,6 +207,10 @@ class Remote {
     auto path_start = url_.find('/', scheme_end + 3);
     std::string origin = url_.substr(0, path_start);
     if (origin.size() == scheme_end + 3) throw UsageError("--url has no host: '" + url_ + "'");
+    if (!valid_authority(origin.substr(scheme_end + 3))) {
+      throw UsageError("--url must look like " + scheme +
+                       "://HOST[:PORT][/PREFIX] with a port in " + "1-65535, got '" + url_ + "'");
+    }
     if (path_start != std::string::npos) prefix_ = url_.substr(path_start);
     while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
     client_ = std::make_unique<httplib::Client>(origin);
@@ -207,7 +260,22 @@ class Remote {
     Reply r{res->status, res->body, json()};
     r.doc = json::parse(r.body, nullptr, false);
     if (r.doc.is_discarded()) r.doc = json();
-    if (r.status < 300) return r;
+    if (r.status < 300) {
+      // Every coordinator answer is a JSON object: anything else (a proxy's HTML page, a
+      // different service on that port) must not pass for success or an empty table.
+      if (!r.doc.is_object()) {
+        std::string shown = r.body.substr(0, 200);
+        for (char& c : shown) {
+          if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+        }
+        throw CallFailure{kExitFailure,
+                          method + " " + path + ": HTTP " + std::to_string(r.status) +
+                              " but the answer is not a JSON object (is --url a hotkey "
+                              "coordinator?): '" +
+                              shown + (r.body.size() > 200 ? "...'" : "'")};
+      }
+      return r;
+    }
     std::string msg;
     if (r.doc.is_object() && r.doc.contains("error") && r.doc["error"].is_string()) {
       msg = r.doc["error"].get<std::string>();
@@ -335,7 +403,15 @@ void print_json(std::ostream& out, const json& doc) {
 }
 
 void need_positional(const Flags& flags, size_t n, const char* usage) {
-  if (flags.positional().size() != n) throw UsageError(std::string("usage: hotkeyctl ") + usage);
+  if (flags.positional().size() == n) return;
+  for (const std::string& p : flags.positional()) {
+    if (p.size() > 2 && p.rfind("--", 0) == 0) {
+      throw UsageError(std::string("usage: hotkeyctl ") + usage + " ('" + p +
+                       "' came after '--', where everything is an argument: put flags before "
+                       "'--', e.g. hotkeyctl pin TOPIC --reason TEXT -- -KEY)");
+    }
+  }
+  throw UsageError(std::string("usage: hotkeyctl ") + usage);
 }
 
 // Parses the flags, reaches the coordinator and runs `body`; maps call failures onto the

@@ -115,6 +115,19 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
     }
   }
 
+  // Top keys of a topic from a member that does not own it: the owner's answer.
+  {
+    Node* owner_node = nodes[owner[partition_of("data-0")]];
+    Node* other = owner_node == &a ? &b : &a;
+    httplib::Client cli("127.0.0.1", other->port());
+    cli.set_read_timeout(10, 0);
+    auto r = cli.Get("/v1/topics/data-0/top?n=5");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(r->get_header_value("X-Hotkey-Owner"), owner_node->url());
+    EXPECT_NE(r->body.find("\"hot\""), std::string::npos) << r->body;
+  }
+
   // hotkeyctl cluster against any member prints the owner of every topic it knows.
   {
     const std::string cmd = std::string(HOTKEY_BIN_DIR) + "/hotkeyctl cluster --url " + b.url();

@@ -3,13 +3,17 @@
 // refused with a clear message and a non-zero exit, not a crash.
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -33,7 +37,7 @@ std::string read_all(const std::filesystem::path& p) {
 class Process {
  public:
   Process(const std::filesystem::path& data, const std::filesystem::path& log,
-          const std::string& listen = "127.0.0.1:0")
+          const std::string& listen = "127.0.0.1:0", const std::string& producer_token = "")
       : log_(log) {
     const std::string before = read_all(log);
     for (size_t pos = before.find("\"listening\""); pos != std::string::npos;
@@ -45,6 +49,7 @@ class Process {
       FILE* f = std::freopen(log.c_str(), "a", stderr);
       (void)f;
       setenv("HOTKEY_OPERATOR_TOKEN", "ops=process-test-operator", 1);
+      if (!producer_token.empty()) setenv("HOTKEY_PRODUCER_TOKEN", producer_token.c_str(), 1);
       std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
       execl(bin.c_str(), bin.c_str(), "--listen", listen.c_str(), "--data", data.c_str(),
             static_cast<char*>(nullptr));
@@ -82,6 +87,7 @@ class Process {
     }
     return 0;
   }
+  pid_t pid() const { return pid_; }
   int terminate() {
     kill(pid_, SIGTERM);
     int status = 0;
@@ -396,6 +402,123 @@ TEST(CoordinatorProcess, DamagedListRecordIsSkippedAndTheTopicRepublished) {
   ASSERT_NE(port, 0) << read_all(log);
   EXPECT_EQ(get_list(port)["version"], 2);
   EXPECT_EQ(again.terminate(), 0);
+}
+
+
+// Peak resident memory (VmHWM) of process `pid`, in MiB; -1 when unknown.
+double peak_rss_mib(pid_t pid) {
+  std::istringstream in(read_all("/proc/" + std::to_string(pid) + "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return -1;
+}
+
+// Sends `head`, then `chunk` repeatedly up to `total` bytes as a careless or hostile client
+// would, stopping early when the server answers or closes; returns the answer's status line
+// ("" when none came within 30 s).
+std::string flood(int port, const std::string& head, const std::string& chunk, size_t total) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return "";
+  }
+  auto answered = [fd] {
+    pollfd p{fd, POLLIN, 0};
+    return poll(&p, 1, 0) > 0;
+  };
+  bool ok = send(fd, head.data(), head.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(head.size());
+  for (size_t sent = 0; ok && sent < total && !answered(); sent += chunk.size()) {
+    ok = send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(chunk.size());
+  }
+  std::string got;
+  char buf[4096];
+  pollfd p{fd, POLLIN, 0};
+  while (got.find("\r\n") == std::string::npos && poll(&p, 1, 30000) > 0) {
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return got.substr(0, got.find("\r\n"));
+}
+
+// #17 item 4: what a client sends before it is authenticated (or to a route that takes no
+// body) must not be buffered. Before: a chunked body was read whole before the 401 (1 GiB took
+// the coordinator from 188 MB to 2.1 GB), a chunked body to an unknown path whole before the
+// 404, header lines without a count limit, a gzip body expanded before the 401, and a declared
+// Content-Length past max_body_bytes was read (and discarded) to its end before the 413.
+TEST(CoordinatorProcess, UnauthenticatedBodiesHeadersAndEncodingsDoNotGrowMemory) {
+  TempDir dir;
+  Process p(dir.path() / "data", dir.path() / "coordinator.log", "127.0.0.1:0",
+            "process-test-producer");
+  const int port = p.wait_port();
+  ASSERT_NE(port, 0) << read_all(dir.path() / "coordinator.log");
+  {
+    auto c = client(port);
+    ASSERT_TRUE(c.Get("/healthz"));
+  }
+  const double before = peak_rss_mib(p.pid());
+  ASSERT_GT(before, 0);
+
+  const std::string kib64(64 * 1024, 'x');
+  const std::string chunk = "10000\r\n" + kib64 + "\r\n";  // one 64 KiB chunk
+  constexpr size_t kMiB = 1 << 20;
+  // 256 MiB chunked without a token: 401 before the body is read.
+  EXPECT_EQ(flood(port,
+                  "POST /v1/reports HTTP/1.1\r\nHost: c\r\nContent-Type: application/json\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n",
+                  chunk, 256 * kMiB),
+            "HTTP/1.1 401 Unauthorized");
+  // 64 MiB chunked to an unknown path: 404 before the body is read.
+  EXPECT_EQ(
+      flood(port, "POST /v1/nothing HTTP/1.1\r\nHost: c\r\nTransfer-Encoding: chunked\r\n\r\n",
+            chunk, 64 * kMiB),
+      "HTTP/1.1 404 Not Found");
+  // With the token, a chunked body past max_body_bytes (8 MiB) stops there: 413.
+  EXPECT_EQ(flood(port,
+                  "POST /v1/reports HTTP/1.1\r\nHost: c\r\nAuthorization: Bearer "
+                  "process-test-producer\r\nContent-Type: application/json\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n",
+                  chunk, 256 * kMiB),
+            "HTTP/1.1 413 Payload Too Large");
+  // A declared length past max_body_bytes: 413 at once, nothing read.
+  EXPECT_EQ(flood(port,
+                  "POST /v1/reports HTTP/1.1\r\nHost: c\r\nAuthorization: Bearer "
+                  "process-test-producer\r\nContent-Type: application/json\r\n"
+                  "Content-Length: 1073741824\r\n\r\n",
+                  kib64, 64 * kMiB),
+            "HTTP/1.1 413 Payload Too Large");
+  // 64 MiB of header lines: 431 once the head passes 64 KiB or 100 lines.
+  const std::string header_line = "X-Pad: " + std::string(100, 'h') + "\r\n";
+  std::string header_lines;
+  while (header_lines.size() < 64 * 1024) header_lines += header_line;
+  EXPECT_EQ(flood(port, "GET /healthz HTTP/1.1\r\nHost: c\r\n", header_lines, 64 * kMiB),
+            "HTTP/1.1 431 Request Header Fields Too Large");
+  // A compressed body is refused before it is read (and so never expanded).
+  EXPECT_EQ(flood(port,
+                  "POST /v1/reports HTTP/1.1\r\nHost: c\r\nAuthorization: Bearer "
+                  "process-test-producer\r\nContent-Type: application/json\r\n"
+                  "Content-Encoding: gzip\r\nContent-Length: 65536\r\n\r\n",
+                  kib64, 64 * 1024),
+            "HTTP/1.1 415 Unsupported Media Type");
+
+  // Still serving, and the peak stayed within a few MiB of where it was.
+  auto c = client(port);
+  auto r = c.Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  const double after = peak_rss_mib(p.pid());
+  std::cout << "peak RSS before " << before << " MiB, after " << after << " MiB\n";
+  ::testing::Test::RecordProperty("peak_rss_before_mib", std::to_string(before));
+  ::testing::Test::RecordProperty("peak_rss_after_mib", std::to_string(after));
+  EXPECT_LT(after, before + 32) << "peak RSS before " << before << " MiB, after " << after;
+  EXPECT_EQ(p.terminate(), 0);
 }
 
 // Starts the coordinator on `data` bind-mounted read-only in a private mount namespace

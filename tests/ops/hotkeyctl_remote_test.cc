@@ -502,5 +502,50 @@ TEST_F(HotkeyctlRemote, ErrorsHaveDistinctExitCodes) {
   EXPECT_TRUE(contains(r.err, "400")) << r.err;
 }
 
+// #17 item 15: a 200 whose body is not the coordinator's JSON is an error (exit 1, saying what
+// came back), never "pinned ..." or an empty table; a bad topic or a malformed --url is a usage
+// error (exit 2); flags after `--` are arguments, and the usage error says so.
+TEST_F(HotkeyctlRemote, GarbageAnswersAndMalformedArgumentsAreErrors) {
+  httplib::Server fake;
+  fake.Get(".*", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("<html><body>Welcome to nginx!</body></html>", "text/html");
+  });
+  fake.Post(".*", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{not json!!}", "application/json");
+  });
+  const int port = fake.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread server([&] { fake.listen_after_bind(); });
+  const std::map<std::string, std::string> env{
+      {"HOTKEY_URL", "http://127.0.0.1:" + std::to_string(port)}, {"HOTKEY_TOKEN", kToken}};
+  Result r = ctl({"pin", kTopic, "k", "--reason", "r"}, env);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_FALSE(contains(r.out, "pinned")) << r.out;
+  EXPECT_TRUE(contains(r.err, "not a JSON object")) << r.err;
+  EXPECT_TRUE(contains(r.err, "{not json!!}")) << r.err;
+  r = ctl({"list"}, env);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "Welcome to nginx")) << r.err;
+  fake.stop();
+  server.join();
+
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"pin", "bad/topic", "k", "--reason", "r"},
+           {"top", "bad topic"},
+           {"list", "--url", "http://127.0.0.1:notaport"},
+           {"list", "--url", "http://127.0.0.1:70000"},
+           {"list", "--url", "http://exa mple:80"},
+       }) {
+    r = op(args);
+    EXPECT_EQ(r.code, 2) << args[0] << " " << args[1] << ": " << r.err;
+  }
+  r = op({"pin", kTopic, "--", "-dashkey", "--reason", "r"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "came after '--'")) << r.err;
+  r = op({"pin", kTopic, "--reason", "r", "--", "-dashkey"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "pinned -dashkey")) << r.out;
+}
+
 }  // namespace
 }  // namespace hotkey

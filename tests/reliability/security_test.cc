@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -753,6 +754,204 @@ TEST(Connections, ConnectionsBeyondTheLimitGetA503AtOnceAndLongPollsAreNotCut) {
     auto ok = h.client()->Get("/healthz");
     return ok && ok->status == 200;
   }));
+}
+
+// #17 item 10: with max_connections held and the two overflow threads busy with refused
+// connections that send nothing, a further connection was closed after ~2 s without an answer.
+// Refused plain-HTTP connections are now answered the moment they are accepted.
+TEST(Connections, RefusedConnectionsAreAnsweredAtOnceWhileTheOverflowThreadsAreBusy) {
+  CoordinatorConfig cfg = test_config();
+  cfg.http_threads = 2;
+  cfg.max_waiters = 2;
+  cfg.max_connections = 2;
+  cfg.request_timeout_s = 30;
+  Harness h(cfg, true);
+  std::vector<int> held;
+  for (int i = 0; i < 2; ++i) held.push_back(raw_connect("127.0.0.1", h.port()));
+  ASSERT_TRUE(eventually([&] { return metric(h, "hotkey_http_connections") == 2; }));
+  // Refused connections that never send a request, more than there are overflow threads.
+  for (int i = 0; i < 4; ++i) held.push_back(raw_connect("127.0.0.1", h.port()));
+  for (int i = 0; i < 3; ++i) {
+    const int fd = raw_connect("127.0.0.1", h.port());
+    ASSERT_GE(fd, 0);
+    const std::string req = "GET /healthz HTTP/1.1\r\nHost: c\r\n\r\n";
+    (void)send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+    std::string got;
+    EXPECT_TRUE(closed_by_server(fd, &got));
+    EXPECT_EQ(got.substr(0, got.find("\r\n")), "HTTP/1.1 503 Service Unavailable") << got;
+    EXPECT_NE(got.find("max_connections=2"), std::string::npos) << got;
+    EXPECT_NE(got.find("Retry-After: 1"), std::string::npos) << got;
+    close(fd);
+  }
+  for (int fd : held) close(fd);
+  EXPECT_EQ(metric(h, "hotkey_http_connections_cut_total"), 0);
+  ASSERT_TRUE(eventually([&] {
+    auto ok = h.client()->Get("/healthz");
+    return ok && ok->status == 200;
+  }));
+}
+
+// #17 item 12: /readyz is unauthenticated and its probe is a synced store write; it runs at
+// most once per second, and the answer says when (checked_at_ms).
+TEST(Readiness, ReadyzProbesTheStoreAtMostOncePerSecond) {
+  Harness h(test_config(), true);
+  auto c = h.client();
+  std::set<int64_t> probes;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 200; ++i) {
+    auto r = c->Get("/readyz");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    probes.insert(json::parse(r->body).at("checked_at_ms").get<int64_t>());
+  }
+  const double elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LE(static_cast<double>(probes.size()), elapsed_s + 2) << elapsed_s << " s";
+  EXPECT_LT(probes.size(), 200u);
+}
+
+// #17 item 16: /metrics exposes topic names and rates; metrics_require_token closes it.
+TEST(Metrics, MetricsNeedATokenOnlyWhenConfigured) {
+  {
+    CoordinatorConfig cfg = test_config();
+    cfg.producer_token = "producer-token-1";
+    Harness h(cfg, true);
+    auto r = h.client()->Get("/metrics");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);  // the default: open, as documented
+  }
+  CoordinatorConfig cfg = test_config();
+  cfg.producer_token = "producer-token-1";
+  cfg.metrics_require_token = true;
+  Harness h(cfg, true);
+  auto c = h.client();
+  auto r = c->Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(r->get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_EQ(r->body.find("hotkey_"), std::string::npos) << r->body;
+  r = c->Get("/metrics", {{"Authorization", "Bearer wrong-token"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  r = c->Get("/metrics", {{"Authorization", "Bearer producer-token-1"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("hotkey_http_connections"), std::string::npos);
+  r = c->Get("/metrics", kOperator);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(c->Get("/healthz")->status, 200);  // health stays open
+  auto parsed = parse({"--data", (h.dir() / "d").string()});
+  ASSERT_TRUE(parsed);
+  EXPECT_FALSE(parsed->metrics_require_token);
+}
+
+// ---------------------------------------------------------------- HTTP parsing (#17 items 5, 14)
+
+// Sends `bytes` on a fresh connection and returns what the server sends until it closes the
+// connection (or 60 s pass).
+std::string raw_exchange(int port, const std::string& bytes) {
+  const int fd = raw_connect("127.0.0.1", port);
+  if (fd < 0) return "";
+  (void)send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) got.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return got;
+}
+
+std::string status_line(const std::string& answer) { return answer.substr(0, answer.find("\r\n")); }
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+TEST(HttpParsing, AuthorizationFramingPipeliningAndContentTypesAreStrict) {
+  CoordinatorConfig cfg = test_config();
+  cfg.producer_token = "producer-token-1";
+  Harness h(cfg, true);
+  const int port = h.port();
+  const std::string report = report_body("p1", 1);
+  auto post = [&](const std::string& path, const std::string& headers, const std::string& body) {
+    return status_line(raw_exchange(port, "POST " + path + " HTTP/1.1\r\nHost: c\r\n" + headers +
+                                              "Content-Length: " + std::to_string(body.size()) +
+                                              "\r\nConnection: close\r\n\r\n" + body));
+  };
+  auto get = [&](const std::string& path, const std::string& headers) {
+    return status_line(raw_exchange(
+        port, "GET " + path + " HTTP/1.1\r\nHost: c\r\n" + headers + "Connection: close\r\n\r\n"));
+  };
+  // A NUL (sent raw, or percent-encoded, which httplib decodes) ends nothing: refused.
+  EXPECT_EQ(get("/v1/topics", "Authorization: Bearer producer-token-1%00garbage\r\n"),
+            "HTTP/1.1 401 Unauthorized");
+  EXPECT_EQ(
+      get("/v1/topics", "Authorization: Bearer producer-token-1" + std::string(1, '\0') + "x\r\n"),
+      "HTTP/1.1 401 Unauthorized");
+  // The scheme is case-insensitive.
+  EXPECT_EQ(get("/v1/topics", "Authorization: bearer producer-token-1\r\n"), "HTTP/1.1 200 OK");
+  EXPECT_EQ(get("/v1/topics", "Authorization: BEARER producer-token-1\r\n"), "HTTP/1.1 200 OK");
+
+  // Framing a proxy could read differently is refused.
+  const std::string auth = "Authorization: Bearer producer-token-1\r\n";
+  EXPECT_EQ(
+      status_line(raw_exchange(port, "POST /v1/reports HTTP/1.1\r\nHost: c\r\n" + auth +
+                                         "Content-Type: application/json\r\nContent-Length: " +
+                                         std::to_string(report.size()) +
+                                         "\r\nContent-Length: 5"
+                                         "\r\n\r\n" +
+                                         report)),
+      "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(
+      status_line(raw_exchange(port, "POST /v1/reports HTTP/1.1\r\nHost: c\r\n" + auth +
+                                         "Content-Type: application/json\r\nContent-Length: 5\r\n"
+                                         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")),
+      "HTTP/1.1 400 Bad Request");
+
+  // Pipelined requests are all answered, in order.
+  const std::string two = raw_exchange(port,
+                                       "GET /healthz HTTP/1.1\r\nHost: c\r\n\r\n"
+                                       "GET /v1/topics HTTP/1.1\r\nHost: c\r\n" +
+                                           auth + "Connection: close\r\n\r\n");
+  EXPECT_EQ(count(two, "HTTP/1.1 200 OK"), 2u) << two;
+  EXPECT_NE(two.find("\"topics\""), std::string::npos) << two;
+
+  // Content types: exact media types, case-insensitive, parameters allowed.
+  EXPECT_EQ(post("/v1/reports", auth + "Content-Type: application/jsonfoo\r\n", report),
+            "HTTP/1.1 415 Unsupported Media Type");
+  EXPECT_EQ(post("/v1/reports", auth + "Content-Type: APPLICATION/JSON\r\n", report),
+            "HTTP/1.1 200 OK");
+  EXPECT_EQ(post("/v1/reports", auth + "Content-Type: application/json; charset=utf-8\r\n",
+                 report_body("p1", 2)),
+            "HTTP/1.1 200 OK");
+  const std::string pin = json{{"key", "k"}, {"reason", "r"}}.dump();
+  const std::string op = "Authorization: Bearer " + std::string(kOperatorToken) + "\r\n";
+  EXPECT_EQ(post("/v1/topics/orders/pins", op + "Content-Type: text/plain\r\n", pin),
+            "HTTP/1.1 415 Unsupported Media Type");
+  EXPECT_EQ(post("/v1/topics/orders/pins", op, pin), "HTTP/1.1 415 Unsupported Media Type");
+  EXPECT_FALSE(h.coord().pins("orders") && !h.coord().pins("orders")->empty());
+  EXPECT_EQ(post("/v1/topics/orders/pins", op + "Content-Type: Application/JSON\r\n", pin),
+            "HTTP/1.1 200 OK");
+  // Operator writes are authenticated before the body is read, and a refusal changes nothing.
+  EXPECT_EQ(post("/v1/topics/orders/denies", "Content-Type: application/json\r\n", pin),
+            "HTTP/1.1 401 Unauthorized");
+  EXPECT_FALSE(h.coord().denies("orders") && !h.coord().denies("orders")->empty());
+}
+
+TEST(HttpParsing, MultiRangeRequestsGetTheWholeBodyOnce) {
+  Harness h(test_config(), true);
+  const std::string ranges = "Range: bytes=0-" + [] {
+    std::string r;
+    for (int i = 0; i < 1000; ++i) r += ",0-";
+    return r;
+  }() + "\r\n";
+  const std::string answer = raw_exchange(
+      h.port(), "GET /metrics HTTP/1.1\r\nHost: c\r\n" + ranges + "Connection: close\r\n\r\n");
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 200 OK");
+  EXPECT_LT(answer.size(), 200u * 1024) << "a multi-range answer multiplies the body";
+  EXPECT_EQ(count(answer, "# HELP hotkey_http_connections "), 1u);
 }
 
 }  // namespace
