@@ -12,6 +12,7 @@ PKGS=(
   prometheus-cpp-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   curl python3
+  valgrind
 )
 # Extra groups, opted into with flags.
 BROWSER_PKGS=(chromium nodejs npm)
