@@ -1,10 +1,15 @@
-# CPack: a Debian package "hotkey-coordinator" holding the server side only, i.e. the install
-# component "server": hotkey-coordinator, hotkeyctl, the systemd unit and the operations docs.
-# The client library, headers and CMake package are installed by `cmake --install` (default
-# component) and are deliberately not in this .deb. deploy/docker/Dockerfile installs the same
-# component, so the image and the package hold the same files.
+# CPack: two Debian packages.
+# - "hotkey-coordinator", the server side only, i.e. the install component "server":
+#   hotkey-coordinator, hotkeyctl, the systemd unit and the operations docs. The client library,
+#   headers and CMake package are installed by `cmake --install` (default component) and are
+#   deliberately not in this .deb. deploy/docker/Dockerfile installs the same component, so the
+#   image and the package hold the same files.
+# - "hotkey-rdkafka-plugin", component "plugin": libhotkey-rdkafka.so, the librdkafka plugin
+#   producers load with plugin.library.paths=libhotkey-rdkafka (client/plugin/), self-contained
+#   (the client library is linked into it), for hosts that run producers.
 #
-#   cmake --build build && (cd build && cpack -G DEB)   ->  build/hotkey-coordinator_<v>_<arch>.deb
+#   cmake --build build && (cd build && cpack -G DEB)
+#     ->  build/hotkey-coordinator_<v>_<arch>.deb, build/hotkey-rdkafka-plugin_<v>_<arch>.deb
 
 set(HOTKEY_SERVER_COMPONENT server)
 foreach(_hotkey_exe hotkey-coordinator hotkeyctl)
@@ -38,6 +43,19 @@ set(CPACK_SET_DESTDIR OFF)
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL ${HOTKEY_SERVER_COMPONENT})
+if(TARGET hotkey_rdkafka_plugin)
+  list(APPEND CPACK_COMPONENTS_ALL plugin)
+endif()
+set(CPACK_COMPONENT_PLUGIN_DESCRIPTION
+    "librdkafka plugin that routes hot keys by configuration alone
+libhotkey-rdkafka.so: any librdkafka-based producer (kcat, confluent-kafka for Python, Go,
+.NET...) loads it with plugin.library.paths=libhotkey-rdkafka and
+hotkey.coordinator.url=..., then samples and reports its keys and spreads the keys the
+hotkey coordinator lists over their verified salts, with no code change.")
+set(CPACK_DEBIAN_PLUGIN_PACKAGE_NAME hotkey-rdkafka-plugin)
+set(CPACK_DEBIAN_PLUGIN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PLUGIN_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_PLUGIN_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_SOURCE_DIR}/deploy/debian/plugin/triggers)
 set(CPACK_DEBIAN_SERVER_PACKAGE_NAME hotkey-coordinator)
 set(CPACK_DEBIAN_SERVER_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_SERVER_PACKAGE_SECTION net)

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "coordinator.h"
 #include "http_server.h"
+#include "kafka_cluster.h"
 #include "metrics.h"
 #include "store.h"
 
@@ -99,6 +100,22 @@ int main(int argc, char** argv) {
     std::cerr << "hotkey-coordinator: " << error << "\n";
     return 4;
   }
+  // Cluster mode: join the group before planning starts, so that no list is planned for a
+  // topic this member does not own.
+  std::unique_ptr<KafkaCluster> cluster;
+  if (config->cluster.enabled()) {
+    std::string url = config->cluster.advertised_url;
+    if (url.empty()) {
+      url = std::string(config->tls() ? "https://" : "http://") + config->listen_host + ":" +
+            std::to_string(server.port());
+    }
+    cluster = std::make_unique<KafkaCluster>(*config, *coordinator, url);
+    if (!cluster->start(&error)) {
+      log_line({{"level", "fatal"}, {"event", "cluster_start_failed"}, {"error", error}});
+      std::cerr << "hotkey-coordinator: " << error << "\n";
+      return 5;
+    }
+  }
   coordinator->start_background();
   log_line({{"level", "info"},
             {"event", "listening"},
@@ -129,9 +146,11 @@ int main(int argc, char** argv) {
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   server.stop();
+  if (cluster) cluster->stop();
   coordinator->stop_background();
   // The server refers to the coordinator: destroy it first.
   server_owner.reset();
+  cluster.reset();
   coordinator.reset();
   store.reset();
   log_line({{"level", "info"}, {"event", "stopped"}});

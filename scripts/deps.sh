@@ -12,6 +12,7 @@ PKGS=(
   prometheus-cpp-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   curl python3
+  python3-confluent-kafka
   valgrind
 )
 # Extra groups, opted into with flags.

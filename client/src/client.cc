@@ -13,6 +13,8 @@
 #include "hotkey/client/sampler.h"
 #include "hotkey/hotkey_list.h"
 #include "hotkey/report.h"
+#include "kafka_transport.h"
+#include "sigpipe.h"
 
 namespace hotkey::client {
 namespace {
@@ -98,12 +100,66 @@ struct Client::Impl {
   std::mutex reporter_http_mu;
   httplib::Client* reporter_http = nullptr;  // guarded by reporter_http_mu
 
+  // hotkey.transport=kafka: reports and lists travel over Kafka topics instead of HTTP.
+  std::unique_ptr<KafkaTransport> kafka;
+
   Impl(const Properties& props, std::optional<HashFamily> fam)
       : config(parse_client_config(props)),
         family(fam ? *fam : config.hash),
-        router(RouterOptions{family, config.salt_policy}) {}
+        router(RouterOptions{family, config.salt_policy}) {
+    if (config.transport == Transport::kKafka) {
+      kafka = std::make_unique<KafkaTransport>(
+          config, router,
+          [this](TopicId id, const std::optional<std::string>& value) { on_list_record(id, value); });
+    }
+  }
 
-  bool enabled() const { return !config.coordinator_url.empty(); }
+  bool enabled() const { return kafka != nullptr || !config.coordinator_url.empty(); }
+
+  // ---- kafka transport: one record of the lists topic ------------------------------------
+  // Validated exactly like a long-poll answer (parse_list_json recomputes every salt); only a
+  // newer version is published. A tombstone (topic deleted) drops the list but keeps the
+  // version floor.
+  void on_list_record(TopicId id, const std::optional<std::string>& value) {
+    const std::string topic = router.topic_name(id);
+    if (!value) {
+      if (router.remove_list(id)) {
+        list_updates.fetch_add(1);
+        std::lock_guard lock(mu);
+        version_cv.notify_all();
+      }
+      return;
+    }
+    try {
+      HotKeyList list = parse_list_json(*value);
+      if (list.topic != topic) throw DecodeError("list for topic \"" + list.topic + "\"");
+      if (!router.publish(list)) {
+        list_errors.fetch_add(1);  // not newer than the list routed with
+        return;
+      }
+      list_updates.fetch_add(1);
+      std::lock_guard lock(mu);
+      version_cv.notify_all();
+    } catch (const std::exception&) {
+      list_errors.fetch_add(1);  // garbage: keep the last good list
+    }
+  }
+
+  // One queued report to the coordinator: over HTTP (null `http` in kafka mode) or produced to
+  // the reports topic.
+  enum class SendOutcome { kAccepted, kRetry, kRejected };
+  SendOutcome send_report(httplib::Client* http, const std::string& topic,
+                          const std::string& body) {
+    if (kafka) return kafka->send_report(topic, body) ? SendOutcome::kAccepted : SendOutcome::kRetry;
+    auto res = http->Post("/v1/reports", body,
+                          config.report_json ? "application/json"
+                                             : std::string(kReportBinaryContentType));
+    if (res && res->status >= 200 && res->status < 300) return SendOutcome::kAccepted;
+    if (res && (res->status == 400 || res->status == 413 || res->status == 422)) {
+      return SendOutcome::kRejected;
+    }
+    return SendOutcome::kRetry;
+  }
 
   bool wait_stop(milliseconds d) {
     std::unique_lock lock(mu);
@@ -112,6 +168,7 @@ struct Client::Impl {
 
   // ---- subscriber -------------------------------------------------------------------------
   void subscribe_loop(Subscriber* sub) {
+    detail::block_sigpipe_in_this_thread();
     const std::string topic = router.topic_name(sub->id);
     auto http = make_http(config, config.poll_wait_ms);
     {
@@ -188,11 +245,14 @@ struct Client::Impl {
 
   // ---- reporter ---------------------------------------------------------------------------
   struct Pending {
+    std::string topic;
     std::string body;
   };
 
   void report_loop() {
-    auto http = make_http(config, 0);
+    detail::block_sigpipe_in_this_thread();
+    std::unique_ptr<httplib::Client> http;
+    if (!kafka) http = make_http(config, 0);
     {
       std::lock_guard lock(reporter_http_mu);
       reporter_http = http.get();
@@ -219,14 +279,12 @@ struct Client::Impl {
       build_reports(queue, static_cast<uint32_t>(std::max<int64_t>(window_ms, 1)), seq);
       if (forced || now >= retry_at) {
         while (!queue.empty()) {
-          auto res = http->Post(
-              "/v1/reports", queue.front().body,
-              config.report_json ? "application/json" : std::string(kReportBinaryContentType));
-          if (res && res->status >= 200 && res->status < 300) {
-            reports_sent.fetch_add(1);
+          SendOutcome out = send_report(http.get(), queue.front().topic, queue.front().body);
+          if (out == SendOutcome::kAccepted) {
+            if (!kafka) reports_sent.fetch_add(1);  // kafka: counted when delivered
             queue.pop_front();
             backoff.reset();
-          } else if (res && (res->status == 400 || res->status == 413 || res->status == 422)) {
+          } else if (out == SendOutcome::kRejected) {
             reports_rejected.fetch_add(1);
             queue.pop_front();
           } else {
@@ -235,6 +293,8 @@ struct Client::Impl {
             break;
           }
         }
+        // A forced round (report_now) returns once the brokers acknowledged.
+        if (forced && kafka) kafka->flush(milliseconds(config.http_timeout_ms));
       }
       std::lock_guard lock(mu);
       ++report_rounds;
@@ -275,7 +335,7 @@ struct Client::Impl {
         r.items.push_back(ReportItem{std::move(item.key), item.count, item.error});
       }
       try {
-        Pending p{config.report_json ? report_to_json(r) : encode_report_binary(r)};
+        Pending p{r.topic, config.report_json ? report_to_json(r) : encode_report_binary(r)};
         queue.push_back(std::move(p));
       } catch (const std::exception&) {
         reports_rejected.fetch_add(1);
@@ -289,6 +349,8 @@ struct Client::Impl {
   }
 
   void stop_all() {
+    // Closing a TLS connection to a coordinator that has gone writes to a dead socket.
+    detail::SigpipeGuard no_sigpipe;
     {
       std::lock_guard lock(mu);
       stopping = true;
@@ -320,6 +382,7 @@ struct Client::Impl {
       }
       reporter.join();
     }
+    kafka.reset();
   }
 };
 
@@ -348,7 +411,11 @@ TopicId Client::topic(std::string_view name) {
     impl_->samplers.push_back(
         std::make_unique<Sampler>(impl_->config.sketch_capacity, impl_->config.sample_rate));
     impl_->sampler_by_id[id].store(impl_->samplers.back().get(), std::memory_order_release);
-    if (impl_->enabled()) impl_->start_subscriber(id);
+    if (impl_->kafka) {
+      impl_->kafka->add_topic(id);
+    } else if (impl_->enabled()) {
+      impl_->start_subscriber(id);
+    }
   }
   return id;
 }
@@ -395,6 +462,11 @@ ClientStats Client::stats() const {
   ClientStats s;
   s.reports_sent = impl_->reports_sent.load();
   s.reports_failed = impl_->reports_failed.load();
+  if (impl_->kafka) {
+    KafkaTransportStats k = impl_->kafka->stats();
+    s.reports_sent += k.reports_delivered;
+    s.reports_failed += k.reports_undelivered;
+  }
   s.reports_rejected = impl_->reports_rejected.load();
   s.reports_dropped = impl_->reports_dropped.load();
   s.list_updates = impl_->list_updates.load();

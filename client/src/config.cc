@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -61,7 +62,23 @@ std::vector<std::string> split_list(std::string_view value) {
   return out;
 }
 
+constexpr std::string_view kKafkaPrefix = "hotkey.kafka.";
+
+// The application's librdkafka settings the kafka transport shares: where the cluster is and
+// how to authenticate to it. Producer tuning (acks, partitioner, transactional.id, ...) stays
+// the application's own.
+bool connection_setting(std::string_view name) noexcept {
+  return name == "bootstrap.servers" || name == "metadata.broker.list" ||
+         name == "security.protocol" || name.starts_with("ssl.") || name.starts_with("ssl_") ||
+         name.starts_with("sasl.") || name == "enable.ssl.certificate.verification" ||
+         name == "broker.address.family" || name == "client.rack" || name == "client.id";
+}
+
 }  // namespace
+
+std::string_view to_string(Transport transport) noexcept {
+  return transport == Transport::kKafka ? "kafka" : "http";
+}
 
 std::string_view to_string(RoutingMode mode) noexcept {
   return mode == RoutingMode::kRoute ? "route" : "rekey";
@@ -96,9 +113,25 @@ HashFamily family_of_rdkafka_partitioner(std::string_view p) {
 
 ClientConfig parse_client_config(const Properties& props) {
   ClientConfig c;
+  std::vector<std::pair<std::string, std::string>> kafka_overrides;
   for (const auto& [name, value] : props) {
     if (!is_client_property(name)) continue;
-    if (name == "hotkey.coordinator.url") {
+    if (name.starts_with(kKafkaPrefix)) {
+      std::string setting = name.substr(kKafkaPrefix.size());
+      if (setting.empty()) bad(name, value, "expected hotkey.kafka.<librdkafka property>");
+      kafka_overrides.emplace_back(std::move(setting), value);
+    } else if (name == "hotkey.transport") {
+      if (value == "http") {
+        c.transport = Transport::kHttp;
+      } else if (value == "kafka") {
+        c.transport = Transport::kKafka;
+      } else {
+        bad(name, value, "expected http or kafka");
+      }
+    } else if (name == "hotkey.reports.topic" || name == "hotkey.lists.topic") {
+      if (!valid_topic_name(value)) bad(name, value, "invalid topic name");
+      (name == "hotkey.reports.topic" ? c.reports_topic : c.lists_topic) = value;
+    } else if (name == "hotkey.coordinator.url") {
       if (!value.empty() && !value.starts_with("http://") && !value.starts_with("https://")) {
         bad(name, value, "expected http://HOST:PORT or https://HOST:PORT");
       }
@@ -205,6 +238,45 @@ ClientConfig parse_client_config(const Properties& props) {
         Setting{"hotkey.coordinator.ssl.key.location", &c.ssl_key_location}}) {
     if (!path->empty() && access(path->c_str(), R_OK) != 0)
       bad(name, *path, "cannot read the file");
+  }
+  if (c.transport == Transport::kKafka) {
+    const bool own_cluster =
+        std::any_of(kafka_overrides.begin(), kafka_overrides.end(), [](const auto& kv) {
+          return kv.first == "bootstrap.servers" || kv.first == "metadata.broker.list";
+        });
+    if (!own_cluster) {
+      for (const auto& [name, value] : props) {
+        if (!is_client_property(name) && connection_setting(name)) {
+          c.kafka_settings.emplace_back(name, value);
+        }
+      }
+    }
+    for (auto& [name, value] : kafka_overrides) {
+      std::erase_if(c.kafka_settings, [&](const auto& kv) { return kv.first == name; });
+      c.kafka_settings.emplace_back(name, value);
+    }
+    const bool has_bootstrap =
+        std::any_of(c.kafka_settings.begin(), c.kafka_settings.end(), [](const auto& kv) {
+          return (kv.first == "bootstrap.servers" || kv.first == "metadata.broker.list") &&
+                 !kv.second.empty();
+        });
+    if (!has_bootstrap) {
+      throw std::invalid_argument(
+          "hotkey.transport=kafka needs the cluster: bootstrap.servers (the producer's own) or "
+          "hotkey.kafka.bootstrap.servers");
+    }
+    if (c.report_json) {
+      throw std::invalid_argument(
+          "hotkey.report.format=json is for the http transport; the reports topic carries the "
+          "binary encoding");
+    }
+    if (c.reports_topic == c.lists_topic) {
+      throw std::invalid_argument("hotkey.reports.topic and hotkey.lists.topic must differ");
+    }
+  } else if (!kafka_overrides.empty()) {
+    throw std::invalid_argument("property " + std::string(kKafkaPrefix) +
+                                kafka_overrides.front().first +
+                                " needs hotkey.transport=kafka");
   }
   if (c.producer_id.empty()) c.producer_id = default_producer_id();
   return c;

@@ -209,6 +209,15 @@ bool Router::publish(const HotKeyList& list) {
   return true;
 }
 
+bool Router::remove_list(TopicId id) {
+  TopicState& s = impl_->checked(id);
+  std::lock_guard lock(s.write_mu);
+  if (!s.list) return false;
+  s.list.reset();
+  impl_->install(s, impl_->build(s, s.live_partitions.load(std::memory_order_relaxed)));
+  return true;
+}
+
 void Router::set_plain(TopicId id, bool plain) {
   TopicState& s = impl_->checked(id);
   std::lock_guard lock(s.write_mu);

@@ -249,6 +249,7 @@ const std::vector<SettingInfo>& config_settings() {
       {"tls_cert_file", "service", "\"\"", "a PEM file path"},
       {"tls_key_file", "service", "\"\"", "a PEM file path"},
       {"tls_client_ca_file", "service", "\"\"", "a PEM file path"},
+      {"kafka", "service", "—", "an object of cluster-mode settings (see Cluster mode)"},
       {"http_threads", "service", "16", nullptr, 2, 10000, false, HK_GET(http_threads)},
       {"max_waiters", "service", "512", nullptr, 1, 100000, false, HK_GET(max_waiters)},
       {"max_wait_ms", "service", "60000", nullptr, 1, 3600000, false, HK_GET(max_wait_ms)},
@@ -375,6 +376,7 @@ void CoordinatorConfig::validate() const {
   } catch (const std::invalid_argument& e) {
     fail(std::string(e.what()) + " (in 'defaults')");
   }
+  cluster.validate();
   for (const auto& [name, s] : topic_overrides) {
     if (!valid_topic_name(name)) fail("topic override '" + name + "' is not a valid topic name");
     try {
@@ -474,6 +476,8 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
       c.write_timeout_s = get_number<uint32_t>(v, name);
     } else if (name == "request_timeout_s") {
       c.request_timeout_s = get_number<uint32_t>(v, name);
+    } else if (name == "kafka") {
+      apply_cluster_json(c.cluster, v);
     } else if (name == "topics") {
       if (!v.is_object()) fail("config: 'topics' must be an object of topic: settings");
       for (const auto& [topic, sv] : v.items()) {
@@ -547,7 +551,9 @@ std::string usage_text() {
          "  --tls-client-ca FILE   require client certificates signed by these CAs (mutual TLS;\n"
          "                         env HOTKEY_TLS_CLIENT_CA)\n"
          "  --help                 this text\n"
-         "  --help-config          every config-file setting with its default and range\n";
+         "  --help-config          every config-file setting with its default and range\n"
+         "\n" +
+         std::string(cluster_usage_text());
 }
 
 std::string config_help_text() {
@@ -577,6 +583,7 @@ std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const*
   std::optional<std::string> operator_tokens_file, producer_token_file, tls_cert, tls_key,
       tls_client_ca;
   std::vector<std::string> operator_tokens;
+  std::vector<std::pair<std::string, std::string>> cluster_flags;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -612,11 +619,15 @@ std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const*
       tls_key = next();
     } else if (arg == "--tls-client-ca") {
       tls_client_ca = next();
+    } else if (is_cluster_flag(arg)) {
+      cluster_flags.emplace_back(arg, next());
     } else {
       fail("unknown option '" + arg + "'");
     }
   }
   if (config_file) apply_config_json(c, read_file(*config_file));
+  apply_cluster_env(c.cluster);
+  for (const auto& [flag, v] : cluster_flags) apply_cluster_flag(c.cluster, flag, v);
   if (const char* env = std::getenv("HOTKEY_OPERATOR_TOKEN"); env && *env) {
     add_operator_token(c, env);
   }

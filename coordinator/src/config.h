@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster_config.h"
 #include "hotkey/partitioner.h"
 #include "hotkey/report.h"
 
@@ -107,6 +108,9 @@ struct CoordinatorConfig {
   uint32_t operator_burst_per_client = 100;
   // Buckets kept at most (idle ones are evicted first).
   uint32_t rate_limit_max_clients = 100000;
+
+  // Cluster mode over Kafka (off unless cluster.bootstrap is set; docs/CLUSTER.md).
+  ClusterConfig cluster;
 
   // Connections served or queued at once; 0 means http_threads + max_waiters (the pool).
   // Connections beyond it, or beyond max_connections_per_client from one address (0: no

@@ -362,7 +362,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
   const bool material = plan && plan->material;
   uint64_t version = t.version;
   if (material) {
-    version = t.version + 1;
+    version = std::max(t.version, hooks_.version_floor ? hooks_.version_floor(t.name) : 0) + 1;
     plan->list.version = version;
     batch.put_list(plan->list);
     batch.put_topic_meta(t.name,
@@ -389,6 +389,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     HotKeyList before = t.published ? t.published->list : HotKeyList{};
     t.published = pub;
     board_.publish(pub);
+    if (hooks_.on_publish) hooks_.on_publish(pub);
     // Loads measured under the previous list no longer say where cold traffic goes.
     t.window.reset_partitions(t.partitions);
     t.window.track(list_keys(pub->list));
@@ -409,6 +410,7 @@ void Coordinator::tick() {
   }
   const int64_t now = clock_.now_ms();
   for (Topic* t : all) {
+    if (!owns(t->name)) continue;
     std::lock_guard lock(t->mu);
     int32_t live_partitions = 0;
     for (auto it = t->producers.begin(); it != t->producers.end();) {
@@ -464,6 +466,7 @@ int64_t Coordinator::plan_triggered() {
   int64_t next = -1;
   std::vector<Topic*> later;
   for (Topic* t : wanted) {
+    if (!owns(t->name)) continue;
     std::lock_guard lock(t->mu);
     if (!t->replan_wanted) continue;  // a tick planned it meanwhile
     const int64_t wait = t->last_plan_ms < 0 ? 0 : t->last_plan_ms + min_gap - now;
@@ -605,6 +608,66 @@ CallResult Coordinator::allow(const std::string& topic, const std::string& key,
                            batch.delete_deny(topic, key);
                            return true;
                          });
+}
+
+void Coordinator::release_topic(const std::string& name) {
+  Topic* t = find_topic(name);
+  if (!t) return;
+  std::lock_guard lock(t->mu);
+  t->window = TopicWindow(config_.epoch_ms, config_.window_epochs, config_.sketch_capacity);
+  t->producers.clear();
+  t->hot.clear();
+  t->published = nullptr;
+  t->first_report_ms = -1;
+  t->stats = TopicSummary{};
+  t->partition_load.clear();
+  t->replan_wanted = false;
+}
+
+uint64_t Coordinator::adopt_list(HotKeyList list) {
+  bool limit_hit = false;
+  Topic* t = get_or_create_topic(list.topic, &limit_hit);
+  if (!t) return 0;
+  std::lock_guard lock(t->mu);
+  const uint64_t floor = hooks_.version_floor ? hooks_.version_floor(list.topic) : 0;
+  list.version = std::max(t->version, floor) + 1;
+  StoreBatch batch;
+  batch.put_list(list);
+  batch.put_topic_meta(list.topic, TopicMeta{list.partitions, list.hash, list.separator});
+  StoreStatus st = store_.write(batch);
+  if (!st.ok) log_store_error(list.topic, st);
+  t->version = list.version;
+  t->partitions = list.partitions;
+  t->hash = list.hash;
+  t->separator = list.separator;
+  const int64_t now = clock_.now_ms();
+  // As after a restart: detected keys stay listed until fresh reports show them cold.
+  for (const auto& k : list.keys) {
+    if (k.source == KeySource::kDetected) t->hot[k.key] = HotState{now, -1, k.share};
+  }
+  auto pub = std::make_shared<PublishedList>(PublishedList{list, list_to_json(list)});
+  t->published = pub;
+  if (t->partitions > 0) t->window.reset_partitions(t->partitions);
+  t->window.track(list_keys(list));
+  board_.publish(pub);
+  if (hooks_.on_publish) hooks_.on_publish(pub);
+  t->m.list_version->Set(static_cast<double>(list.version));
+  t->m.hot_keys->Set(static_cast<double>(list.keys.size()));
+  return list.version;
+}
+
+std::vector<std::shared_ptr<const PublishedList>> Coordinator::published_lists() const {
+  std::vector<Topic*> all;
+  {
+    std::shared_lock lock(topics_mu_);
+    for (auto& [name, t] : topics_) all.push_back(t.get());
+  }
+  std::vector<std::shared_ptr<const PublishedList>> out;
+  for (Topic* t : all) {
+    std::lock_guard lock(t->mu);
+    if (t->published) out.push_back(t->published);
+  }
+  return out;
 }
 
 namespace {

@@ -74,6 +74,19 @@ struct TopEntry {
   bool denied = false;
 };
 
+// Cluster-mode seams (kafka_cluster.h drives them; all empty in single-node mode). Set once,
+// before start_background() and before any other thread uses the coordinator.
+struct ClusterHooks {
+  // Topics this coordinator owns now; the others are neither planned nor published.
+  std::function<bool(const std::string& topic)> owns;
+  // Every version issued for `topic` is above this (the owner's epoch << 32).
+  std::function<uint64_t(const std::string& topic)> version_floor;
+  // Every newly published list, called under the topic's lock, in version order.
+  std::function<void(const std::shared_ptr<const PublishedList>& list)> on_publish;
+  // The body of GET /v1/cluster.
+  std::function<std::string()> status_json;
+};
+
 class Coordinator final : public ReportSink {
  public:
   // Loads the store's state and publishes the persisted lists before returning, so a
@@ -113,6 +126,18 @@ class Coordinator final : public ReportSink {
   std::optional<std::map<std::string, Deny>> denies(const std::string& topic) const;
   std::vector<AuditEntry> audit(size_t limit) const { return store_.audit(limit); }
 
+  void set_cluster_hooks(ClusterHooks hooks) { hooks_ = std::move(hooks); }
+  const ClusterHooks& cluster_hooks() const { return hooks_; }
+  // Ownership of `topic` lost (or about to be rebuilt): forgets its window, producers,
+  // detection state and published list; pins, denies and the version counter stay.
+  void release_topic(const std::string& topic);
+  // Ownership of list.topic gained: the last list found on the lists topic becomes the
+  // topic's published list again, re-issued with a version above both the topic's counter and
+  // the version floor, and published. Returns that version.
+  uint64_t adopt_list(HotKeyList list);
+  // The current published list of every topic that has one.
+  std::vector<std::shared_ptr<const PublishedList>> published_lists() const;
+
   ListBoard& board() { return board_; }
   const CoordinatorConfig& config() const { return config_; }
   Store& store() { return store_; }
@@ -142,7 +167,10 @@ class Coordinator final : public ReportSink {
   void log_list_change(const HotKeyList& before, const HotKeyList& after,
                        const std::string& cause) const;
 
+  bool owns(const std::string& topic) const { return !hooks_.owns || hooks_.owns(topic); }
+
   const CoordinatorConfig config_;
+  ClusterHooks hooks_;
   Store& store_;
   Metrics& metrics_;
   const Clock& clock_;

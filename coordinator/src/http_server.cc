@@ -257,6 +257,20 @@ HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
 
 HttpServer::~HttpServer() { stop(); }
 
+namespace {
+
+// Socket options for the listening socket. httplib's default sets SO_REUSEPORT on Linux, which
+// lets a second process bind the same address and makes the kernel split connections between
+// the two (pins landing on one coordinator, reads served by the other). SO_REUSEADDR alone
+// still allows a restart while old connections sit in TIME_WAIT, and a second listener on a
+// held address fails to bind (exit 4).
+void listen_socket_options(socket_t sock) {
+  int yes = 1;
+  (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+}
+
+}  // namespace
+
 bool HttpServer::bind(const std::string& host, int port, std::string* error) {
   // cpp-httplib 0.11 listens with a backlog of 5: a fleet reconnecting at once (a coordinator
   // restart, 1,000 long-pollers starting together) overflows it, and the dropped handshakes
@@ -265,11 +279,11 @@ bool HttpServer::bind(const std::string& host, int port, std::string* error) {
   // socket only changes the backlog); the kernel caps it at net.core.somaxconn.
   auto listen_fd = std::make_shared<socket_t>(INVALID_SOCKET);
   server_->set_socket_options([listen_fd](socket_t sock) {
-    httplib::default_socket_options(sock);
+    listen_socket_options(sock);
     *listen_fd = sock;
   });
   const auto raise_backlog = [&](bool bound) {
-    server_->set_socket_options(httplib::default_socket_options);
+    server_->set_socket_options(listen_socket_options);
     if (bound && *listen_fd != INVALID_SOCKET) (void)::listen(*listen_fd, kListenBacklog);
   };
   if (port == 0) {
@@ -553,6 +567,20 @@ void HttpServer::install_routes() {
     res.status = 200;
     res.set_content(list_to_json(empty), "application/json");
   });
+
+  // --- cluster mode (docs/CLUSTER.md) ---
+  srv.Get("/v1/cluster",
+          [this, producer_ok, unauthorized](const httplib::Request& req, httplib::Response& res) {
+            if (!producer_ok(req)) return unauthorized(res);
+            const auto& status = coord_.cluster_hooks().status_json;
+            if (!status) {
+              return send_error(res, 404,
+                                "not in cluster mode: this coordinator was started without "
+                                "--kafka (docs/CLUSTER.md)");
+            }
+            res.status = 200;
+            res.set_content(status(), "application/json");
+          });
 
   // --- topics ---
   srv.Get("/v1/topics",

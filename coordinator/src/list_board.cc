@@ -15,6 +15,15 @@ void ListBoard::publish(std::shared_ptr<const PublishedList> list) {
   slot.cv.notify_all();
 }
 
+bool ListBoard::publish_if_newer(std::shared_ptr<const PublishedList> list) {
+  std::lock_guard lock(mu_);
+  Slot& slot = slot_locked(list->list.topic);
+  if (slot.list && slot.list->list.version >= list->list.version) return false;
+  slot.list = std::move(list);
+  slot.cv.notify_all();
+  return true;
+}
+
 std::shared_ptr<const PublishedList> ListBoard::get(std::string_view topic) const {
   std::lock_guard lock(mu_);
   auto it = slots_.find(topic);

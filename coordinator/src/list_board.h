@@ -35,6 +35,9 @@ class ListBoard final : public ListPublisher {
   explicit ListBoard(uint32_t max_waiters) : max_waiters_(max_waiters) {}
 
   void publish(std::shared_ptr<const PublishedList> list) override;
+  // Publishes only when `list` is newer than the topic's current list (cluster mode: lists
+  // read from the lists topic meet the ones this member issues). True when it did.
+  bool publish_if_newer(std::shared_ptr<const PublishedList> list);
   // The current list of `topic`, or null when none was published.
   std::shared_ptr<const PublishedList> get(std::string_view topic) const;
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace hotkey::client {
 namespace {
 
@@ -71,6 +73,56 @@ TEST(ClientConfig, SplitsKafkaProperties) {
   auto rest = kafka_properties({{"hotkey.token", "t"}, {"linger.ms", "5"}});
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_EQ(rest[0].first, "linger.ms");
+}
+
+TEST(ClientConfig, KafkaTransportInheritsTheProducersConnectionSettings) {
+  EXPECT_EQ(parse_client_config({}).transport, Transport::kHttp);
+  ClientConfig c = parse_client_config({{"hotkey.transport", "kafka"},
+                                        {"bootstrap.servers", "b1:9092"},
+                                        {"security.protocol", "SASL_SSL"},
+                                        {"sasl.mechanism", "PLAIN"},
+                                        {"ssl.ca.location", "/ca.pem"},
+                                        {"linger.ms", "50"},
+                                        {"transactional.id", "app-tx"},
+                                        {"hotkey.kafka.sasl.mechanism", "SCRAM-SHA-512"},
+                                        {"hotkey.kafka.group.id", "g"}});
+  EXPECT_EQ(c.transport, Transport::kKafka);
+  EXPECT_EQ(c.reports_topic, "__hotkey_reports");
+  EXPECT_EQ(c.lists_topic, "__hotkey_lists");
+  std::map<std::string, std::string> k(c.kafka_settings.begin(), c.kafka_settings.end());
+  EXPECT_EQ(k, (std::map<std::string, std::string>{{"bootstrap.servers", "b1:9092"},
+                                                   {"security.protocol", "SASL_SSL"},
+                                                   {"sasl.mechanism", "SCRAM-SHA-512"},
+                                                   {"ssl.ca.location", "/ca.pem"},
+                                                   {"group.id", "g"}}));
+  // A cluster of its own: nothing of the producer's is inherited.
+  c = parse_client_config({{"hotkey.transport", "kafka"},
+                           {"bootstrap.servers", "b1:9092"},
+                           {"security.protocol", "SASL_SSL"},
+                           {"hotkey.kafka.bootstrap.servers", "meta:9092"},
+                           {"hotkey.reports.topic", "r"},
+                           {"hotkey.lists.topic", "l"}});
+  EXPECT_EQ(c.kafka_settings,
+            (std::vector<std::pair<std::string, std::string>>{{"bootstrap.servers", "meta:9092"}}));
+  EXPECT_EQ(c.reports_topic, "r");
+  EXPECT_EQ(c.lists_topic, "l");
+  EXPECT_TRUE(c.coordinator_url.empty());
+}
+
+TEST(ClientConfig, KafkaTransportRejectsWhatCannotWork) {
+  auto bad = [](Properties p) {
+    EXPECT_THROW(parse_client_config(p), std::invalid_argument) << p.begin()->first;
+  };
+  bad({{"hotkey.transport", "grpc"}});
+  bad({{"hotkey.transport", "kafka"}});  // no cluster
+  bad({{"hotkey.transport", "kafka"}, {"bootstrap.servers", "b:1"}, {"hotkey.report.format", "json"}});
+  bad({{"hotkey.transport", "kafka"}, {"bootstrap.servers", "b:1"}, {"hotkey.lists.topic", "a b"}});
+  bad({{"hotkey.transport", "kafka"},
+       {"bootstrap.servers", "b:1"},
+       {"hotkey.lists.topic", "x"},
+       {"hotkey.reports.topic", "x"}});
+  bad({{"hotkey.kafka.bootstrap.servers", "b:1"}});  // http transport
+  bad({{"hotkey.transport", "kafka"}, {"hotkey.kafka.", "b:1"}});
 }
 
 TEST(ClientConfig, FamilyOfRdkafkaPartitioner) {

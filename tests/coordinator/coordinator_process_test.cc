@@ -31,7 +31,9 @@ std::string read_all(const std::filesystem::path& p) {
 
 class Process {
  public:
-  Process(const std::filesystem::path& data, const std::filesystem::path& log) : log_(log) {
+  Process(const std::filesystem::path& data, const std::filesystem::path& log,
+          const std::string& listen = "127.0.0.1:0")
+      : log_(log) {
     const std::string before = read_all(log);
     for (size_t pos = before.find("\"listening\""); pos != std::string::npos;
          pos = before.find("\"listening\"", pos + 1)) {
@@ -43,7 +45,7 @@ class Process {
       (void)f;
       setenv("HOTKEY_OPERATOR_TOKEN", "ops=process-test-operator", 1);
       std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
-      execl(bin.c_str(), bin.c_str(), "--listen", "127.0.0.1:0", "--data", data.c_str(),
+      execl(bin.c_str(), bin.c_str(), "--listen", listen.c_str(), "--data", data.c_str(),
             static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -230,6 +232,38 @@ TEST(CoordinatorProcess, ForeignAndCorruptDataDirsAreRefused) {
     EXPECT_EQ(p.wait_exit(), 3) << read_all(dir.path() / "corrupt.log");
     EXPECT_NE(read_all(dir.path() / "corrupt.log").find("cannot open data dir"), std::string::npos);
   }
+}
+
+// A second coordinator on an address a running one holds must refuse to start (exit 4, as
+// CONFIGURATION.md says) instead of sharing the port through SO_REUSEPORT, where the kernel
+// would split connections between the two. A clean restart on the same port still works while
+// the old connections sit in TIME_WAIT.
+TEST(CoordinatorProcess, SecondCoordinatorOnAHeldAddressExitsFourAndRestartReusesThePort) {
+  TempDir dir;
+  Process first(dir.path() / "one", dir.path() / "one.log");
+  const int port = first.wait_port();
+  ASSERT_NE(port, 0) << read_all(dir.path() / "one.log");
+  for (int i = 0; i < 5; ++i) {
+    auto c = client(port);
+    auto r = c.Get("/healthz");
+    ASSERT_TRUE(r && r->status == 200);
+  }
+  const std::string addr = "127.0.0.1:" + std::to_string(port);
+  {
+    Process second(dir.path() / "two", dir.path() / "two.log", addr);
+    EXPECT_EQ(second.wait_exit(), 4) << read_all(dir.path() / "two.log");
+    EXPECT_NE(read_all(dir.path() / "two.log").find("bind_failed"), std::string::npos);
+  }
+  // The first one still answers every request.
+  for (int i = 0; i < 20; ++i) {
+    auto c = client(port);
+    auto r = c.Get("/healthz");
+    ASSERT_TRUE(r && r->status == 200);
+  }
+  EXPECT_EQ(first.terminate(), 0);
+  Process again(dir.path() / "one", dir.path() / "again.log", addr);
+  EXPECT_EQ(again.wait_port(), port) << read_all(dir.path() / "again.log");
+  EXPECT_EQ(again.terminate(), 0);
 }
 
 // Starts the coordinator on `data` bind-mounted read-only in a private mount namespace

@@ -2,7 +2,7 @@
 """Static checks of deploy/ and docs/openapi.yaml: every YAML/JSON file parses, the files agree
 with each other (compose mounts exist, k8s probes hit /healthz and /readyz, every metric the
 alerts and the dashboard query is in the coordinator's metric contract, every alert has a
-runbook section in docs/OPERATIONS.md, every DESIGN.md endpoint is in the OpenAPI document).
+runbook section in docs/OPERATIONS.md, every docs/CONTRACTS.md endpoint is in the OpenAPI document).
 
 Usage: check_deploy.py REPO_ROOT. Exit 0 on success, 1 with one line per problem, 77 (ctest
 SKIP_RETURN_CODE) when PyYAML is missing.
@@ -33,15 +33,24 @@ METRICS = {
 }
 HISTOGRAMS = {"hotkey_ingest_latency_seconds", "hotkey_store_write_latency_seconds"}
 
-# DESIGN.md's HTTP API: (method, path) pairs the OpenAPI document must describe.
-DESIGN_API = [
-    ("post", "/v1/reports"), ("get", "/v1/hotkeys"), ("get", "/v1/topics"),
-    ("get", "/v1/topics/{topic}"), ("get", "/v1/topics/{topic}/top"),
-    ("post", "/v1/topics/{topic}/pins"), ("delete", "/v1/topics/{topic}/pins"),
-    ("post", "/v1/topics/{topic}/denies"), ("delete", "/v1/topics/{topic}/denies"),
-    ("get", "/v1/audit"), ("get", "/metrics"), ("get", "/healthz"), ("get", "/readyz"),
-    ("get", "/"),
-]
+# docs/CONTRACTS.md's HTTP API table: (method, path) pairs the OpenAPI document must describe.
+def contract_api():
+    """Reads the (method, path) pairs out of the first column of CONTRACTS.md's HTTP API table."""
+    text = open(os.path.join(ROOT, "docs", "CONTRACTS.md"), encoding="utf-8").read()
+    section = text.split("## 7. HTTP API", 1)[1].split("\n## ", 1)[0]
+    pairs = []
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        first_cell = line.split("|")[1]
+        for method, path in re.findall(r"`(GET|POST|DELETE|PUT|PATCH) ([^`?\s]+)", first_cell):
+            pairs.append((method.lower(), path))
+    return pairs
+
+
+DESIGN_API = contract_api()
+if len(DESIGN_API) < 14:
+    raise SystemExit(f"docs/CONTRACTS.md: HTTP API table lists only {len(DESIGN_API)} endpoints")
 
 
 def problem(where, what):
@@ -257,7 +266,7 @@ def check_openapi(docs):
     paths = api.get("paths", {})
     for method, p in DESIGN_API:
         if method not in paths.get(p, {}):
-            problem(path, f"{method.upper()} {p} (DESIGN.md) is not documented")
+            problem(path, f"{method.upper()} {p} (docs/CONTRACTS.md) is not documented")
 
     def resolve(ref):
         node = api

@@ -2,7 +2,9 @@
 // time by the openssl CLI, mutual TLS, the client library and hotkeyctl over TLS, token files,
 // per-client rate limits and connection limits (slow-loris) over loopback sockets.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,12 +15,17 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "hotkey/client/client.h"
+#include "hotkey/client/producer.h"
+#include "hotkey/client/rdkafka.h"
+#include "mock_cluster.h"
 #include "rate_limiter.h"
 #include "test_util.h"
 
@@ -253,6 +260,131 @@ TEST_F(Tls, HotkeyctlListNeedsTheCaCertificate) {
   EXPECT_EQ(run(base, &out), 3) << out;
   EXPECT_NE(out.find("TLS certificate not trusted"), std::string::npos) << out;
   EXPECT_EQ(run(base + " --cacert " + other_.cert, &out), 3) << out;
+}
+
+// The client side of the SIGPIPE test, in a forked child whose SIGPIPE has its default action
+// (as in an application that never touches signals): a hotkey::Producer and a plain librdkafka
+// producer with the partitioner callback, both reporting to and subscribing from an https
+// coordinator, producing until told (on `stop_fd`) that the coordinator is gone, for 3 s more,
+// then shut down normally. Exits 0; a SIGPIPE kills it with the signal.
+[[noreturn]] void produce_through_a_stopped_coordinator(const std::string& bootstrap,
+                                                        const std::string& url,
+                                                        const std::string& ca, int stop_fd) {
+  signal(SIGPIPE, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  auto props = [&](const std::string& id) {
+    return client::Properties{
+        {"hotkey.coordinator.url", url},     {"hotkey.coordinator.ssl.ca.location", ca},
+        {"hotkey.producer.id", id},          {"hotkey.topics", "orders"},
+        {"hotkey.report.interval.ms", "50"}, {"hotkey.poll.wait.ms", "200"},
+        {"hotkey.http.timeout.ms", "2000"},  {"hotkey.backoff.initial.ms", "10"},
+        {"hotkey.backoff.max.ms", "50"}};
+  };
+  {
+    client::Properties p = props("sigpipe-producer");
+    p["bootstrap.servers"] = bootstrap;
+    p["linger.ms"] = "5";
+    hotkey::Producer producer(p);
+    client::RdkafkaPartitioner partitioner(props("sigpipe-partitioner"));
+    char errstr[256];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof(errstr));
+    rd_kafka_conf_set(conf, "linger.ms", "5", errstr, sizeof(errstr));
+    partitioner.install(conf);
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (rk == nullptr) _exit(50);
+    std::optional<std::chrono::steady_clock::time_point> until;
+    for (uint64_t i = 0; !until || std::chrono::steady_clock::now() < *until; ++i) {
+      const std::string key = i % 2 == 0 ? "hot" : "k" + std::to_string(i % 100);
+      (void)producer.produce("orders", key, "v");
+      (void)rd_kafka_producev(rk, RD_KAFKA_V_TOPIC("orders"),
+                              RD_KAFKA_V_KEY(key.data(), key.size()),
+                              RD_KAFKA_V_VALUE(const_cast<char*>("v"), 1),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      producer.poll(0);
+      rd_kafka_poll(rk, 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      char c = 0;
+      if (!until && read(stop_fd, &c, 1) == 1) {
+        until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+      }
+    }
+    rd_kafka_flush(rk, 5000);
+    rd_kafka_destroy(rk);
+    producer.flush(5000);
+  }
+  _exit(0);
+}
+
+// #17 item 3: OpenSSL writes to a socket the stopped coordinator has closed; without the
+// library blocking SIGPIPE in its threads (and around its shutdown), the producer process died
+// with SIGPIPE (the loadgen exited 141) when the coordinator stopped mid-run, and at every
+// normal shutdown. Over https, with a real mock Kafka cluster.
+TEST_F(Tls, ProducerPartitionerAndLoadgenSurviveACoordinatorStoppedMidRun) {
+  // The child is forked before this process starts any thread (the mock cluster's, the
+  // coordinator's); it learns the addresses through `go`.
+  int go[2], stop[2];
+  ASSERT_EQ(pipe(go), 0);
+  ASSERT_EQ(pipe(stop), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(go[1]);
+    close(stop[1]);
+    std::string msg;
+    char buf[512];
+    for (ssize_t n; (n = read(go[0], buf, sizeof(buf))) > 0;) msg.append(buf, n);
+    const size_t nl = msg.find('\n');
+    if (nl == std::string::npos) _exit(51);
+    fcntl(stop[0], F_SETFL, O_NONBLOCK);
+    produce_through_a_stopped_coordinator(msg.substr(0, nl), msg.substr(nl + 1), server_.cert,
+                                          stop[0]);
+  }
+  close(go[0]);
+  close(stop[0]);
+  client::test::MockCluster mc(1);
+  mc.create_topic("orders", 8);
+  mc.create_topic("clicks", 8);  // the loadgen's: it hashes with murmur2, the others crc32
+  auto h = std::make_unique<Harness>(tls_config(), true);
+  const std::string url = "https://127.0.0.1:" + std::to_string(h->port());
+  const std::string msg = mc.bootstraps() + "\n" + url;
+  EXPECT_EQ(write(go[1], msg.data(), msg.size()), static_cast<ssize_t>(msg.size()));
+  close(go[1]);
+
+  // The loadgen, in the background, for longer than the coordinator lives.
+  const fs::path loadgen_out = dir_.path() / "loadgen.out";
+  const std::string loadgen = bin("hotkey-loadgen") + " --bootstrap " + mc.bootstraps() +
+                              " --topic clicks --strategy hotkey --coordinator " + url +
+                              " --client-prop hotkey.coordinator.ssl.ca.location=" + server_.cert +
+                              " --client-prop hotkey.report.interval.ms=50"
+                              " --client-prop hotkey.backoff.initial.ms=10"
+                              " --client-prop hotkey.backoff.max.ms=50"
+                              " --rate 500 --duration 15 --keys 100";
+  std::thread loadgen_thread(
+      [&] { run("(" + loadgen + "; echo exit=$?) > " + loadgen_out.string() + " 2>&1"); });
+
+  // Every client has reported (a live TLS connection each), then the coordinator stops.
+  EXPECT_TRUE(eventually([&] {
+    auto orders = h->coord().topic("orders");
+    auto clicks = h->coord().topic("clicks");
+    return orders && orders->producers >= 2 && clicks && clicks->producers >= 1;
+  }));
+  h.reset();
+  EXPECT_EQ(write(stop[1], "x", 1), 1);
+
+  int status = 0;
+  EXPECT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_FALSE(WIFSIGNALED(status)) << "producer process killed by signal " << WTERMSIG(status);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  loadgen_thread.join();
+  std::ifstream in(loadgen_out);
+  std::stringstream out;
+  out << in.rdbuf();
+  EXPECT_NE(out.str().find("exit=0"), std::string::npos) << out.str();
+  close(stop[1]);
 }
 
 // ---------------------------------------------------------------- token files

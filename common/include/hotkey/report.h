@@ -1,4 +1,4 @@
-// A producer's report for one topic and one window: the model, its JSON form (DESIGN.md) and
+// A producer's report for one topic and one window: the model, its JSON form (CONTRACTS.md) and
 // a compact binary form of the same content. Value types; the codecs are pure functions.
 #pragma once
 

@@ -1,5 +1,6 @@
 // The client core every integration shares: router, per-topic samplers, the reporter thread
-// (POST /v1/reports) and one long-poll subscriber thread per topic (GET /v1/hotkeys).
+// (POST /v1/reports) and one long-poll subscriber thread per topic (GET /v1/hotkeys), or with
+// hotkey.transport=kafka the reports and lists topics instead (docs/CLIENT.md).
 //
 // Thread-safe. route() is the send path: no lock shared across threads, no allocation, no
 // syscall; everything that talks to the coordinator runs on background threads and never
@@ -41,9 +42,11 @@ struct ClientStats {
 
 class Client {
  public:
-  // Reads the hotkey.* entries of `props` (others are left for librdkafka) and starts the
-  // background threads when hotkey.coordinator.url is set. std::invalid_argument for unknown
-  // hotkey.* properties and bad values.
+  // Reads the hotkey.* entries of `props` (others are left for librdkafka, except the
+  // connection settings the kafka transport inherits) and starts the background threads when
+  // hotkey.coordinator.url is set or hotkey.transport=kafka. std::invalid_argument for unknown
+  // hotkey.* properties and bad values; std::runtime_error when the kafka transport's
+  // librdkafka handles cannot be created.
   explicit Client(const Properties& props);
   // As above with the family given explicitly (the integration knows its partitioner).
   Client(const Properties& props, HashFamily family);

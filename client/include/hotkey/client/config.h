@@ -16,7 +16,7 @@ namespace hotkey::client {
 // Properties as the application gives them: name -> value, like librdkafka's conf.
 using Properties = std::map<std::string, std::string, std::less<>>;
 
-// How a salted record travels (DESIGN.md "Salted keys").
+// How a salted record travels (docs/CONTRACTS.md "Keys and salted keys").
 enum class RoutingMode : uint8_t {
   kRekey = 0,  // the key becomes key<sep><salt>; its partition is the family hash of that key
   kRoute = 1,  // the key stays; the partition comes from the salt table
@@ -34,6 +34,13 @@ enum class ExpiredPolicy : uint8_t {
   kPlain = 1,  // fall back to plain hashing (every key cold)
 };
 
+// How reports and lists travel.
+enum class Transport : uint8_t {
+  kHttp = 0,   // POST /v1/reports and GET /v1/hotkeys long-polls to hotkey.coordinator.url
+  kKafka = 1,  // reports produced to the reports topic, lists read from the lists topic
+};
+
+std::string_view to_string(Transport transport) noexcept;
 std::string_view to_string(RoutingMode mode) noexcept;
 std::string_view to_string(SaltPolicy policy) noexcept;
 std::string_view to_string(ExpiredPolicy policy) noexcept;
@@ -63,6 +70,13 @@ struct ClientConfig {
   uint32_t report_queue_max = 4;         // hotkey.report.queue.max: pending reports per topic
   bool report_json = false;              // hotkey.report.format=json|binary (default binary)
   std::vector<std::string> topics;       // hotkey.topics: subscribe before the first send
+  Transport transport = Transport::kHttp;  // hotkey.transport=http|kafka
+  std::string reports_topic = "__hotkey_reports";  // hotkey.reports.topic (kafka transport)
+  std::string lists_topic = "__hotkey_lists";      // hotkey.lists.topic (kafka transport)
+  // librdkafka settings of the kafka transport's own producer and consumer: the application's
+  // connection settings (bootstrap.servers, security.protocol, ssl.*, sasl.*, ...) unless
+  // hotkey.kafka.bootstrap.servers is given, then every hotkey.kafka.NAME as NAME on top.
+  std::vector<std::pair<std::string, std::string>> kafka_settings;
 };
 
 // True for names this library owns ("hotkey." prefix).

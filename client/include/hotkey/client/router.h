@@ -71,6 +71,11 @@ class Router {
   // for a version <= the current one: versions never go back.
   bool publish(const HotKeyList& list);
 
+  // Drops the topic's list (its topic was deleted: a tombstone on the lists topic); every key
+  // routes cold until a newer list is published. The version is kept as the floor: lists at or
+  // below it are still refused. Returns false when there was no list.
+  bool remove_list(TopicId id);
+
   // plain=true: route every key of the topic cold (expired list under policy "plain") while
   // keeping the last good list; plain=false routes with that list again.
   void set_plain(TopicId id, bool plain);

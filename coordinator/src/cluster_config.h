@@ -1,0 +1,51 @@
+// Cluster-mode settings (docs/CLUSTER.md): the Kafka bootstrap that turns cluster mode on, the
+// group and internal topic names, and every other kafka.* setting, passed to librdkafka as is.
+// Plain values; the parse functions throw std::invalid_argument naming the setting.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace hotkey::coordinator {
+
+struct ClusterConfig {
+  // Empty: single-node HTTP mode (the default); cluster mode otherwise.
+  std::string bootstrap;
+  std::string group = "hotkey.coordinators";
+  std::string reports_topic = "__hotkey_reports";
+  std::string lists_topic = "__hotkey_lists";
+  std::string state_topic = "__hotkey_state";
+  // The URL other members and hotkeyctl reach this coordinator at (default
+  // http://LISTEN_HOST:PORT with the bound port).
+  std::string advertised_url;
+  // Every owned list is written again this often, so the compacted lists topic always ends
+  // with the current owner's record.
+  uint32_t republish_interval_ms = 30000;
+  // Partitions of the reports and lists topics when the coordinator creates them.
+  int32_t topic_partitions = 12;
+  int16_t replication_factor = 3;
+  // Any other kafka.* setting, without the prefix (e.g. "session.timeout.ms").
+  std::map<std::string, std::string> librdkafka;
+
+  bool enabled() const { return !bootstrap.empty(); }
+  void validate() const;
+};
+
+// Applies the config file's "kafka" object.
+void apply_cluster_json(ClusterConfig& c, const nlohmann::json& j);
+// Applies one "kafka.NAME=VALUE" (or "NAME=VALUE") assignment from --kafka-set.
+void apply_cluster_setting(ClusterConfig& c, const std::string& assignment);
+// HOTKEY_KAFKA_BOOTSTRAP, HOTKEY_KAFKA_GROUP, HOTKEY_KAFKA_REPORTS_TOPIC,
+// HOTKEY_KAFKA_LISTS_TOPIC, HOTKEY_KAFKA_STATE_TOPIC, HOTKEY_ADVERTISED_URL.
+void apply_cluster_env(ClusterConfig& c);
+bool is_cluster_flag(const std::string& flag);
+// True when `flag` is a cluster flag (--kafka, --group, --reports-topic, --lists-topic,
+// --state-topic, --advertised-url, --kafka-set); applies it.
+bool apply_cluster_flag(ClusterConfig& c, const std::string& flag, const std::string& value);
+// Lines for the usage text.
+const char* cluster_usage_text();
+
+}  // namespace hotkey::coordinator

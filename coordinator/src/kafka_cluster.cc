@@ -1,0 +1,750 @@
+#include "kafka_cluster.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hotkey/partitioner.h"
+#include "hotkey/report.h"
+
+namespace hotkey::coordinator {
+namespace {
+
+using nlohmann::json;
+using Steady = std::chrono::steady_clock;
+
+constexpr const char* kReportVersionHeader = "hotkey.report.v";
+constexpr const char* kMemberHeader = "hotkey.member";
+// How long reading a lists partition to its end may take before the assignment is retried.
+constexpr auto kReadToEndTimeout = std::chrono::seconds(20);
+constexpr int kMetadataTimeoutMs = 10000;
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void log_line(const json& j) {
+  json line = j;
+  line["ts_ms"] = wall_ms();
+  std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+// Frees a librdkafka handle on scope exit.
+struct PartitionList {
+  rd_kafka_topic_partition_list_t* p;
+  explicit PartitionList(int n) : p(rd_kafka_topic_partition_list_new(n)) {}
+  explicit PartitionList(const rd_kafka_topic_partition_list_t* src)
+      : p(rd_kafka_topic_partition_list_copy(src)) {}
+  ~PartitionList() { rd_kafka_topic_partition_list_destroy(p); }
+  PartitionList(const PartitionList&) = delete;
+  PartitionList& operator=(const PartitionList&) = delete;
+};
+
+std::optional<std::string> header(const rd_kafka_message_t* m, const char* name) {
+  rd_kafka_headers_t* hdrs = nullptr;
+  if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
+  const void* value = nullptr;
+  size_t size = 0;
+  if (rd_kafka_header_get_last(hdrs, name, &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return std::nullopt;
+  }
+  return value ? std::string(static_cast<const char*>(value), size) : std::string();
+}
+
+// One partition's lists as read to its end.
+struct PartitionLists {
+  std::map<std::string, HotKeyList> latest;  // highest version per topic; tombstones erase
+  uint64_t max_epoch = 0;
+};
+
+}  // namespace
+
+struct KafkaCluster::Impl {
+  Impl(const CoordinatorConfig& c, Coordinator& coord, std::string url)
+      : config(c), cc(c.cluster), coordinator(coord), advertised_url(std::move(url)) {}
+
+  const CoordinatorConfig& config;
+  const ClusterConfig& cc;
+  Coordinator& coordinator;
+  const std::string advertised_url;
+
+  rd_kafka_t* consumer = nullptr;  // the group member (reports topic)
+  rd_kafka_t* producer = nullptr;  // lists (and state) writer: idempotent, acks=all
+  rd_kafka_t* reader = nullptr;    // reads lists partitions to their end on assignment
+  rd_kafka_t* tailer = nullptr;    // follows every lists partition (list reads, owners)
+  int32_t partitions = 0;          // of the reports and lists topics
+
+  // Owned reports partitions and the epoch this member publishes them with. Only the loop
+  // thread writes; publishers read under the shared lock.
+  mutable std::shared_mutex owned_mu;
+  std::map<int32_t, uint64_t> owned;
+  // Assigned partitions whose lists partition could not yet be read to its end.
+  std::set<int32_t> pending;
+
+  std::atomic<bool> stop_flag{false};
+  std::thread loop_thread;
+  std::thread tail_thread;
+
+  std::atomic<uint64_t> rebalances{0};
+  std::atomic<uint64_t> reports_ingested{0};
+  std::atomic<uint64_t> reports_skipped{0};
+  std::atomic<uint64_t> lists_produced{0};
+  std::atomic<uint64_t> lists_dropped{0};
+
+  // What the tailer saw: the author of each topic's highest version, and when each member
+  // last wrote.
+  struct Owner {
+    uint64_t version = 0;
+    std::string member;
+  };
+  mutable std::mutex view_mu;
+  std::map<std::string, Owner> owners;
+  std::map<std::string, int64_t> members_seen;
+  std::string member_id;
+
+  int32_t partition_of(const std::string& topic) const {
+    return partition_for(HashFamily::kMurmur2, topic, partitions);
+  }
+
+  rd_kafka_conf_t* base_conf(bool consumer_side, std::string* error) {
+    char errstr[512];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    auto set = [&](const std::string& k, const std::string& v) {
+      if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), errstr, sizeof errstr) !=
+          RD_KAFKA_CONF_OK) {
+        if (error->empty()) *error = "kafka." + k + ": " + errstr;
+        return false;
+      }
+      return true;
+    };
+    set("bootstrap.servers", cc.bootstrap);
+    set("client.id", "hotkey-coordinator");
+    set("log_level", "4");
+    for (const auto& [k, v] : cc.librdkafka) {
+      // Consumer-only settings would draw a warning on the producer (and vice versa): each
+      // handle takes what librdkafka accepts for its kind, the rest is reported once below.
+      set(k, v);
+    }
+    (void)consumer_side;
+    if (!error->empty()) {
+      rd_kafka_conf_destroy(conf);
+      return nullptr;
+    }
+    return conf;
+  }
+
+  bool create_handles(std::string* error) {
+    char errstr[512];
+    rd_kafka_conf_t* pc = base_conf(false, error);
+    if (!pc) return false;
+    rd_kafka_conf_set(pc, "enable.idempotence", "true", errstr, sizeof errstr);
+    rd_kafka_conf_set(pc, "acks", "all", errstr, sizeof errstr);
+    rd_kafka_conf_set(pc, "linger.ms", "5", errstr, sizeof errstr);
+    producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, errstr, sizeof errstr);
+    if (!producer) {
+      *error = std::string("kafka producer: ") + errstr;
+      return false;
+    }
+    rd_kafka_conf_t* gc = base_conf(true, error);
+    if (!gc) return false;
+    rd_kafka_conf_set(gc, "group.id", cc.group.c_str(), errstr, sizeof errstr);
+    rd_kafka_conf_set(gc, "partition.assignment.strategy", "cooperative-sticky", errstr,
+                      sizeof errstr);
+    rd_kafka_conf_set(gc, "enable.auto.commit", "false", errstr, sizeof errstr);
+    rd_kafka_conf_set(gc, "enable.auto.offset.store", "false", errstr, sizeof errstr);
+    rd_kafka_conf_set(gc, "auto.offset.reset", "latest", errstr, sizeof errstr);
+    rd_kafka_conf_set_opaque(gc, this);
+    rd_kafka_conf_set_rebalance_cb(gc, &Impl::rebalance_cb);
+    consumer = rd_kafka_new(RD_KAFKA_CONSUMER, gc, errstr, sizeof errstr);
+    if (!consumer) {
+      *error = std::string("kafka consumer: ") + errstr;
+      return false;
+    }
+    rd_kafka_poll_set_consumer(consumer);
+    for (rd_kafka_t** h : {&reader, &tailer}) {
+      rd_kafka_conf_t* rc = base_conf(true, error);
+      if (!rc) return false;
+      // assign() needs a group.id; this one is never subscribed, so no group is joined.
+      const std::string gid = cc.group + (h == &reader ? ".reader" : ".tailer");
+      rd_kafka_conf_set(rc, "group.id", gid.c_str(), errstr, sizeof errstr);
+      rd_kafka_conf_set(rc, "enable.auto.commit", "false", errstr, sizeof errstr);
+      rd_kafka_conf_set(rc, "enable.partition.eof", "false", errstr, sizeof errstr);
+      *h = rd_kafka_new(RD_KAFKA_CONSUMER, rc, errstr, sizeof errstr);
+      if (!*h) {
+        *error = std::string("kafka reader: ") + errstr;
+        return false;
+      }
+      rd_kafka_poll_set_consumer(*h);
+    }
+    return true;
+  }
+
+  // Partition count of `topic` (0: missing, -1: metadata unavailable). Asks for all topics:
+  // a request naming the topic would make a broker with auto.create.topics.enable create it
+  // with default settings (not compacted, default partition count).
+  int32_t topic_partitions(const std::string& topic, std::string* error) {
+    const rd_kafka_metadata_t* md = nullptr;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(producer, 1, nullptr, &md, kMetadataTimeoutMs);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      *error = "cannot read metadata from " + cc.bootstrap + ": " + rd_kafka_err2str(err);
+      return -1;
+    }
+    int32_t n = 0;
+    for (int i = 0; i < md->topic_cnt; ++i) {
+      if (topic == md->topics[i].topic && md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        n = md->topics[i].partition_cnt;
+      }
+    }
+    rd_kafka_metadata_destroy(md);
+    return n;
+  }
+
+  // CreateTopics for the missing internal topics (a broker without it, like the test mock,
+  // answers with an error or not at all: the caller then reports what to create by hand).
+  bool create_topics(const std::vector<std::pair<std::string, int32_t>>& missing,
+                     std::string* error) {
+    std::vector<rd_kafka_NewTopic_t*> topics;
+    char errstr[512];
+    for (const auto& [name, parts] : missing) {
+      rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(name.c_str(), parts, cc.replication_factor,
+                                                      errstr, sizeof errstr);
+      if (!nt) {
+        *error = errstr;
+        for (auto* t : topics) rd_kafka_NewTopic_destroy(t);
+        return false;
+      }
+      if (name != cc.reports_topic) rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact");
+      topics.push_back(nt);
+    }
+    rd_kafka_queue_t* q = rd_kafka_queue_new(producer);
+    rd_kafka_AdminOptions_t* opts =
+        rd_kafka_AdminOptions_new(producer, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+    rd_kafka_AdminOptions_set_request_timeout(opts, 5000, errstr, sizeof errstr);
+    rd_kafka_AdminOptions_set_operation_timeout(opts, 5000, errstr, sizeof errstr);
+    rd_kafka_CreateTopics(producer, topics.data(), topics.size(), opts, q);
+    rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 12000);
+    bool ok = false;
+    if (!ev) {
+      *error = "CreateTopics got no answer";
+    } else if (rd_kafka_event_error(ev)) {
+      *error = std::string("CreateTopics: ") + rd_kafka_event_error_string(ev);
+    } else {
+      ok = true;
+      const rd_kafka_CreateTopics_result_t* res = rd_kafka_event_CreateTopics_result(ev);
+      size_t n = 0;
+      const rd_kafka_topic_result_t** results = rd_kafka_CreateTopics_result_topics(res, &n);
+      for (size_t i = 0; i < n; ++i) {
+        rd_kafka_resp_err_t e = rd_kafka_topic_result_error(results[i]);
+        if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+          ok = false;
+          *error = std::string("CreateTopics ") + rd_kafka_topic_result_name(results[i]) + ": " +
+                   rd_kafka_err2str(e);
+        }
+      }
+    }
+    if (ev) rd_kafka_event_destroy(ev);
+    rd_kafka_AdminOptions_destroy(opts);
+    rd_kafka_queue_destroy(q);
+    for (auto* t : topics) rd_kafka_NewTopic_destroy(t);
+    return ok;
+  }
+
+  bool check_topics(std::string* error) {
+    const std::vector<std::pair<std::string, int32_t>> wanted = {
+        {cc.reports_topic, cc.topic_partitions},
+        {cc.lists_topic, cc.topic_partitions},
+        {cc.state_topic, 1}};
+    std::vector<std::pair<std::string, int32_t>> missing;
+    std::map<std::string, int32_t> counts;
+    for (const auto& [name, parts] : wanted) {
+      const int32_t n = topic_partitions(name, error);
+      if (n < 0) return false;
+      if (n == 0) missing.emplace_back(name, parts);
+      counts[name] = n;
+    }
+    if (!missing.empty()) {
+      std::string why;
+      if (!create_topics(missing, &why)) {
+        std::string names;
+        for (const auto& [name, parts] : missing) {
+          names += (names.empty() ? "" : ", ") + name + " (" + std::to_string(parts) +
+                   " partitions" + (name == cc.reports_topic ? "" : ", cleanup.policy=compact") +
+                   ")";
+        }
+        *error = "internal topics missing and not created (" + why + "): create " + names +
+                 " (docs/CLUSTER.md)";
+        return false;
+      }
+      log_line({{"level", "info"}, {"event", "kafka_topics_created"}, {"count", missing.size()}});
+      for (const auto& [name, parts] : missing) {
+        for (int i = 0; i < 50 && counts[name] <= 0; ++i) {
+          counts[name] = topic_partitions(name, error);
+          if (counts[name] <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        if (counts[name] <= 0) {
+          *error = "topic " + name + " was created but does not show in the metadata";
+          return false;
+        }
+      }
+    }
+    if (counts[cc.reports_topic] != counts[cc.lists_topic]) {
+      *error = "topics " + cc.reports_topic + " (" + std::to_string(counts[cc.reports_topic]) +
+               " partitions) and " + cc.lists_topic + " (" +
+               std::to_string(counts[cc.lists_topic]) +
+               " partitions) must be co-partitioned: give them the same partition count "
+               "(docs/CLUSTER.md)";
+      return false;
+    }
+    partitions = counts[cc.reports_topic];
+    return true;
+  }
+
+  // --- ownership -------------------------------------------------------------------------
+
+  bool owns(const std::string& topic) const {
+    const int32_t p = partition_of(topic);
+    std::shared_lock lock(owned_mu);
+    return owned.contains(p);
+  }
+
+  uint64_t version_floor(const std::string& topic) const {
+    const int32_t p = partition_of(topic);
+    std::shared_lock lock(owned_mu);
+    auto it = owned.find(p);
+    return it == owned.end() ? 0 : epoch_floor(it->second);
+  }
+
+  void publish(const std::shared_ptr<const PublishedList>& list) {
+    const int32_t p = partition_of(list->list.topic);
+    std::shared_lock lock(owned_mu);
+    auto it = owned.find(p);
+    // Not ours (any more), or issued before this ownership began: never written.
+    if (it == owned.end() || version_epoch(list->list.version) != it->second) {
+      lists_dropped.fetch_add(1);
+      return;
+    }
+    const std::string& topic = list->list.topic;
+    const std::string& value = list->json;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      rd_kafka_resp_err_t err = rd_kafka_producev(
+          producer, RD_KAFKA_V_TOPIC(cc.lists_topic.c_str()), RD_KAFKA_V_PARTITION(p),
+          RD_KAFKA_V_KEY(topic.data(), topic.size()),
+          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+          RD_KAFKA_V_HEADER(kMemberHeader, advertised_url.data(),
+                            static_cast<ssize_t>(advertised_url.size())),
+          RD_KAFKA_V_END);
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        lists_produced.fetch_add(1);
+        return;
+      }
+      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        log_line({{"level", "error"},
+                  {"event", "list_produce_failed"},
+                  {"topic", topic},
+                  {"error", rd_kafka_err2str(err)}});
+        break;
+      }
+      rd_kafka_poll(producer, 10);
+    }
+    // The next republish writes it again.
+    lists_dropped.fetch_add(1);
+  }
+
+  void republish() {
+    for (const auto& list : coordinator.published_lists()) publish(list);
+  }
+
+  // Reads lists partitions `parts` from the beginning to the high watermark taken first.
+  // Returns false when that did not finish in time (broker trouble): nothing is published
+  // from such a partition until a later attempt succeeds.
+  bool read_to_end(const std::vector<int32_t>& parts, std::map<int32_t, PartitionLists>* out) {
+    const auto deadline = Steady::now() + kReadToEndTimeout;
+    std::map<int32_t, int64_t> high;
+    for (int32_t p : parts) {
+      int64_t lo = 0, hi = 0;
+      rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+      while (Steady::now() < deadline && !stop_flag.load()) {
+        err = rd_kafka_query_watermark_offsets(reader, cc.lists_topic.c_str(), p, &lo, &hi, 2000);
+        if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        log_line({{"level", "warn"},
+                  {"event", "lists_watermarks_failed"},
+                  {"partition", p},
+                  {"error", rd_kafka_err2str(err)}});
+        return false;
+      }
+      (*out)[p] = PartitionLists{};
+      if (hi > lo) high[p] = hi;
+    }
+    if (high.empty()) return true;
+    PartitionList assign(static_cast<int>(high.size()));
+    for (const auto& [p, hi] : high) {
+      rd_kafka_topic_partition_list_add(assign.p, cc.lists_topic.c_str(), p)->offset =
+          RD_KAFKA_OFFSET_BEGINNING;
+    }
+    rd_kafka_assign(reader, assign.p);
+    while (!high.empty() && Steady::now() < deadline && !stop_flag.load()) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(reader, 200);
+      if (!m) continue;
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        PartitionLists& pl = (*out)[m->partition];
+        std::string topic(static_cast<const char*>(m->key), m->key_len);
+        if (!m->payload) {
+          pl.latest.erase(topic);
+        } else {
+          try {
+            HotKeyList list = parse_list_json(
+                std::string_view(static_cast<const char*>(m->payload), m->len), config.limits);
+            pl.max_epoch = std::max(pl.max_epoch, version_epoch(list.version));
+            auto it = pl.latest.find(list.topic);
+            if (it == pl.latest.end() || it->second.version < list.version) {
+              pl.latest[list.topic] = std::move(list);
+            }
+          } catch (const std::exception&) {
+            // A record no client would accept either; its epoch cannot be trusted.
+          }
+        }
+        auto h = high.find(m->partition);
+        if (h != high.end() && m->offset + 1 >= h->second) high.erase(h);
+      }
+      rd_kafka_message_destroy(m);
+    }
+    rd_kafka_assign(reader, nullptr);
+    return high.empty();
+  }
+
+  // Takes ownership of `parts` whose lists partitions can be read to their end now; the
+  // others stay pending and are retried by the loop.
+  void take_ownership(std::vector<int32_t> parts) {
+    std::map<int32_t, PartitionLists> found;
+    if (!read_to_end(parts, &found)) {
+      for (int32_t p : parts) pending.insert(p);
+      log_line({{"level", "warn"},
+                {"event", "ownership_pending"},
+                {"partitions", parts},
+                {"why", "lists partitions not read to their end yet"}});
+      return;
+    }
+    const uint64_t generation = rebalances.load();
+    std::vector<std::string> known;
+    for (const auto& s : coordinator.topics()) known.push_back(s.topic);
+    for (int32_t p : parts) {
+      pending.erase(p);
+      const PartitionLists& pl = found[p];
+      // Strictly above every epoch the partition held; the local rebalance count keeps a
+      // member that re-acquires a partition it published nothing to from reusing an epoch.
+      const uint64_t epoch = std::max<uint64_t>(pl.max_epoch + 1, 1);
+      // Forget whatever this member knew of the partition's topics: the window is rebuilt
+      // from the reports topic, the list comes from the lists topic.
+      for (const auto& t : known) {
+        if (partition_of(t) == p) coordinator.release_topic(t);
+      }
+      {
+        std::unique_lock lock(owned_mu);
+        owned[p] = epoch;
+      }
+      size_t adopted = 0;
+      for (const auto& [topic, list] : pl.latest) {
+        if (partition_of(topic) != p) continue;
+        coordinator.adopt_list(list);
+        ++adopted;
+      }
+      log_line({{"level", "info"},
+                {"event", "partition_owned"},
+                {"partition", p},
+                {"epoch", epoch},
+                {"generation", generation},
+                {"lists_adopted", adopted}});
+    }
+  }
+
+  void lose_ownership(const std::vector<int32_t>& parts) {
+    {
+      std::unique_lock lock(owned_mu);
+      for (int32_t p : parts) owned.erase(p);
+    }
+    for (int32_t p : parts) pending.erase(p);
+    for (const auto& s : coordinator.topics()) {
+      const int32_t p = partition_of(s.topic);
+      if (std::find(parts.begin(), parts.end(), p) != parts.end()) {
+        coordinator.release_topic(s.topic);
+      }
+    }
+    log_line({{"level", "info"}, {"event", "partitions_revoked"}, {"partitions", parts}});
+  }
+
+  static void rebalance_cb(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                           rd_kafka_topic_partition_list_t* parts, void* opaque) {
+    static_cast<Impl*>(opaque)->on_rebalance(rk, err, parts);
+  }
+
+  void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                    rd_kafka_topic_partition_list_t* parts) {
+    rebalances.fetch_add(1);
+    const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+    std::vector<int32_t> ids;
+    for (int i = 0; i < parts->cnt; ++i) ids.push_back(parts->elems[i].partition);
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      // Rebuild the window: start each partition at the first report of the last window.
+      PartitionList start(parts);
+      const int64_t from =
+          wall_ms() - static_cast<int64_t>(config.epoch_ms) * config.window_epochs;
+      for (int i = 0; i < start.p->cnt; ++i) start.p->elems[i].offset = from;
+      rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(rk, start.p, 10000);
+      for (int i = 0; i < start.p->cnt; ++i) {
+        auto& el = start.p->elems[i];
+        if (e != RD_KAFKA_RESP_ERR_NO_ERROR || el.err != RD_KAFKA_RESP_ERR_NO_ERROR ||
+            el.offset < 0) {
+          if (e != RD_KAFKA_RESP_ERR_NO_ERROR || el.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            log_line({{"level", "warn"},
+                      {"event", "window_rebuild_unavailable"},
+                      {"partition", el.partition},
+                      {"error", rd_kafka_err2str(e != RD_KAFKA_RESP_ERR_NO_ERROR ? e : el.err)}});
+          }
+          el.offset = RD_KAFKA_OFFSET_END;
+          el.err = RD_KAFKA_RESP_ERR_NO_ERROR;
+        }
+      }
+      take_ownership(ids);
+      if (cooperative) {
+        if (rd_kafka_error_t* ae = rd_kafka_incremental_assign(rk, start.p)) {
+          log_line({{"level", "error"},
+                    {"event", "assign_failed"},
+                    {"error", rd_kafka_error_string(ae)}});
+          rd_kafka_error_destroy(ae);
+        }
+      } else {
+        rd_kafka_assign(rk, start.p);
+      }
+    } else {
+      lose_ownership(ids);
+      if (cooperative) {
+        if (rd_kafka_error_t* ue = rd_kafka_incremental_unassign(rk, parts)) {
+          rd_kafka_error_destroy(ue);
+        }
+      } else {
+        rd_kafka_assign(rk, nullptr);
+      }
+    }
+    if (char* id = rd_kafka_memberid(rk)) {
+      std::lock_guard lock(view_mu);
+      member_id = id;
+      rd_kafka_mem_free(rk, id);
+    }
+  }
+
+  // --- reports -----------------------------------------------------------------------------
+
+  void on_report(const rd_kafka_message_t* m) {
+    if (auto v = header(m, kReportVersionHeader); v && *v != "1") {
+      reports_skipped.fetch_add(1);
+      return;
+    }
+    if (!m->payload) {
+      reports_skipped.fetch_add(1);
+      return;
+    }
+    Report r;
+    try {
+      r = decode_report_binary(std::string_view(static_cast<const char*>(m->payload), m->len),
+                               config.limits);
+    } catch (const std::exception&) {
+      reports_skipped.fetch_add(1);
+      return;
+    }
+    // A report keyed or partitioned against the contract would feed a topic another member
+    // owns.
+    if (partition_of(r.topic) != m->partition) {
+      reports_skipped.fetch_add(1);
+      return;
+    }
+    CallResult res = coordinator.ingest(std::move(r));
+    if (res.ok()) {
+      reports_ingested.fetch_add(1);
+    } else {
+      reports_skipped.fetch_add(1);
+    }
+  }
+
+  void loop() {
+    auto next_republish = Steady::now() + std::chrono::milliseconds(cc.republish_interval_ms);
+    auto next_pending = Steady::now() + std::chrono::seconds(1);
+    while (!stop_flag.load()) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 100);
+      if (m) {
+        if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+          on_report(m);
+        } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+          log_line({{"level", "warn"},
+                    {"event", "kafka_consume_error"},
+                    {"error", rd_kafka_message_errstr(m)}});
+        }
+        rd_kafka_message_destroy(m);
+      }
+      rd_kafka_poll(producer, 0);
+      const auto now = Steady::now();
+      if (!pending.empty() && now >= next_pending) {
+        std::vector<int32_t> retry(pending.begin(), pending.end());
+        take_ownership(retry);
+        next_pending = Steady::now() + std::chrono::seconds(1);
+      }
+      if (now >= next_republish) {
+        republish();
+        next_republish = now + std::chrono::milliseconds(cc.republish_interval_ms);
+      }
+    }
+    // Leaving the group hands the partitions over at once (the revoke runs here).
+    rd_kafka_consumer_close(consumer);
+    rd_kafka_flush(producer, 5000);
+  }
+
+  // Follows every lists partition: any member can then answer list reads for any topic, and
+  // the authors of the latest versions say who owns what.
+  void tail() {
+    PartitionList all(partitions);
+    for (int32_t p = 0; p < partitions; ++p) {
+      rd_kafka_topic_partition_list_add(all.p, cc.lists_topic.c_str(), p)->offset =
+          RD_KAFKA_OFFSET_BEGINNING;
+    }
+    rd_kafka_assign(tailer, all.p);
+    while (!stop_flag.load()) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(tailer, 200);
+      if (!m) continue;
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->payload) {
+        try {
+          HotKeyList list = parse_list_json(
+              std::string_view(static_cast<const char*>(m->payload), m->len), config.limits);
+          const std::string member = header(m, kMemberHeader).value_or("");
+          bool newer = false;
+          {
+            std::lock_guard lock(view_mu);
+            Owner& o = owners[list.topic];
+            if (list.version > o.version) {
+              o = Owner{list.version, member};
+              newer = true;
+            }
+            if (!member.empty()) members_seen[member] = wall_ms();
+          }
+          if (newer) {
+            std::string text(static_cast<const char*>(m->payload), m->len);
+            coordinator.board().publish_if_newer(
+                std::make_shared<PublishedList>(PublishedList{std::move(list), std::move(text)}));
+          }
+        } catch (const std::exception&) {
+          // Not a list any client would accept: ignored the same way.
+        }
+      }
+      rd_kafka_message_destroy(m);
+    }
+    rd_kafka_assign(tailer, nullptr);
+  }
+
+  std::string status() const {
+    json owned_parts = json::object();
+    {
+      std::shared_lock lock(owned_mu);
+      for (const auto& [p, epoch] : owned) owned_parts[std::to_string(p)] = epoch;
+    }
+    json owners_j = json::object();
+    json members = json::array();
+    std::string id;
+    {
+      std::lock_guard lock(view_mu);
+      id = member_id;
+      const int64_t now = wall_ms();
+      std::set<std::string> live{advertised_url};
+      for (const auto& [m, at] : members_seen) {
+        // A member writes every owned list at least every republish interval.
+        if (now - at <= 3 * static_cast<int64_t>(cc.republish_interval_ms)) live.insert(m);
+      }
+      for (const auto& m : live) members.push_back(m);
+      for (const auto& [topic, o] : owners) owners_j[topic] = o.member;
+    }
+    // This member's own view of what it owns wins over the tailer's (which lags).
+    for (const auto& s : coordinator.topics()) {
+      if (owns(s.topic)) owners_j[s.topic] = advertised_url;
+    }
+    return json{{"member_id", id},
+                {"url", advertised_url},
+                {"group", cc.group},
+                {"generation", rebalances.load()},
+                {"members", members},
+                {"owners", owners_j},
+                {"owned_partitions", owned_parts},
+                {"partitions", partitions},
+                {"reports_ingested", reports_ingested.load()},
+                {"reports_skipped", reports_skipped.load()},
+                {"lists_produced", lists_produced.load()},
+                {"lists_dropped", lists_dropped.load()}}
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+};
+
+KafkaCluster::KafkaCluster(const CoordinatorConfig& config, Coordinator& coordinator,
+                           std::string advertised_url)
+    : impl_(std::make_unique<Impl>(config, coordinator, std::move(advertised_url))) {}
+
+KafkaCluster::~KafkaCluster() {
+  stop();
+  for (rd_kafka_t* h : {impl_->consumer, impl_->reader, impl_->tailer, impl_->producer}) {
+    if (h) rd_kafka_destroy(h);
+  }
+}
+
+bool KafkaCluster::start(std::string* error) {
+  Impl& d = *impl_;
+  if (!d.create_handles(error)) return false;
+  if (!d.check_topics(error)) return false;
+  ClusterHooks hooks;
+  hooks.owns = [&d](const std::string& t) { return d.owns(t); };
+  hooks.version_floor = [&d](const std::string& t) { return d.version_floor(t); };
+  hooks.on_publish = [&d](const std::shared_ptr<const PublishedList>& l) { d.publish(l); };
+  hooks.status_json = [&d] { return d.status(); };
+  d.coordinator.set_cluster_hooks(std::move(hooks));
+  PartitionList sub(1);
+  rd_kafka_topic_partition_list_add(sub.p, d.cc.reports_topic.c_str(), RD_KAFKA_PARTITION_UA);
+  if (rd_kafka_resp_err_t err = rd_kafka_subscribe(d.consumer, sub.p)) {
+    *error = std::string("cannot subscribe to ") + d.cc.reports_topic + ": " + rd_kafka_err2str(err);
+    return false;
+  }
+  d.loop_thread = std::thread([&d] { d.loop(); });
+  d.tail_thread = std::thread([&d] { d.tail(); });
+  log_line({{"level", "info"},
+            {"event", "cluster_joining"},
+            {"bootstrap", d.cc.bootstrap},
+            {"group", d.cc.group},
+            {"partitions", d.partitions},
+            {"url", d.advertised_url}});
+  return true;
+}
+
+void KafkaCluster::stop() {
+  Impl& d = *impl_;
+  d.stop_flag.store(true);
+  if (d.loop_thread.joinable()) d.loop_thread.join();
+  if (d.tail_thread.joinable()) d.tail_thread.join();
+}
+
+std::string KafkaCluster::status_json() const { return impl_->status(); }
+
+}  // namespace hotkey::coordinator

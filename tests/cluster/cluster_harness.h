@@ -1,0 +1,405 @@
+// Pieces of the cluster-mode tests: a mock Kafka cluster per test, coordinator processes in
+// cluster mode, a producer of binary reports and a reader of the lists topic that keeps the
+// highest version per topic as clients do. Not thread-safe unless stated.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hotkey/hotkey_list.h"
+#include "hotkey/partitioner.h"
+#include "hotkey/report.h"
+#include "test_util.h"
+
+namespace hotkey::coordinator::cluster_test {
+
+using nlohmann::json;
+using Steady = std::chrono::steady_clock;
+using coordinator::test::TempDir;
+
+inline constexpr int kPartitions = 6;
+inline constexpr int kSessionTimeoutMs = 6000;
+inline constexpr const char* kOperatorToken = "cluster-test-operator";
+
+inline std::string read_all(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Polls `cond` every 100 ms until it holds or `limit` passes.
+inline bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds limit) {
+  const auto deadline = Steady::now() + limit;
+  while (Steady::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return cond();
+}
+
+class MockKafka {
+ public:
+  // The internal topics with their default names; `lists_partitions` != kPartitions breaks the
+  // co-partitioning on purpose, 0 leaves a topic out.
+  explicit MockKafka(int brokers = 3, int lists_partitions = kPartitions, int state_partitions = 1) {
+    char errstr[256];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "log_level", "2", errstr, sizeof errstr);
+    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+    if (!rk_) throw std::runtime_error(errstr);
+    mc_ = rd_kafka_mock_cluster_new(rk_, brokers);
+    if (!mc_) throw std::runtime_error("rd_kafka_mock_cluster_new failed");
+    for (const auto& [t, n] : std::vector<std::pair<std::string, int>>{
+             {"__hotkey_reports", kPartitions}, {"__hotkey_lists", lists_partitions},
+             {"__hotkey_state", state_partitions}}) {
+      if (n == 0) continue;
+      if (rd_kafka_mock_topic_create(mc_, t.c_str(), n, 1) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        throw std::runtime_error("cannot create " + t);
+      }
+    }
+  }
+  ~MockKafka() {
+    rd_kafka_mock_cluster_destroy(mc_);
+    rd_kafka_destroy(rk_);
+  }
+  MockKafka(const MockKafka&) = delete;
+  MockKafka& operator=(const MockKafka&) = delete;
+  std::string bootstrap() const { return rd_kafka_mock_cluster_bootstraps(mc_); }
+  rd_kafka_mock_cluster_t* handle() { return mc_; }
+
+ private:
+  rd_kafka_t* rk_ = nullptr;
+  rd_kafka_mock_cluster_t* mc_ = nullptr;
+};
+
+// One hotkey-coordinator process in cluster mode.
+class Node {
+ public:
+  // `must_start` false: a start that fails is not an error (see exit_status()).
+  Node(const std::string& name, const std::filesystem::path& dir, const std::string& bootstrap,
+       bool must_start = true)
+      : name_(name), data_(dir / name), log_(dir / (name + ".log")), must_start_(must_start) {
+    const auto cfg = dir / (name + ".json");
+    std::ofstream(cfg) << R"({"warmup_ms": 0, "plan_interval_ms": 500, "epoch_ms": 500,
+      "defaults": {"min_rate": 1, "hold_ms": 5000}})";
+    args_ = {"--listen",
+             "127.0.0.1:0",
+             "--data",
+             data_.string(),
+             "--config",
+             cfg.string(),
+             "--kafka",
+             bootstrap,
+             "--kafka-set",
+             "session.timeout.ms=" + std::to_string(kSessionTimeoutMs),
+             "--kafka-set",
+             "heartbeat.interval.ms=1000",
+             "--kafka-set",
+             "max.poll.interval.ms=7000",
+             "--kafka-set",
+             "republish_interval_ms=2000",
+             "--kafka-set",
+             "log_level=3"};
+    start();
+  }
+  ~Node() { kill9(); }
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  void start() {
+    const std::string before = read_all(log_);
+    listens_before_ = 0;
+    for (size_t pos = before.find("\"listening\""); pos != std::string::npos;
+         pos = before.find("\"listening\"", pos + 1)) {
+      ++listens_before_;
+    }
+    pid_ = fork();
+    if (pid_ == 0) {
+      FILE* f = std::freopen(log_.c_str(), "a", stderr);
+      (void)f;
+      setenv("HOTKEY_OPERATOR_TOKEN", (std::string("ops=") + kOperatorToken).c_str(), 1);
+      std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+      std::vector<char*> argv{bin.data()};
+      for (auto& a : args_) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(bin.c_str(), argv.data());
+      _exit(127);
+    }
+    port_ = wait_port();
+    if (port_ == 0 && !must_start_) return;
+    if (port_ == 0) throw std::runtime_error(name_ + " did not start: " + read_all(log_));
+    url_ = "http://127.0.0.1:" + std::to_string(port_);
+  }
+  void kill9() {
+    if (pid_ > 0) {
+      kill(pid_, SIGCONT);
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+  int terminate() {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  void pause() { kill(pid_, SIGSTOP); }
+  void resume() { kill(pid_, SIGCONT); }
+  bool running() const { return pid_ > 0; }
+  const std::string& url() const { return url_; }
+  const std::string& name() const { return name_; }
+  int port() const { return port_; }
+  std::string log() const { return read_all(log_); }
+  // The exit status of a process that exited during start (-1 otherwise).
+  int exit_status() const { return exit_status_; }
+
+  // GET /v1/cluster (null on failure).
+  json cluster() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(5, 0);
+    c.set_connection_timeout(2, 0);
+    auto r = c.Get("/v1/cluster");
+    if (!r || r->status != 200) return json();
+    return json::parse(r->body, nullptr, false);
+  }
+  // Owned reports partitions per /v1/cluster (empty when it does not answer).
+  std::set<int> owned() const {
+    std::set<int> out;
+    json j = cluster();
+    if (!j.is_object()) return out;
+    for (const auto& [p, epoch] : j["owned_partitions"].items()) out.insert(std::stoi(p));
+    return out;
+  }
+
+ private:
+  int wait_port() {
+    const auto deadline = Steady::now() + std::chrono::seconds(60);
+    while (Steady::now() < deadline) {
+      std::istringstream lines(read_all(log_));
+      std::string line;
+      size_t seen = 0;
+      int port = 0;
+      while (std::getline(lines, line)) {
+        auto j = json::parse(line, nullptr, false);
+        if (!j.is_discarded() && j.is_object() && j.value("event", "") == "listening") {
+          ++seen;
+          port = j.value("port", 0);
+        }
+      }
+      if (seen > listens_before_) return port;
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return 0;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return 0;
+  }
+
+  std::string name_;
+  std::filesystem::path data_;
+  std::filesystem::path log_;
+  std::vector<std::string> args_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string url_;
+  size_t listens_before_ = 0;
+  bool must_start_ = true;
+  int exit_status_ = -1;
+};
+
+inline int32_t partition_of(const std::string& topic) {
+  return partition_for(HashFamily::kMurmur2, topic, kPartitions);
+}
+
+// Writes binary reports straight to the reports topic (as the client's kafka transport
+// does): every topic has one hot key "hot" carrying half its records. Thread-safe start/stop.
+class ReportProducer {
+ public:
+  ReportProducer(const std::string& bootstrap, std::vector<std::string> topics)
+      : topics_(std::move(topics)) {
+    char errstr[256];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof errstr);
+    rd_kafka_conf_set(conf, "partitioner", "murmur2_random", errstr, sizeof errstr);
+    rd_kafka_conf_set(conf, "enable.idempotence", "true", errstr, sizeof errstr);
+    rd_kafka_conf_set(conf, "linger.ms", "5", errstr, sizeof errstr);
+    rd_kafka_conf_set(conf, "log_level", "2", errstr, sizeof errstr);
+    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+    if (!rk_) throw std::runtime_error(errstr);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~ReportProducer() {
+    stop_ = true;
+    thread_.join();
+    rd_kafka_flush(rk_, 5000);
+    rd_kafka_destroy(rk_);
+  }
+  uint64_t sent() const { return sent_.load(); }
+
+ private:
+  void run() {
+    uint64_t seq = 0;
+    while (!stop_) {
+      ++seq;
+      for (const auto& topic : topics_) {
+        for (int producer = 0; producer < 2; ++producer) {
+          std::map<std::string, uint64_t> counts{{"hot", 500}};
+          coordinator::test::add_tail(counts, 500, 200, static_cast<uint32_t>(seq * 7 + producer));
+          Report r = coordinator::test::make_report(
+              "p" + std::to_string(producer) + "-" + topic, topic, 12, seq, counts, 64);
+          r.window_ms = 300;
+          const std::string value = encode_report_binary(r);
+          rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC("__hotkey_reports"),
+                            RD_KAFKA_V_KEY(topic.data(), topic.size()),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                            RD_KAFKA_V_HEADER("hotkey.report.v", "1", 1), RD_KAFKA_V_END);
+          sent_.fetch_add(1);
+        }
+      }
+      rd_kafka_poll(rk_, 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  }
+
+  std::vector<std::string> topics_;
+  rd_kafka_t* rk_ = nullptr;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> sent_{0};
+  std::thread thread_;
+};
+
+// One record of the lists topic as read, in partition order.
+struct ListRecord {
+  std::string topic;
+  uint64_t version = 0;
+  std::string member;
+  std::string keys;  // the listed keys, sorted, joined: identity of the content
+  int32_t partition = 0;
+  int64_t offset = 0;
+  bool accepted = false;  // a client keeping the highest version would take it
+  Steady::time_point at;
+};
+
+// Follows every lists partition from the beginning; validates every list like the client
+// (parse_list_json recomputes every salt) and keeps the highest version per topic.
+class ListsReader {
+ public:
+  explicit ListsReader(const std::string& bootstrap) {
+    char errstr[256];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof errstr);
+    rd_kafka_conf_set(conf, "group.id", "cluster-test-reader", errstr, sizeof errstr);
+    rd_kafka_conf_set(conf, "enable.auto.commit", "false", errstr, sizeof errstr);
+    rd_kafka_conf_set(conf, "log_level", "2", errstr, sizeof errstr);
+    rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof errstr);
+    if (!rk_) throw std::runtime_error(errstr);
+    rd_kafka_poll_set_consumer(rk_);
+    rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(kPartitions);
+    for (int p = 0; p < kPartitions; ++p) {
+      rd_kafka_topic_partition_list_add(parts, "__hotkey_lists", p)->offset =
+          RD_KAFKA_OFFSET_BEGINNING;
+    }
+    rd_kafka_assign(rk_, parts);
+    rd_kafka_topic_partition_list_destroy(parts);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~ListsReader() {
+    stop_ = true;
+    thread_.join();
+    rd_kafka_consumer_close(rk_);
+    rd_kafka_destroy(rk_);
+  }
+
+  std::vector<ListRecord> records() const {
+    std::lock_guard lock(mu_);
+    return records_;
+  }
+  // The highest version per topic and who wrote it.
+  std::map<std::string, ListRecord> latest() const {
+    std::lock_guard lock(mu_);
+    return latest_;
+  }
+  size_t invalid() const { return invalid_.load(); }
+
+ private:
+  void run() {
+    while (!stop_) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 100);
+      if (!m) continue;
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->payload) {
+        ListRecord rec;
+        rec.partition = m->partition;
+        rec.offset = m->offset;
+        rec.at = Steady::now();
+        rd_kafka_headers_t* hdrs = nullptr;
+        const void* v = nullptr;
+        size_t n = 0;
+        if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+            rd_kafka_header_get_last(hdrs, "hotkey.member", &v, &n) ==
+                RD_KAFKA_RESP_ERR_NO_ERROR) {
+          rec.member.assign(static_cast<const char*>(v), n);
+        }
+        try {
+          HotKeyList list =
+              parse_list_json(std::string_view(static_cast<const char*>(m->payload), m->len));
+          rec.topic = list.topic;
+          rec.version = list.version;
+          std::set<std::string> keys;
+          for (const auto& k : list.keys) keys.insert(k.key);
+          for (const auto& k : keys) rec.keys += k + ",";
+          std::lock_guard lock(mu_);
+          auto it = latest_.find(rec.topic);
+          rec.accepted = it == latest_.end() || rec.version > it->second.version;
+          if (rec.accepted) latest_[rec.topic] = rec;
+          records_.push_back(rec);
+        } catch (const std::exception&) {
+          invalid_.fetch_add(1);
+        }
+      }
+      rd_kafka_message_destroy(m);
+    }
+  }
+
+  rd_kafka_t* rk_ = nullptr;
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> invalid_{0};
+  mutable std::mutex mu_;
+  std::vector<ListRecord> records_;
+  std::map<std::string, ListRecord> latest_;
+  std::thread thread_;
+};
+
+inline std::vector<std::string> data_topics(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back("data-" + std::to_string(i));
+  return out;
+}
+
+}  // namespace hotkey::coordinator::cluster_test

@@ -1,0 +1,751 @@
+// libhotkey-rdkafka.so, the librdkafka plugin, loaded the way users load it: through
+// plugin.library.paths on an ordinary librdkafka configuration. In-process C producers against
+// loopback coordinator peers (conf_set validation, conf_dup, two producers with different
+// coordinators, property order, destroy during a long-poll, no URL), then real programs against
+// the real coordinator process and the librdkafka mock cluster: kcat (Debian package) and
+// Debian's python3-confluent-kafka from 4 processes, compared with the C++ wrapper.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "hotkey/client/producer.h"
+#include "hotkey/hotkey_list.h"
+#include "mock_cluster.h"
+#include "test_util.h"
+
+extern char** environ;
+
+namespace hotkey::client {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using test::eventually;
+using test::LoopbackServer;
+using test::make_list;
+
+const std::string kPlugin = std::string(HOTKEY_LIB_DIR) + "/libhotkey-rdkafka.so";
+constexpr int kPartitions = 12;
+
+// ---- helpers ----------------------------------------------------------------------------------
+
+// A coordinator peer: serves one list per topic (long-poll honoured up to 300 ms, or held until
+// release() when hold is set) and accepts reports.
+class Peer {
+ public:
+  Peer() {
+    server_.server().Get("/v1/hotkeys",
+                         [this](const httplib::Request& req, httplib::Response& res) {
+                           std::string topic = req.get_param_value("topic");
+                           uint64_t since = std::stoull(req.get_param_value("since"));
+                           std::unique_lock lock(mu_);
+                           ++polls_[topic];
+                           cv_.notify_all();
+                           auto ready = [&] {
+                             auto it = lists_.find(topic);
+                             return stopping_ || (it != lists_.end() && it->second.version > since);
+                           };
+                           if (hold_) {
+                             cv_.wait(lock, [&] { return stopping_ || !hold_; });
+                           } else {
+                             cv_.wait_for(lock, milliseconds(300), ready);
+                           }
+                           auto it = lists_.find(topic);
+                           if (it != lists_.end() && it->second.version > since) {
+                             res.set_content(list_to_json(it->second), "application/json");
+                           } else {
+                             res.status = 304;
+                           }
+                         });
+    server_.server().Post("/v1/reports", [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      ++reports_;
+      res.status = 204;
+    });
+  }
+  ~Peer() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    server_.stop();
+  }
+  void serve(const HotKeyList& list) {
+    std::lock_guard lock(mu_);
+    lists_[list.topic] = list;
+    cv_.notify_all();
+  }
+  void hold() {
+    std::lock_guard lock(mu_);
+    hold_ = true;
+  }
+  int polls(const std::string& topic) {
+    std::lock_guard lock(mu_);
+    return polls_[topic];
+  }
+  std::string url() const { return server_.url(); }
+
+ private:
+  LoopbackServer server_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, HotKeyList> lists_;
+  std::map<std::string, int> polls_;
+  int reports_ = 0;
+  bool hold_ = false;
+  bool stopping_ = false;
+};
+
+struct Conf {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  ~Conf() {
+    if (conf != nullptr) rd_kafka_conf_destroy(conf);
+  }
+  // Returns librdkafka's result; the message lands in err.
+  rd_kafka_conf_res_t set(const std::string& name, const std::string& value) {
+    char buf[512] = {};
+    auto res = rd_kafka_conf_set(conf, name.c_str(), value.c_str(), buf, sizeof(buf));
+    err = buf;
+    return res;
+  }
+  void must(const std::string& name, const std::string& value) {
+    ASSERT_EQ(set(name, value), RD_KAFKA_CONF_OK) << name << "=" << value << ": " << err;
+  }
+  std::string err;
+};
+
+// A producer whose delivery reports record (key, partition).
+class CProducer {
+ public:
+  // Takes ownership of conf->conf.
+  explicit CProducer(Conf& conf) {
+    rd_kafka_conf_set_opaque(conf.conf, this);
+    rd_kafka_conf_set_dr_msg_cb(conf.conf, [](rd_kafka_t*, const rd_kafka_message_t* m, void* op) {
+      auto* self = static_cast<CProducer*>(op);
+      std::lock_guard lock(self->mu_);
+      if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        ++self->failed_;
+        return;
+      }
+      self->delivered_.emplace_back(std::string(static_cast<const char*>(m->key), m->key_len),
+                                    m->partition);
+    });
+    char errstr[512];
+    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf.conf, errstr, sizeof(errstr));
+    if (rk_ == nullptr) throw std::runtime_error(errstr);
+    conf.conf = nullptr;
+  }
+  ~CProducer() { destroy(); }
+  void destroy() {
+    if (rk_ != nullptr) rd_kafka_destroy(rk_);
+    rk_ = nullptr;
+  }
+  void produce(const std::string& topic, const std::string& key) {
+    rd_kafka_resp_err_t err;
+    do {
+      err = rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(topic.c_str()),
+                              RD_KAFKA_V_KEY(key.data(), key.size()),
+                              RD_KAFKA_V_VALUE(const_cast<char*>("v"), 1),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) rd_kafka_poll(rk_, 10);
+    } while (err == RD_KAFKA_RESP_ERR__QUEUE_FULL);
+    ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  void flush() { ASSERT_EQ(rd_kafka_flush(rk_, 30000), RD_KAFKA_RESP_ERR_NO_ERROR); }
+  // Partitions each key was delivered to.
+  std::map<std::string, std::set<int32_t>> partitions() {
+    std::lock_guard lock(mu_);
+    std::map<std::string, std::set<int32_t>> out;
+    for (const auto& [k, p] : delivered_) out[k].insert(p);
+    return out;
+  }
+  int failed() {
+    std::lock_guard lock(mu_);
+    return failed_;
+  }
+  rd_kafka_t* rk() { return rk_; }
+
+ private:
+  rd_kafka_t* rk_ = nullptr;
+  std::mutex mu_;
+  std::vector<std::pair<std::string, int32_t>> delivered_;
+  int failed_ = 0;
+};
+
+std::set<int32_t> salt_partitions(const HotKeyList& list, const std::string& key) {
+  std::set<int32_t> out;
+  for (const auto& k : list.keys) {
+    if (k.key == key) {
+      for (const auto& s : k.salts) out.insert(s.partition);
+    }
+  }
+  return out;
+}
+
+// ---- configuration ----------------------------------------------------------------------------
+
+TEST(PluginConf, HotkeyPropertiesAreValidatedAtConfSet) {
+  ASSERT_TRUE(std::filesystem::exists(kPlugin)) << kPlugin;
+  Conf c;
+  // Before the plugin is loaded, librdkafka itself does not know hotkey.*.
+  EXPECT_EQ(c.set("hotkey.sample.rate", "0.5"), RD_KAFKA_CONF_UNKNOWN);
+  c.must("plugin.library.paths", kPlugin);
+  EXPECT_EQ(c.set("hotkey.sample.rate", "2"), RD_KAFKA_CONF_INVALID);
+  EXPECT_NE(c.err.find("hotkey.sample.rate"), std::string::npos) << c.err;
+  EXPECT_EQ(c.set("hotkey.report.interval.ms", "soon"), RD_KAFKA_CONF_INVALID);
+  EXPECT_NE(c.err.find("hotkey.report.interval.ms"), std::string::npos) << c.err;
+  EXPECT_EQ(c.set("hotkey.coordinator.url", "ftp://x"), RD_KAFKA_CONF_INVALID);
+  EXPECT_EQ(c.set("hotkey.no.such.thing", "1"), RD_KAFKA_CONF_INVALID);
+  EXPECT_NE(c.err.find("hotkey.no.such.thing"), std::string::npos) << c.err;
+  EXPECT_EQ(c.set("hotkey.routing.mode", "rekey"), RD_KAFKA_CONF_INVALID);
+  EXPECT_EQ(c.set("hotkey.salt.policy", "value_hash"), RD_KAFKA_CONF_INVALID);
+  EXPECT_EQ(c.set("hotkey.startup.wait.ms", "-1"), RD_KAFKA_CONF_INVALID);
+  EXPECT_NE(c.err.find("hotkey.startup.wait.ms"), std::string::npos) << c.err;
+  // Good values are taken; the order of pairing properties does not matter.
+  c.must("hotkey.sample.rate", "0.5");
+  c.must("hotkey.backoff.max.ms", "50");
+  c.must("hotkey.backoff.initial.ms", "10");
+  c.must("hotkey.routing.mode", "route");
+  c.must("hotkey.startup.wait.ms", "100");
+  // The family: a partitioner without one is refused, and hotkey.hash must agree.
+  EXPECT_EQ(c.set("partitioner", "random"), RD_KAFKA_CONF_INVALID);
+  c.must("hotkey.hash", "murmur2");
+  EXPECT_EQ(c.set("partitioner", "fnv1a_random"), RD_KAFKA_CONF_INVALID);
+  EXPECT_NE(c.err.find("hotkey.hash"), std::string::npos) << c.err;
+  c.must("partitioner", "murmur2_random");
+  EXPECT_EQ(c.set("hotkey.hash", "crc32"), RD_KAFKA_CONF_INVALID);
+  // Other properties still reach librdkafka.
+  EXPECT_EQ(c.set("linger.ms", "banana"), RD_KAFKA_CONF_INVALID);
+  c.must("linger.ms", "5");
+}
+
+TEST(PluginConf, DuplicatedConfigurationKeepsThePluginAndItsProperties) {
+  test::MockCluster cluster;
+  cluster.create_topic("dup", kPartitions);
+  Peer peer;
+  peer.serve(make_list("dup", 3, kPartitions, HashFamily::kCrc32, {"hot"}, 4));
+  auto salts =
+      salt_partitions(make_list("dup", 3, kPartitions, HashFamily::kCrc32, {"hot"}, 4), "hot");
+  Conf original;
+  original.must("bootstrap.servers", cluster.bootstraps());
+  original.must("plugin.library.paths", kPlugin);
+  original.must("hotkey.coordinator.url", peer.url());
+  original.must("hotkey.topics", "dup");
+  original.must("hotkey.startup.wait.ms", "30000");
+  Conf copy;
+  copy.conf = rd_kafka_conf_dup(original.conf);
+  rd_kafka_conf_destroy(original.conf);  // the copy must not depend on the original
+  original.conf = nullptr;
+  // The copy validates hotkey.* too (its own interceptors).
+  EXPECT_EQ(copy.set("hotkey.sample.rate", "7"), RD_KAFKA_CONF_INVALID);
+  CProducer producer(copy);
+  EXPECT_GE(peer.polls("dup"), 1);  // the startup wait polled the copy's coordinator
+  for (int i = 0; i < 400; ++i) producer.produce("dup", "hot");
+  for (int i = 0; i < 50; ++i) producer.produce("dup", "cold-" + std::to_string(i));
+  producer.flush();
+  auto parts = producer.partitions();
+  EXPECT_EQ(parts["hot"], salts);
+  for (int i = 0; i < 50; ++i) {
+    std::string k = "cold-" + std::to_string(i);
+    EXPECT_EQ(parts[k], std::set<int32_t>{test::oracle(HashFamily::kCrc32, k, kPartitions)}) << k;
+  }
+}
+
+// ---- producers --------------------------------------------------------------------------------
+
+// Two producers in one process, each with its own coordinator and list, one setting
+// `partitioner` before loading the plugin and one after: each salts only its coordinator's key,
+// with the family of its partitioner, and places every other key as librdkafka would.
+TEST(PluginProducer, TwoProducersWithDifferentCoordinatorsAndPropertyOrders) {
+  test::MockCluster cluster;
+  cluster.create_topic("two", kPartitions);
+  Peer peer_a;
+  Peer peer_b;
+  HotKeyList list_a = make_list("two", 5, kPartitions, HashFamily::kMurmur2, {"key-a"}, 4);
+  HotKeyList list_b = make_list("two", 9, kPartitions, HashFamily::kMurmur2, {"key-b"}, 6);
+  peer_a.serve(list_a);
+  peer_b.serve(list_b);
+
+  Conf ca;  // partitioner first, plugin after
+  ca.must("bootstrap.servers", cluster.bootstraps());
+  ca.must("partitioner", "murmur2_random");
+  ca.must("plugin.library.paths", kPlugin);
+  ca.must("hotkey.coordinator.url", peer_a.url());
+  ca.must("hotkey.topics", "two");
+  ca.must("hotkey.startup.wait.ms", "30000");
+  Conf cb;  // plugin first, partitioner last
+  cb.must("plugin.library.paths", kPlugin);
+  cb.must("hotkey.topics", "two");
+  cb.must("hotkey.startup.wait.ms", "30000");
+  cb.must("hotkey.coordinator.url", peer_b.url());
+  cb.must("bootstrap.servers", cluster.bootstraps());
+  cb.must("partitioner", "murmur2_random");
+  CProducer pa(ca);
+  CProducer pb(cb);
+  std::vector<std::string> cold;
+  for (int i = 0; i < 40; ++i) cold.push_back("user-" + std::to_string(i));
+  for (CProducer* p : {&pa, &pb}) {
+    for (int i = 0; i < 300; ++i) {
+      p->produce("two", "key-a");
+      p->produce("two", "key-b");
+    }
+    for (const auto& k : cold) p->produce("two", k);
+    p->flush();
+  }
+  auto a = pa.partitions();
+  auto b = pb.partitions();
+  auto home = [](const std::string& k) {
+    return std::set<int32_t>{test::oracle(HashFamily::kMurmur2, k, kPartitions)};
+  };
+  EXPECT_EQ(a["key-a"], salt_partitions(list_a, "key-a"));
+  EXPECT_EQ(a["key-b"], home("key-b"));
+  EXPECT_EQ(b["key-b"], salt_partitions(list_b, "key-b"));
+  EXPECT_EQ(b["key-a"], home("key-a"));
+  for (const auto& k : cold) {
+    EXPECT_EQ(a[k], home(k)) << k;
+    EXPECT_EQ(b[k], home(k)) << k;
+  }
+  EXPECT_EQ(pa.failed() + pb.failed(), 0);
+}
+
+// An application that hands librdkafka a whole default topic configuration after loading the
+// plugin (bindings do this for their "default.topic.config"): the plugin still routes, with the
+// family of that configuration's partitioner.
+TEST(PluginProducer, StaysInChargeWhenTheDefaultTopicConfigurationIsReplaced) {
+  test::MockCluster cluster;
+  cluster.create_topic("dtc", kPartitions);
+  Peer peer;
+  HotKeyList list = make_list("dtc", 2, kPartitions, HashFamily::kFnv1a, {"hot"}, 5);
+  peer.serve(list);
+  Conf c;
+  c.must("bootstrap.servers", cluster.bootstraps());
+  c.must("plugin.library.paths", kPlugin);
+  c.must("hotkey.coordinator.url", peer.url());
+  c.must("hotkey.topics", "dtc");
+  c.must("hotkey.startup.wait.ms", "30000");
+  rd_kafka_topic_conf_t* tconf = rd_kafka_topic_conf_new();
+  char errstr[256];
+  ASSERT_EQ(rd_kafka_topic_conf_set(tconf, "partitioner", "fnv1a_random", errstr, sizeof(errstr)),
+            RD_KAFKA_CONF_OK);
+  rd_kafka_conf_set_default_topic_conf(c.conf, tconf);  // c.conf owns it now
+  CProducer producer(c);
+  for (int i = 0; i < 300; ++i) producer.produce("dtc", "hot");
+  for (int i = 0; i < 40; ++i) producer.produce("dtc", "cold-" + std::to_string(i));
+  producer.flush();
+  auto parts = producer.partitions();
+  EXPECT_EQ(parts["hot"], salt_partitions(list, "hot"));
+  for (int i = 0; i < 40; ++i) {
+    std::string k = "cold-" + std::to_string(i);
+    EXPECT_EQ(parts[k], std::set<int32_t>{test::oracle(HashFamily::kFnv1a, k, kPartitions)}) << k;
+  }
+}
+
+TEST(PluginProducer, DestroyWhileALongPollIsPendingReturnsPromptly) {
+  Peer peer;
+  peer.hold();  // every poll parks until the peer stops
+  Conf c;
+  c.must("bootstrap.servers", "127.0.0.1:1");
+  c.must("plugin.library.paths", kPlugin);
+  c.must("hotkey.coordinator.url", peer.url());
+  c.must("hotkey.topics", "parked");
+  c.must("hotkey.poll.wait.ms", "120000");
+  CProducer producer(c);
+  ASSERT_TRUE(eventually([&] { return peer.polls("parked") >= 1; }, seconds(30)));
+  auto start = std::chrono::steady_clock::now();
+  producer.destroy();
+  // The poll would hold for 120 s: destroy interrupts it instead.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(60));
+}
+
+TEST(PluginProducer, WithoutCoordinatorUrlRoutesPlainAndSaysWhyInTheLog) {
+  test::MockCluster cluster;
+  cluster.create_topic("plain", kPartitions);
+  static std::mutex log_mu;
+  static std::vector<std::string> log_lines;
+  Conf c;
+  rd_kafka_conf_set_log_cb(c.conf, [](const rd_kafka_t*, int, const char*, const char* buf) {
+    std::lock_guard lock(log_mu);
+    log_lines.emplace_back(buf);
+  });
+  c.must("bootstrap.servers", cluster.bootstraps());
+  c.must("plugin.library.paths", kPlugin);
+  c.must("hotkey.sample.rate", "0.5");
+  CProducer producer(c);
+  for (int i = 0; i < 50; ++i) producer.produce("plain", "k" + std::to_string(i));
+  producer.flush();
+  auto parts = producer.partitions();
+  for (int i = 0; i < 50; ++i) {
+    std::string k = "k" + std::to_string(i);
+    EXPECT_EQ(parts[k], std::set<int32_t>{test::oracle(HashFamily::kCrc32, k, kPartitions)});
+  }
+  std::lock_guard lock(log_mu);
+  bool said = std::any_of(log_lines.begin(), log_lines.end(), [](const std::string& l) {
+    return l.find("hotkey.coordinator.url is not set") != std::string::npos;
+  });
+  EXPECT_TRUE(said) << "no log line about the missing hotkey.coordinator.url";
+}
+
+// ---- real programs against the real coordinator -----------------------------------------------
+
+// Runs argv with stdin from `in` (or /dev/null), stdout/stderr to `out`; returns the pid.
+pid_t spawn(const std::vector<std::string>& args, const std::string& in, const std::string& out) {
+  std::vector<char*> argv;
+  std::vector<std::string> copy = args;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, in.empty() ? "/dev/null" : in.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class Coordinator {
+ public:
+  // Listens on a kernel-chosen port, read back from its "listening" log line (a port probed
+  // beforehand could be taken by the time the coordinator binds it).
+  explicit Coordinator(std::filesystem::path dir) : dir_(std::move(dir)) {
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "config.json") << R"({
+      "epoch_ms": 200, "window_epochs": 5, "plan_interval_ms": 100, "warmup_ms": 0,
+      "producer_timeout_ms": 5000,
+      "defaults": {"min_rate": 1, "hold_ms": 600000, "balance_min_fraction": 1.5}
+    })";
+    std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+    pid_ = spawn({bin, "--listen", "127.0.0.1:0", "--data", (dir_ / "data").string(), "--config",
+                  (dir_ / "config.json").string()},
+                 "", (dir_ / "coordinator.log").string());
+    ready_ = pid_ > 0 && eventually(
+                             [&] {
+                               for (const auto& line : lines(log())) {
+                                 auto j = nlohmann::json::parse(line, nullptr, false);
+                                 if (j.is_object() && j.value("event", "") == "listening") {
+                                   port_ = j.value("port", 0);
+                                 }
+                               }
+                               if (port_ == 0) return false;
+                               httplib::Client cli("127.0.0.1", port_);
+                               auto res = cli.Get("/readyz");
+                               return res && res->status == 200;
+                             },
+                             seconds(60));
+  }
+  ~Coordinator() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  bool ready() const { return ready_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // The topic's current list (a few tries: the coordinator may be busy on a loaded machine).
+  std::optional<HotKeyList> list(const std::string& topic) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      httplib::Client cli("127.0.0.1", port_);
+      cli.set_connection_timeout(5, 0);
+      cli.set_read_timeout(10, 0);
+      auto res = cli.Get("/v1/hotkeys?topic=" + topic + "&since=0&wait_ms=0");
+      if (res && res->status == 200) return parse_list_json(res->body);
+      last_status_ = res ? std::to_string(res->status) : httplib::to_string(res.error());
+      if (res && res->status == 404) return std::nullopt;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return std::nullopt;
+  }
+  std::string last_status() const { return last_status_; }
+  bool lists(const std::string& topic, const std::string& key) {
+    std::this_thread::sleep_for(milliseconds(100));  // polled in a loop: keep it gentle
+    auto l = list(topic);
+    return l && !salt_partitions(*l, key).empty();
+  }
+  std::string log() const { return slurp(dir_ / "coordinator.log"); }
+
+ private:
+  static std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t nl = text.find('\n', start);
+      if (nl == std::string::npos) nl = text.size();
+      out.push_back(text.substr(start, nl - start));
+      start = nl + 1;
+    }
+    return out;
+  }
+  std::filesystem::path dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+  bool ready_ = false;
+  std::string last_status_;
+};
+
+class PluginPrograms : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(std::filesystem::exists(kPlugin)) << kPlugin;
+    if (!std::filesystem::exists(std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator")) {
+      GTEST_SKIP() << "build hotkey-coordinator first";
+    }
+    dir_ = std::filesystem::temp_directory_path() /
+           ("hotkey-plugin-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path dir_;
+};
+
+// kcat reads `key:value` lines; the hot key must come out spread over exactly its verified salts,
+// every cold key on the partition plain kcat (no plugin) gives it.
+TEST_F(PluginPrograms, KcatSpreadsTheFleetHotKeyOverItsSaltsAndLeavesColdKeysAlone) {
+  if (std::system("command -v kcat >/dev/null 2>&1") != 0) GTEST_SKIP() << "kcat not installed";
+  test::MockCluster cluster;
+  cluster.create_topic("kc", kPartitions);
+  cluster.create_topic("kc-plain", kPartitions);
+  Coordinator coord(dir_ / "coord");
+  ASSERT_TRUE(coord.ready()) << coord.log();
+
+  auto write_file = [&](const std::string& name, int records, const std::string& tag) {
+    std::ofstream out(dir_ / name);
+    for (int i = 0; i < records; ++i) {
+      std::string key = i % 2 == 0 ? "hot-tenant" : "cold-" + std::to_string(i % 40);
+      out << key << ":" << tag << i << "\n";
+    }
+    return (dir_ / name).string();
+  };
+  auto kcat = [&](const std::string& topic, const std::string& input, bool plugin,
+                  std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"kcat", "-P", "-b", cluster.bootstraps(), "-t", topic,
+                                     "-K:",  "-l", input};
+    if (plugin) {
+      std::vector<std::string> p = {"-X", "plugin.library.paths=" + kPlugin,
+                                    "-X", "hotkey.coordinator.url=" + coord.url(),
+                                    "-X", "hotkey.report.interval.ms=100"};
+      args.insert(args.end(), p.begin(), p.end());
+    }
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::string log = (dir_ / "kcat.log").string();
+    auto t0 = std::chrono::steady_clock::now();
+    pid_t pid = spawn(args, "", log);
+    EXPECT_GT(pid, 0);
+    EXPECT_EQ(wait_exit(pid), 0) << slurp(log);
+    std::printf("kcat %s %s: %.1f s\n", topic.c_str(), input.c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  };
+
+  // Phase 1: kcat runs (each a few seconds: -l reads the file, the run ends when delivered)
+  // until the coordinator has detected the hot key from their reports.
+  std::string warm = write_file("warm.txt", 4000, "w");
+  bool listed = false;
+  for (int round = 0; round < 20 && !listed; ++round) {
+    kcat("kc", warm, true, {"-X", "linger.ms=200", "-X", "batch.num.messages=100"});
+    listed = eventually([&] { return coord.lists("kc", "hot-tenant"); }, seconds(3));
+  }
+  ASSERT_TRUE(listed) << coord.log();
+  auto before = coord.list("kc");
+  ASSERT_TRUE(before) << coord.last_status();
+  auto salts = salt_partitions(*before, "hot-tenant");
+  ASSERT_GE(salts.size(), 2u);
+
+  // Phase 2: a fresh kcat that waits for the list at start-up, then the same records through
+  // plain kcat to a second topic.
+  std::string measured = write_file("measured.txt", 2000, "m");
+  kcat("kc", measured, true, {"-X", "hotkey.topics=kc", "-X", "hotkey.startup.wait.ms=30000"});
+  kcat("kc-plain", measured, false);
+  auto after = coord.list("kc");
+  ASSERT_TRUE(after);
+  if (after->version != before->version) {
+    auto more = salt_partitions(*after, "hot-tenant");
+    salts.insert(more.begin(), more.end());
+  }
+
+  auto collect = [&](const std::string& topic) {
+    std::map<std::string, std::set<int32_t>> out;
+    size_t n = test::readable_records(cluster.bootstraps(), topic, kPartitions);
+    for (const auto& r : test::consume_all(cluster.bootstraps(), topic, kPartitions, n)) {
+      if (r.value.rfind("m", 0) == 0) out[r.key].insert(r.partition);
+    }
+    return out;
+  };
+  auto routed = collect("kc");
+  auto plain = collect("kc-plain");
+  ASSERT_EQ(plain["hot-tenant"].size(), 1u);
+  EXPECT_EQ(routed["hot-tenant"], salts) << "the hot key must use each verified salt, no other";
+  for (int k = 0; k < 40; ++k) {
+    std::string key = "cold-" + std::to_string(k);
+    if (plain.count(key) == 0) continue;  // (odd indexes only)
+    EXPECT_EQ(routed[key], plain[key]) << key;
+    EXPECT_EQ(plain[key], std::set<int32_t>{test::oracle(HashFamily::kCrc32, key, kPartitions)});
+  }
+}
+
+// max/avg of per-partition deltas.
+double max_over_avg(const std::vector<int64_t>& before, const std::vector<int64_t>& after) {
+  int64_t total = 0;
+  int64_t max = 0;
+  for (size_t p = 0; p < before.size(); ++p) {
+    int64_t d = after[p] - before[p];
+    total += d;
+    max = std::max(max, d);
+  }
+  return total == 0 ? 0.0 : static_cast<double>(max) * before.size() / total;
+}
+
+std::string key_of(int i) {
+  return i % 2 == 0 ? "hot-user" : "user-" + std::to_string((static_cast<int64_t>(i) * 7919) % 500);
+}
+
+// Four Python processes (python3-confluent-kafka, plugin by configuration only) against four
+// C++ wrapper producers (hotkey::Producer, route mode) on the same workload and coordinator.
+TEST_F(PluginPrograms, PythonProducersBalanceLikeTheCppWrapper) {
+  const std::string python = "/usr/bin/python3";
+  if (std::system((python + " -c 'import confluent_kafka' >/dev/null 2>&1").c_str()) != 0) {
+    GTEST_SKIP() << "python3-confluent-kafka not installed (scripts/deps.sh)";
+  }
+  test::MockCluster cluster;
+  cluster.create_topic("py", kPartitions);
+  cluster.create_topic("cpp", kPartitions);
+  Coordinator coord(dir_ / "coord");
+  ASSERT_TRUE(coord.ready()) << coord.log();
+  const std::string script = std::string(HOTKEY_TEST_SOURCE_DIR) + "/skew_producer.py";
+  constexpr int kRecords = 12000;
+
+  auto python_round = [&](int records, int startup_wait_ms) {
+    std::vector<pid_t> pids;
+    for (int w = 0; w < 4; ++w) {
+      pids.push_back(spawn(
+          {python, script, "--bootstrap", cluster.bootstraps(), "--topic", "py", "--plugin",
+           kPlugin, "--url", coord.url(), "--records", std::to_string(records), "--producer-id",
+           "py-" + std::to_string(w), "--startup-wait-ms", std::to_string(startup_wait_ms)},
+          "", (dir_ / ("py-" + std::to_string(w) + ".log")).string()));
+    }
+    for (size_t w = 0; w < pids.size(); ++w) {
+      EXPECT_EQ(wait_exit(pids[w]), 0) << slurp(dir_ / ("py-" + std::to_string(w) + ".log"));
+    }
+  };
+  auto cpp_round = [&](int records, bool wait_list) {
+    std::vector<std::thread> threads;
+    for (int w = 0; w < 4; ++w) {
+      threads.emplace_back([&, w] {
+        Properties props{{"bootstrap.servers", cluster.bootstraps()},
+                         {"linger.ms", "5"},
+                         {"hotkey.coordinator.url", coord.url()},
+                         {"hotkey.producer.id", "cpp-" + std::to_string(w)},
+                         {"hotkey.report.interval.ms", "200"},
+                         {"hotkey.routing.mode", "route"},
+                         {"hotkey.topics", "cpp"}};
+        Producer p(props);
+        if (wait_list) {
+          TopicId id = p.client().topic("cpp");
+          p.client().wait_for_version(id, 1, seconds(30));
+          // The wrapper salts only once it knows the partition count, which it otherwise learns
+          // from the first records librdkafka partitions (those go unsalted); the plugin's
+          // callback is deferred by librdkafka until metadata arrives. Give the wrapper the
+          // count from metadata first, so both start the measured round on equal terms.
+          rd_kafka_topic_t* rkt = rd_kafka_topic_new(p.handle(), "cpp", nullptr);
+          const rd_kafka_metadata_t* md = nullptr;
+          if (rd_kafka_metadata(p.handle(), 0, rkt, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            if (md->topic_cnt == 1 && md->topics[0].partition_cnt > 0) {
+              p.client().router().observe_partitions(id, md->topics[0].partition_cnt);
+            }
+            rd_kafka_metadata_destroy(md);
+          }
+          rd_kafka_topic_destroy(rkt);
+        }
+        for (int i = 0; i < records; ++i) {
+          while (p.produce("cpp", key_of(i), "x").error == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            p.poll(50);
+          }
+          if (i % 200 == 199) {
+            p.poll(0);
+            std::this_thread::sleep_for(milliseconds(20));
+          }
+        }
+        p.flush(60000);
+      });
+    }
+    for (auto& t : threads) t.join();
+  };
+
+  // Warm-up rounds until the coordinator lists the hot key of each topic.
+  bool py_listed = false;
+  for (int round = 0; round < 10 && !py_listed; ++round) {
+    python_round(6000, 0);
+    py_listed = eventually([&] { return coord.lists("py", "hot-user"); }, seconds(3));
+  }
+  ASSERT_TRUE(py_listed) << coord.log();
+  bool cpp_listed = false;
+  for (int round = 0; round < 10 && !cpp_listed; ++round) {
+    cpp_round(6000, false);
+    cpp_listed = eventually([&] { return coord.lists("cpp", "hot-user"); }, seconds(3));
+  }
+  ASSERT_TRUE(cpp_listed) << coord.log();
+
+  // Measured rounds: every producer starts with the list.
+  auto py0 = test::end_offsets(cluster.bootstraps(), "py", kPartitions);
+  python_round(kRecords, 30000);
+  auto py1 = test::end_offsets(cluster.bootstraps(), "py", kPartitions);
+  auto cpp0 = test::end_offsets(cluster.bootstraps(), "cpp", kPartitions);
+  cpp_round(kRecords, true);
+  auto cpp1 = test::end_offsets(cluster.bootstraps(), "cpp", kPartitions);
+
+  int64_t py_total = 0;
+  int py_used = 0;
+  for (int p = 0; p < kPartitions; ++p) {
+    py_total += py1[p] - py0[p];
+    py_used += py1[p] > py0[p] ? 1 : 0;
+  }
+  EXPECT_EQ(py_total, 4 * kRecords);
+  double py_ratio = max_over_avg(py0, py1);
+  double cpp_ratio = max_over_avg(cpp0, cpp1);
+  // Without salting the hot key's partition alone would hold half the records: max/avg >= 6.
+  std::vector<int64_t> naive(kPartitions, 0);
+  for (int i = 0; i < kRecords; ++i)
+    naive[test::oracle(HashFamily::kCrc32, key_of(i), kPartitions)]++;
+  double naive_ratio = max_over_avg(std::vector<int64_t>(kPartitions, 0), naive);
+  std::printf("max/avg: python+plugin %.3f, C++ wrapper %.3f, naive %.3f\n", py_ratio, cpp_ratio,
+              naive_ratio);
+  EXPECT_EQ(py_used, kPartitions);
+  EXPECT_LT(py_ratio, naive_ratio / 2);
+  EXPECT_NEAR(py_ratio, cpp_ratio, 0.05);
+  auto list = coord.list("py");
+  ASSERT_TRUE(list);
+  EXPECT_GE(salt_partitions(*list, "hot-user").size(), 2u);
+}
+
+}  // namespace
+}  // namespace hotkey::client
