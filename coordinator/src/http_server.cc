@@ -798,7 +798,9 @@ void HttpServer::install_routes() {
     send_json(res, 200, json{{"status", "ok"}});
   });
   srv.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    StoreStatus st = coord_.store().probe();
+    double latency = 0;
+    StoreStatus st = coord_.store().probe(&latency);
+    if (st.ok) metrics_.store_write_latency(latency);  // a synced write like any other
     metrics_.set_store_healthy(st.ok);
     if (!st.ok) return send_json(res, 503, json{{"status", "not ready"}, {"error", st.error}});
     send_json(res, 200, json{{"status", "ready"}});
