@@ -3,7 +3,10 @@
 //
 //   hotkey_example_producer --bootstrap HOST:PORT --topic orders [--coordinator
 //   http://127.0.0.1:7070]
-//       [--records 100000] [--mode rekey|route]
+//       [--records 100000] [--mode rekey|route] [--transport http|kafka]
+//
+// --transport kafka (cluster mode, docs/CLUSTER.md): reports and lists travel over the
+// __hotkey_reports / __hotkey_lists topics of the same cluster; --coordinator is not needed.
 //
 // Without --bootstrap it starts a librdkafka mock cluster (3 brokers, 8 partitions) in-process.
 #include <librdkafka/rdkafka.h>
@@ -39,6 +42,7 @@ int main(int argc, char** argv) {
         {{"bootstrap.servers", bootstrap},
          {"partitioner", "murmur2_random"},  // the family hot-key lists are planned with
          {"linger.ms", "5"},
+         {"hotkey.transport", arg(argc, argv, "--transport", "http")},
          {"hotkey.coordinator.url", coordinator},
          {"hotkey.routing.mode", arg(argc, argv, "--mode", "rekey")},
          {"hotkey.report.interval.ms", "500"}},

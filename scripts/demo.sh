@@ -3,6 +3,8 @@
 # Kafka cluster (librdkafka's mock cluster, real Kafka protocol on loopback), the coordinator,
 # and a fleet of producer processes using the client library on a skewed workload, then shows
 # live what happens on the brokers. Ctrl-C stops every process cleanly.
+# --cluster: three coordinators in one consumer group on the same mock cluster (cluster mode,
+# docs/CLUSTER.md), producers on hotkey.transport=kafka; one coordinator is killed mid-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -15,6 +17,7 @@ RATE=8000
 BUILD=${HOTKEY_BUILD_DIR:-$ROOT/build}
 SKIP_BUILD=${HOTKEY_SKIP_BUILD:-0}
 PORT=""
+CLUSTER=0
 
 usage() {
   cat <<EOF
@@ -36,7 +39,12 @@ options:
                     hot90   one key carries 90% from 15 s on
                     zipf    Zipf(1.2) over 100k keys, no surge
                     moving  a hot set of 4 keys (50%) moving every 10 s, from 15 s on
-  --port N          coordinator port (default: a free one)
+  --port N          coordinator port (default: a free one; --cluster: the first of three)
+  --cluster         cluster mode: 3 coordinators (hotkey-coordinator --kafka) in one consumer
+                    group on the mock cluster, producers with hotkey.transport=kafka (reports
+                    and lists over Kafka topics); halfway through, the coordinator that owns
+                    "orders" is killed with kill -9 and the view shows its ownership moving to
+                    another and the balance holding
   --build-dir DIR   build tree (default build/; env HOTKEY_BUILD_DIR)
   --no-build        use the binaries already built (env HOTKEY_SKIP_BUILD=1)
   -h, --help        this text
@@ -53,6 +61,7 @@ while [ $# -gt 0 ]; do
     --rate) need_value "$@"; RATE=$2; shift 2 ;;
     --workload) need_value "$@"; WORKLOAD=$2; shift 2 ;;
     --port) need_value "$@"; PORT=$2; shift 2 ;;
+    --cluster) CLUSTER=1; shift ;;
     --build-dir) need_value "$@"; BUILD=$2; shift 2 ;;
     --no-build) SKIP_BUILD=1; shift ;;
     *) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -108,7 +117,12 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 echo "== Kafka: librdkafka mock cluster, 3 brokers, topic orders ($PARTITIONS partitions) =="
-"$BIN/hotkey-mock-kafka" --brokers 3 --topic "orders:$PARTITIONS" \
+MOCK_TOPICS=(--topic "orders:$PARTITIONS")
+if [ "$CLUSTER" = "1" ]; then
+  # The mock cluster has no CreateTopics: the internal topics are made here (docs/CLUSTER.md).
+  MOCK_TOPICS+=(--topic __hotkey_reports:12 --topic __hotkey_lists:12 --topic __hotkey_state:1)
+fi
+"$BIN/hotkey-mock-kafka" --brokers 3 "${MOCK_TOPICS[@]}" \
   --bootstrap-file "$WORK/bootstrap" >"$WORK/mock-kafka.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 100); do [ -s "$WORK/bootstrap" ] && break; sleep 0.1; done
@@ -117,29 +131,62 @@ BOOTSTRAP=$(cat "$WORK/bootstrap")
 echo "bootstrap.servers=$BOOTSTRAP"
 echo "  try, while the demo runs:  kcat -L -b $BOOTSTRAP"
 
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
 if [ -z "$PORT" ]; then
-  PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  PORT=$(free_port)
 fi
 URL="http://127.0.0.1:$PORT"
-echo "== coordinator =="
-"$BIN/hotkey-coordinator" --listen "127.0.0.1:$PORT" --data "$WORK/coordinator-data" \
-  >"$WORK/coordinator.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do curl -fs "$URL/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fs "$URL/readyz" >/dev/null 2>&1 || {
-  echo "demo.sh: the coordinator did not become ready:" >&2; tail -5 "$WORK/coordinator.log" >&2
-  exit 1; }
-echo "dashboard:   $URL/"
-echo "hot keys:    curl -s '$URL/v1/hotkeys?topic=orders'"
-echo "metrics:     $URL/metrics"
+wait_ready() {  # URL LOG
+  for _ in $(seq 300); do curl -fs "$1/readyz" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "demo.sh: the coordinator at $1 did not become ready:" >&2; tail -5 "$2" >&2
+  exit 1
+}
+if [ "$CLUSTER" = "1" ]; then
+  echo "== 3 coordinators in cluster mode (consumer group hotkey.coordinators) =="
+  COORD_URLS=()
+  COORD_PIDS=()
+  for i in 0 1 2; do
+    if [ "$i" = "0" ]; then p=$PORT; else p=$(free_port); fi
+    "$BIN/hotkey-coordinator" --listen "127.0.0.1:$p" --data "$WORK/coordinator-$i-data" \
+      --kafka "$BOOTSTRAP" --kafka-set session.timeout.ms=6000 \
+      --kafka-set heartbeat.interval.ms=1000 --kafka-set max.poll.interval.ms=10000 \
+      --kafka-set republish_interval_ms=5000 --kafka-set log_level=3 \
+      >"$WORK/coordinator-$i.log" 2>&1 &
+    PIDS+=($!)
+    COORD_PIDS+=($!)
+    COORD_URLS+=("http://127.0.0.1:$p")
+  done
+  for i in 0 1 2; do wait_ready "${COORD_URLS[i]}" "$WORK/coordinator-$i.log"; done
+  for i in 0 1 2; do echo "coordinator $i: ${COORD_URLS[i]}/ (dashboard)"; done
+  echo "members and owners: curl -s '$URL/v1/cluster'"
+  VIEW_URLS=$(IFS=,; echo "${COORD_URLS[*]}")
+else
+  echo "== coordinator =="
+  "$BIN/hotkey-coordinator" --listen "127.0.0.1:$PORT" --data "$WORK/coordinator-data" \
+    >"$WORK/coordinator.log" 2>&1 &
+  PIDS+=($!)
+  wait_ready "$URL" "$WORK/coordinator.log"
+  echo "dashboard:   $URL/"
+  echo "hot keys:    curl -s '$URL/v1/hotkeys?topic=orders'"
+  echo "metrics:     $URL/metrics"
+  VIEW_URLS=$URL
+fi
 
 echo "== $PRODUCERS producers (client library, rekey mode), $RATE records/s in total, workload $WORKLOAD =="
 mkdir -p "$WORK/status"
 START_AT=$(( $(date +%s%3N) + 1500 ))
 PER_RATE=$(( (RATE + PRODUCERS - 1) / PRODUCERS ))
+if [ "$CLUSTER" = "1" ]; then
+  TRANSPORT=(--transport kafka)
+  echo "producers use hotkey.transport=kafka: reports to __hotkey_reports, lists from __hotkey_lists"
+else
+  TRANSPORT=(--coordinator "$URL")
+fi
 for i in $(seq 0 $((PRODUCERS - 1))); do
   "$BIN/hotkey-loadgen" --bootstrap "$BOOTSTRAP" --topic orders --strategy hotkey \
-    --coordinator "$URL" --producer-id "demo-producer-$i" --rate "$PER_RATE" \
+    "${TRANSPORT[@]}" --producer-id "demo-producer-$i" --rate "$PER_RATE" \
     --duration "$DURATION" --start-at-ms "$START_AT" --seed $((i + 1)) --value-bytes 16 \
     "${WL[@]}" \
     --status-file "$WORK/status/p$i.status" --json-out "$WORK/p$i.json" \
@@ -148,9 +195,41 @@ for i in $(seq 0 $((PRODUCERS - 1))); do
 done
 [ "$SURGE_AT" -ge 0 ] && echo "the surge starts at t=${SURGE_AT}s; the broker view follows"
 
-/usr/bin/python3 "$ROOT/tools/demo_view.py" --watch "$BIN/hotkey-watch" \
-  --bootstrap "$BOOTSTRAP" --topic orders --coordinator "$URL" --status-dir "$WORK/status" \
-  --producers "$PRODUCERS" --start-at-ms "$START_AT" || true
+VIEW_ARGS=()
+if [ "$CLUSTER" = "1" ]; then
+  VIEW_ARGS=(--cluster)
+  KILL_AT=$(( DURATION / 2 ))
+  echo "at t=${KILL_AT}s the coordinator owning \"orders\" is killed with kill -9"
+  (
+    sleep_s=$(( (START_AT - $(date +%s%3N)) / 1000 + KILL_AT ))
+    [ "$sleep_s" -gt 0 ] && sleep "$sleep_s"
+    owner=$(curl -fs "$URL/v1/cluster" | /usr/bin/python3 -c \
+      'import json,sys; print(json.load(sys.stdin).get("owners",{}).get("orders",""))' || true)
+    for i in 0 1 2; do
+      if [ "${COORD_URLS[i]}" = "$owner" ]; then
+        echo "=== t=${KILL_AT}s: kill -9 coordinator $i ($owner), the owner of orders ==="
+        kill -KILL "${COORD_PIDS[i]}" 2>/dev/null || true
+      fi
+    done
+    [ -n "$owner" ] || echo "=== t=${KILL_AT}s: no owner of orders known yet; nothing killed ==="
+  ) &
+  PIDS+=($!)
+fi
 
+/usr/bin/python3 "$ROOT/tools/demo_view.py" --watch "$BIN/hotkey-watch" \
+  --bootstrap "$BOOTSTRAP" --topic orders --coordinator "$VIEW_URLS" --status-dir "$WORK/status" \
+  --producers "$PRODUCERS" --start-at-ms "$START_AT" "${VIEW_ARGS[@]}" || true
+
+if [ "$CLUSTER" = "1" ]; then
+  echo "== cluster after the run =="
+  for u in "${COORD_URLS[@]}"; do
+    curl -fs "$u/v1/cluster" | /usr/bin/python3 -c 'import json,sys
+j = json.load(sys.stdin)
+print(j.get("url"), "owns", sorted(t for t, o in j.get("owners", {}).items() if o == j.get("url")))' \
+      2>/dev/null || echo "$u not answering (killed)"
+  done
+fi
 echo "== final hot keys =="
-curl -s "$URL/v1/hotkeys?topic=orders" | /usr/bin/python3 -m json.tool | head -40 || true
+for u in ${VIEW_URLS//,/ }; do
+  curl -fs "$u/v1/hotkeys?topic=orders" | /usr/bin/python3 -m json.tool | head -40 && break
+done || true

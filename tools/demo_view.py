@@ -69,7 +69,11 @@ def main():
     ap.add_argument("--watch", required=True, help="path to hotkey-watch")
     ap.add_argument("--bootstrap", required=True)
     ap.add_argument("--topic", required=True)
-    ap.add_argument("--coordinator", required=True)
+    ap.add_argument("--coordinator", required=True,
+                    help="coordinator URL; comma-separated URLs in cluster mode (the first "
+                         "that answers is read)")
+    ap.add_argument("--cluster", action="store_true",
+                    help="cluster mode: also show which coordinator owns the topic")
     ap.add_argument("--status-dir", required=True)
     ap.add_argument("--producers", type=int, required=True)
     ap.add_argument("--interval", type=float, default=2.0)
@@ -89,7 +93,12 @@ def main():
             st = statuses(args.status_dir)
             offs = end_offsets(args.watch, args.bootstrap, args.topic)
             now = time.time()
-            lst = get_json(f"{args.coordinator}/v1/hotkeys?topic={args.topic}")
+            urls = args.coordinator.split(",")
+            lst = None
+            for url in urls:
+                lst = get_json(f"{url}/v1/hotkeys?topic={args.topic}")
+                if lst is not None:
+                    break
             t_run = max((s.get("t_s", 0) for s in st), default=now - t_start)
             lines = [f"--- t={t_run:5.1f}s " + "-" * 60]
             if offs is not None and prev is not None:
@@ -111,6 +120,13 @@ def main():
                 lines.append(f"{key}: max/avg {ma_b:.2f} from the surge (t={since:.0f}s) until "
                              f"every producer salted it ({done - since:.2f} s later); "
                              f"{ma_a:.2f} over the next {args.settle:.0f} s")
+            if args.cluster:
+                alive = [(u, get_json(f"{u}/v1/cluster")) for u in urls]
+                alive = [(u, c) for u, c in alive if c is not None]
+                owner = next((c.get("owners", {}).get(args.topic) for _, c in alive
+                              if c.get("owners", {}).get(args.topic)), None)
+                lines.append(f"cluster: {len(alive)}/{len(urls)} coordinators answering; "
+                             f"{args.topic} owned by {owner or '(nobody yet)'}")
             if lst is not None:
                 keys = lst.get("keys", [])
                 lines.append(f"hot keys (list version {lst.get('version')}, "

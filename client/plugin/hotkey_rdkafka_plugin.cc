@@ -102,8 +102,13 @@ void validate_property(const std::string& name, const std::string& value) {
     one["hotkey.backoff.initial.ms"] = "1";
   } else if (name == "hotkey.backoff.initial.ms") {
     one["hotkey.backoff.max.ms"] = "3600000";
-  } else if (name == "hotkey.producer.id") {
-    // parse_client_config fills a default id; nothing to add.
+  } else if (name == "hotkey.transport" && value == "kafka") {
+    one["hotkey.kafka.bootstrap.servers"] = "placeholder:9092";  // on_new reads the real one
+  } else if (name.starts_with("hotkey.kafka.")) {
+    one["hotkey.transport"] = "kafka";
+    if (name != "hotkey.kafka.bootstrap.servers") {
+      one["hotkey.kafka.bootstrap.servers"] = "placeholder:9092";
+    }
   }
   parse_client_config(one);
 }
@@ -297,8 +302,39 @@ rd_kafka_resp_err_t on_new(rd_kafka_t* rk, const rd_kafka_conf_t* conf, void* ic
     startup_wait = parse_startup_wait(it->second);
     props.erase(it);
   }
+  auto transport = props.find("hotkey.transport");
+  const bool kafka_transport = transport != props.end() && transport->second == "kafka";
+  if (kafka_transport) {
+    // The kafka transport reaches the cluster with the producer's own connection settings
+    // (parse_client_config picks bootstrap.servers, security.*, ssl.*, sasl.* out of them).
+    // Only what the application set (values that differ from a fresh configuration's), read
+    // with conf_get: the dump redacts secrets such as sasl.password.
+    auto get = [](const rd_kafka_conf_t* from, const std::string& name) {
+      size_t size = 0;
+      if (rd_kafka_conf_get(from, name.c_str(), nullptr, &size) != RD_KAFKA_CONF_OK || size == 0) {
+        return std::string();
+      }
+      std::string value(size, '\0');
+      if (rd_kafka_conf_get(from, name.c_str(), value.data(), &size) != RD_KAFKA_CONF_OK) {
+        return std::string();
+      }
+      value.resize(std::strlen(value.c_str()));
+      return value;
+    };
+    rd_kafka_conf_t* defaults = rd_kafka_conf_new();
+    size_t cnt = 0;
+    const char** dump = rd_kafka_conf_dump(const_cast<rd_kafka_conf_t*>(conf), &cnt);
+    for (size_t i = 0; i + 1 < cnt; i += 2) {
+      std::string name = dump[i];
+      if (is_client_property(name) || props.count(name) != 0) continue;
+      std::string value = get(conf, name);
+      if (!value.empty() && value != get(defaults, name)) props[name] = value;
+    }
+    rd_kafka_conf_dump_free(dump, cnt);
+    rd_kafka_conf_destroy(defaults);
+  }
   auto url = props.find("hotkey.coordinator.url");
-  if (url == props.end() || url->second.empty()) {
+  if (!kafka_transport && (url == props.end() || url->second.empty())) {
     copy_err(errstr, errstr_size,
              "hotkey plugin: hotkey.coordinator.url is not set: this producer routes plain "
              "(librdkafka's partitioner; no reports, no hot-key lists)");

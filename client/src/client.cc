@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -13,6 +14,7 @@
 #include "hotkey/client/sampler.h"
 #include "hotkey/hotkey_list.h"
 #include "hotkey/report.h"
+#include "hotkey/report_batch.h"
 #include "kafka_transport.h"
 #include "sigpipe.h"
 
@@ -79,6 +81,9 @@ struct Client::Impl {
 
   std::atomic<uint64_t> reports_sent{0}, reports_failed{0}, reports_rejected{0}, reports_dropped{0},
       list_updates{0}, list_errors{0};
+  // Reports of each topic dropped because its queue was full (indexed by TopicId).
+  std::unique_ptr<std::atomic<uint64_t>[]> topic_reports_dropped =
+      std::make_unique<std::atomic<uint64_t>[]>(Router::kMaxTopics);
 
   // Shutdown and wake-ups of the background threads.
   std::mutex mu;
@@ -109,8 +114,9 @@ struct Client::Impl {
         router(RouterOptions{family, config.salt_policy}) {
     if (config.transport == Transport::kKafka) {
       kafka = std::make_unique<KafkaTransport>(
-          config, router,
-          [this](TopicId id, const std::optional<std::string>& value) { on_list_record(id, value); });
+          config, router, [this](TopicId id, const std::optional<std::string>& value) {
+            on_list_record(id, value);
+          });
     }
   }
 
@@ -143,22 +149,6 @@ struct Client::Impl {
     } catch (const std::exception&) {
       list_errors.fetch_add(1);  // garbage: keep the last good list
     }
-  }
-
-  // One queued report to the coordinator: over HTTP (null `http` in kafka mode) or produced to
-  // the reports topic.
-  enum class SendOutcome { kAccepted, kRetry, kRejected };
-  SendOutcome send_report(httplib::Client* http, const std::string& topic,
-                          const std::string& body) {
-    if (kafka) return kafka->send_report(topic, body) ? SendOutcome::kAccepted : SendOutcome::kRetry;
-    auto res = http->Post("/v1/reports", body,
-                          config.report_json ? "application/json"
-                                             : std::string(kReportBinaryContentType));
-    if (res && res->status >= 200 && res->status < 300) return SendOutcome::kAccepted;
-    if (res && (res->status == 400 || res->status == 413 || res->status == 422)) {
-      return SendOutcome::kRejected;
-    }
-    return SendOutcome::kRetry;
   }
 
   bool wait_stop(milliseconds d) {
@@ -244,10 +234,155 @@ struct Client::Impl {
   }
 
   // ---- reporter ---------------------------------------------------------------------------
+  // One encoded report waiting to be sent. Each topic has its own queue (oldest first), bounded
+  // by hotkey.report.queue.max, so one topic's backlog never pushes out another topic's report.
   struct Pending {
-    std::string topic;
-    std::string body;
+    TopicId topic = 0;
+    uint64_t seq = 0;  // the report's seq: unique per client
+    std::string topic_name;
+    std::string body;  // encode_report_binary or report_to_json
   };
+  // Batch form (POST /v1/reports/batch): used while the coordinator knows it; after a 404/415
+  // the reporter sends single reports and asks again after kBatchProbeInterval.
+  static constexpr size_t kBatchBytes = 1u << 20;
+  static constexpr std::chrono::minutes kBatchProbeInterval{5};
+  bool batch_supported = true;       // reporter thread only
+  Clock::time_point batch_probe_at;  // reporter thread only
+  enum class Outcome : uint8_t {
+    kAccepted,  // 2xx: done
+    kRejected,  // 400/413/422: invalid, dropped, never retried
+    kRetry,     // not delivered (network, 5xx, 401/403, 429): stays queued
+  };
+
+  // The send step, the one place that talks to the coordinator about reports: delivers `batch`
+  // (each topic's reports oldest first) and returns one outcome per report, in order.
+  // Over HTTP, or (null `http`) produced to the reports topic with hotkey.transport=kafka.
+  std::vector<Outcome> send_reports(httplib::Client* http,
+                                    const std::vector<const Pending*>& batch) {
+    std::vector<Outcome> out(batch.size(), Outcome::kRetry);
+    if (kafka) {
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (!kafka->send_report(batch[i]->topic_name, batch[i]->body)) break;
+        out[i] = Outcome::kAccepted;
+      }
+      return out;
+    }
+    if (batch_supported || Clock::now() >= batch_probe_at) {
+      size_t i = 0;
+      while (i < batch.size()) {
+        // A chunk: at most kMaxReportsPerBatch reports and about kBatchBytes of body (one
+        // larger report goes alone), well under the coordinator's max_body_bytes default.
+        size_t end = i, bytes = 0;
+        while (end < batch.size() && end - i < kMaxReportsPerBatch &&
+               (end == i || bytes + batch[end]->body.size() <= kBatchBytes)) {
+          bytes += batch[end]->body.size();
+          ++end;
+        }
+        BatchAnswer a = post_batch(*http, batch, i, end, out);
+        if (a == BatchAnswer::kUnsupported) {
+          // An older coordinator: single reports, and ask again later (it may be upgraded).
+          batch_supported = false;
+          batch_probe_at = Clock::now() + kBatchProbeInterval;
+          break;
+        }
+        batch_supported = true;
+        if (a == BatchAnswer::kFailed) return out;
+        i = end;
+      }
+      if (batch_supported) return out;
+    }
+    const std::string content_type =
+        config.report_json ? "application/json" : std::string(kReportBinaryContentType);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (out[i] != Outcome::kRetry) continue;
+      auto res = http->Post("/v1/reports", batch[i]->body, content_type);
+      out[i] = outcome_of(res ? res->status : 0);
+      if (out[i] == Outcome::kRetry) break;  // the coordinator is unwell: the rest waits
+    }
+    return out;
+  }
+
+  static Outcome outcome_of(int status) {
+    if (status >= 200 && status < 300) return Outcome::kAccepted;
+    if (status == 400 || status == 413 || status == 422) return Outcome::kRejected;
+    return Outcome::kRetry;
+  }
+
+  enum class BatchAnswer : uint8_t { kDone, kFailed, kUnsupported };
+  // POST /v1/reports/batch with batch[begin, end); fills out[begin, end) from the per-report
+  // results. kUnsupported: the coordinator does not know the batch form (404, 415, 405).
+  BatchAnswer post_batch(httplib::Client& http, const std::vector<const Pending*>& batch,
+                         size_t begin, size_t end, std::vector<Outcome>& out) {
+    std::vector<std::string_view> bodies;
+    for (size_t i = begin; i < end; ++i) bodies.push_back(batch[i]->body);
+    std::string body;
+    try {
+      body = config.report_json ? encode_report_batch_json(bodies)
+                                : encode_report_batch_binary(bodies);
+    } catch (const std::exception&) {
+      return BatchAnswer::kUnsupported;  // cannot frame it: singles
+    }
+    auto res = http.Post(
+        "/v1/reports/batch", body,
+        config.report_json ? "application/json" : std::string(kReportBatchBinaryContentType));
+    if (!res) return BatchAnswer::kFailed;
+    if (res->status == 404 || res->status == 405 || res->status == 415) {
+      return BatchAnswer::kUnsupported;
+    }
+    if (res->status == 413 && end - begin > 1) return BatchAnswer::kUnsupported;  // too big
+    if (res->status != 200) {
+      Outcome o = outcome_of(res->status);  // the whole request: retry, or a refused envelope
+      for (size_t i = begin; i < end; ++i) out[i] = o;
+      return o == Outcome::kRetry ? BatchAnswer::kFailed : BatchAnswer::kDone;
+    }
+    std::vector<int> statuses;
+    try {
+      statuses = parse_report_batch_statuses(res->body);
+    } catch (const DecodeError&) {
+      return BatchAnswer::kFailed;  // garbage: keep everything queued
+    }
+    if (statuses.size() != end - begin) return BatchAnswer::kFailed;
+    bool failed = false;
+    for (size_t i = begin; i < end; ++i) {
+      out[i] = outcome_of(statuses[i - begin]);
+      failed |= out[i] == Outcome::kRetry;
+    }
+    return failed ? BatchAnswer::kFailed : BatchAnswer::kDone;
+  }
+
+  // Sends everything queued; false when something is still waiting (back off).
+  bool flush_queues(httplib::Client* http, std::vector<std::deque<Pending>>& queues) {
+    std::vector<const Pending*> batch;
+    for (const auto& q : queues) {
+      for (const auto& p : q) batch.push_back(&p);
+    }
+    if (batch.empty()) return true;
+    std::vector<Outcome> outcomes = send_reports(http, batch);
+    std::vector<uint64_t> done;  // seqs no longer pending
+    bool all = true;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      switch (outcomes[i]) {
+        case Outcome::kAccepted:
+          if (!kafka) reports_sent.fetch_add(1);  // kafka: counted when delivered
+          done.push_back(batch[i]->seq);
+          break;
+        case Outcome::kRejected:
+          reports_rejected.fetch_add(1);
+          done.push_back(batch[i]->seq);
+          break;
+        case Outcome::kRetry:
+          all = false;
+          break;
+      }
+    }
+    if (!all) reports_failed.fetch_add(1);
+    std::sort(done.begin(), done.end());
+    for (auto& q : queues) {
+      std::erase_if(
+          q, [&](const Pending& p) { return std::binary_search(done.begin(), done.end(), p.seq); });
+    }
+    return all;
+  }
 
   void report_loop() {
     detail::block_sigpipe_in_this_thread();
@@ -258,7 +393,7 @@ struct Client::Impl {
       reporter_http = http.get();
     }
     Backoff backoff(config.backoff_initial_ms, config.backoff_max_ms);
-    std::deque<Pending> queue;
+    std::vector<std::deque<Pending>> queues;  // indexed by TopicId
     Clock::time_point next = Clock::now() + milliseconds(config.report_interval_ms);
     Clock::time_point retry_at = Clock::now();
     Clock::time_point window_start = Clock::now();
@@ -276,22 +411,12 @@ struct Client::Impl {
       if (now >= next) next = now + milliseconds(config.report_interval_ms);
       auto window_ms = std::chrono::duration_cast<milliseconds>(now - window_start).count();
       window_start = now;
-      build_reports(queue, static_cast<uint32_t>(std::max<int64_t>(window_ms, 1)), seq);
+      build_reports(queues, static_cast<uint32_t>(std::max<int64_t>(window_ms, 1)), seq);
       if (forced || now >= retry_at) {
-        while (!queue.empty()) {
-          SendOutcome out = send_report(http.get(), queue.front().topic, queue.front().body);
-          if (out == SendOutcome::kAccepted) {
-            if (!kafka) reports_sent.fetch_add(1);  // kafka: counted when delivered
-            queue.pop_front();
-            backoff.reset();
-          } else if (out == SendOutcome::kRejected) {
-            reports_rejected.fetch_add(1);
-            queue.pop_front();
-          } else {
-            reports_failed.fetch_add(1);
-            retry_at = Clock::now() + backoff.next();
-            break;
-          }
+        if (flush_queues(http.get(), queues)) {
+          backoff.reset();
+        } else {
+          retry_at = Clock::now() + backoff.next();
         }
         // A forced round (report_now) returns once the brokers acknowledged.
         if (forced && kafka) kafka->flush(milliseconds(config.http_timeout_ms));
@@ -304,8 +429,11 @@ struct Client::Impl {
     reporter_http = nullptr;
   }
 
-  void build_reports(std::deque<Pending>& queue, uint32_t window_ms, uint64_t& seq) {
+  // Adds this window's report of every topic to its queue; a topic's queue holds at most
+  // hotkey.report.queue.max reports, beyond which that topic's oldest is dropped and counted.
+  void build_reports(std::vector<std::deque<Pending>>& queues, uint32_t window_ms, uint64_t& seq) {
     size_t n = router.topic_count();
+    if (queues.size() < n) queues.resize(n);
     for (TopicId id = 0; id < n; ++id) {
       Sampler* sampler = sampler_by_id[id].load(std::memory_order_acquire);
       if (sampler == nullptr) continue;
@@ -334,16 +462,18 @@ struct Client::Impl {
       for (auto& item : w.sketch.items()) {
         r.items.push_back(ReportItem{std::move(item.key), item.count, item.error});
       }
+      std::deque<Pending>& q = queues[id];
       try {
-        Pending p{r.topic, config.report_json ? report_to_json(r) : encode_report_binary(r)};
-        queue.push_back(std::move(p));
+        q.push_back(Pending{id, r.seq, r.topic,
+                            config.report_json ? report_to_json(r) : encode_report_binary(r)});
       } catch (const std::exception&) {
         reports_rejected.fetch_add(1);
         continue;
       }
-      while (queue.size() > config.report_queue_max) {
-        queue.pop_front();
+      while (q.size() > config.report_queue_max) {
+        q.pop_front();
         reports_dropped.fetch_add(1);
+        topic_reports_dropped[id].fetch_add(1, std::memory_order_relaxed);
       }
     }
   }
@@ -485,6 +615,7 @@ ClientStats Client::stats() const {
       t.cold = c.cold;
       t.null_key = c.null_key;
     }
+    t.reports_dropped = impl_->topic_reports_dropped[id].load(std::memory_order_relaxed);
     s.topics.push_back(std::move(t));
   }
   return s;

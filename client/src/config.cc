@@ -37,7 +37,8 @@ double parse_rate(std::string_view name, std::string_view value) {
   if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size()) {
     bad(name, value, "expected a number");
   }
-  if (!(out > 0.0 && out <= 1.0)) bad(name, value, "must be in (0, 1]");
+  // The coordinator refuses reports below kMinSampleRate.
+  if (!(out >= kMinSampleRate && out <= 1.0)) bad(name, value, "must be in [1e-06, 1]");
   return out;
 }
 

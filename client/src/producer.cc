@@ -12,11 +12,8 @@
 
 #include "hotkey/client/merge.h"
 
-namespace hotkey {
+namespace hotkey::client {
 namespace {
-
-using client::RoutingMode;
-using client::TopicId;
 
 std::atomic<uint64_t> g_producer_uid{1};
 
@@ -237,4 +234,4 @@ client::ClientStats Producer::stats() const { return impl_->client->stats(); }
 client::RoutingMode Producer::routing_mode() const noexcept { return impl_->mode; }
 rd_kafka_s* Producer::handle() noexcept { return impl_->rk; }
 
-}  // namespace hotkey
+}  // namespace hotkey::client

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -59,22 +60,30 @@ inline int max_bracket_depth(std::string_view text) noexcept {
   return deepest;
 }
 
+// Called for every parse event before the document is built (see nlohmann's parser callback);
+// may throw DecodeError to stop parsing early. Depth is at most kMaxDepth.
+using ParseWatch = std::function<void(int depth, Json::parse_event_t event, const Json& parsed)>;
+
 // Parses `text` as one JSON object. `what` names the document in messages ("report").
-inline Json parse_object(std::string_view text, std::string_view what) {
-  Json::parser_callback_t limit_depth = [what](int depth, Json::parse_event_t event, Json&) {
+inline Json parse_object(std::string_view text, std::string_view what,
+                         const ParseWatch& watch = nullptr) {
+  Json::parser_callback_t limit_depth = [what, &watch](int depth, Json::parse_event_t event,
+                                                       Json& parsed) {
     if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
         depth >= kMaxDepth) {
       throw DecodeError(std::string(what) + ": JSON nested deeper than " +
                         std::to_string(kMaxDepth) + " levels");
     }
+    if (watch) watch(depth, event, parsed);
     return true;
   };
   Json doc;
   try {
-    // The depth callback makes nlohmann use its slower callback parser; a document that a
-    // bracket scan shows shallow enough cannot trip it, so it goes through the plain parser
-    // (same DOM, same errors). Anything deeper, or in doubt, takes the checked path.
-    if (max_bracket_depth(text) < kMaxDepth) {
+    // The depth callback makes nlohmann use its slower callback parser; without a watch, a
+    // document that a bracket scan shows shallow enough cannot trip it, so it goes through
+    // the plain parser (same DOM, same errors). Anything deeper, or in doubt, or watched,
+    // takes the checked path.
+    if (!watch && max_bracket_depth(text) < kMaxDepth) {
       doc = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true,
                         /*ignore_comments=*/false);
     } else {

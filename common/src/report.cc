@@ -1,6 +1,7 @@
 #include "hotkey/report.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -140,25 +141,33 @@ void validate_report(const Report& report, const ReportLimits& limits) {
          "must be 1-" + std::to_string(kMaxSeparatorBytes) + " bytes with no decimal digit");
   }
   if (report.window_ms == 0) fail("window_ms", "must be >= 1");
-  if (!std::isfinite(report.sample_rate) || report.sample_rate <= 0 || report.sample_rate > 1) {
-    fail("sample_rate", "must be in (0, 1]");
+  if (!(report.sample_rate >= kMinSampleRate && report.sample_rate <= 1)) {
+    fail("sample_rate", "must be in [1e-06, 1]");
   }
   if (report.partition_counts.size() != static_cast<size_t>(report.partitions)) {
     fail("partition_counts", "has " + std::to_string(report.partition_counts.size()) +
                                  " entries, must have one per partition (" +
                                  std::to_string(report.partitions) + ")");
   }
+  // Counts consistent with totals: a record is counted on its partition at most once (one the
+  // producer could not place yet counts in total only), and the sketch saw at most every record.
   uint64_t sum = 0;
   for (uint64_t c : report.partition_counts) {
-    if (c > std::numeric_limits<uint64_t>::max() - sum) fail("partition_counts", "sum overflows");
+    if (c > report.total - sum) {
+      fail("partition_counts", "sum exceeds total (" + std::to_string(report.total) + ")");
+    }
     sum += c;
+  }
+  if (report.sketch_total > report.total) {
+    fail("sketch.total", "exceeds total (" + std::to_string(report.total) + ")");
   }
   if (report.sketch_capacity < 1 || report.sketch_capacity > SpaceSaving::kMaxCapacity) {
     fail("sketch.capacity", "must be in [1, " + std::to_string(SpaceSaving::kMaxCapacity) + "]");
   }
   if (report.items.size() > limits.max_items) {
-    fail("sketch.items", "has " + std::to_string(report.items.size()) + " elements, at most " +
-                             std::to_string(limits.max_items) + " allowed");
+    throw LimitError("sketch.items: has " + std::to_string(report.items.size()) +
+                     " elements, at most max_items=" + std::to_string(limits.max_items) +
+                     " allowed");
   }
   if (report.items.size() > report.sketch_capacity) {
     fail("sketch.items", "has more items (" + std::to_string(report.items.size()) +
@@ -272,7 +281,29 @@ bool fast_item(const json_fields::Json& j, size_t max_key_bytes, ReportItem& out
 
 Report parse_report_json(std::string_view text, const ReportLimits& limits) {
   using namespace json_fields;
-  const Json doc = parse_object(text, "report");
+  // Counts sketch.items while the parser reads them: a report over max_items is refused at its
+  // first extra item, before the rest is parsed, built into a document and validated.
+  std::array<std::string, kMaxDepth + 1> key_at{};
+  uint64_t items_seen = 0;
+  auto count_items = [&](int depth, Json::parse_event_t event, const Json& parsed) {
+    if (depth < 1 || depth > kMaxDepth) return;
+    const auto d = static_cast<size_t>(depth);
+    if (event == Json::parse_event_t::key) {
+      key_at[d] = parsed.is_string() ? parsed.get<std::string>() : std::string();
+      return;
+    }
+    // An element of the array at depth 2 under "sketch"."items" starts at depth 3.
+    const bool starts_element = event == Json::parse_event_t::object_start ||
+                                event == Json::parse_event_t::array_start ||
+                                event == Json::parse_event_t::value;
+    if (depth == 3 && starts_element && key_at[1] == "sketch" && key_at[2] == "items" &&
+        ++items_seen > limits.max_items) {
+      throw LimitError("sketch.items: more than " + std::to_string(limits.max_items) +
+                       " elements, at most max_items=" + std::to_string(limits.max_items) +
+                       " allowed");
+    }
+  };
+  const Json doc = parse_object(text, "report", count_items);
   Report r;
   r.producer = as_string(require(doc, "", "producer"), "producer");
   r.topic = as_string(require(doc, "", "topic"), "topic");
@@ -323,7 +354,7 @@ Report parse_report_json(std::string_view text, const ReportLimits& limits) {
   if (const Json* v = find(sketch, "total")) {
     r.sketch_total = as_u64(*v, "sketch.total");
   } else {
-    r.sketch_total = count_sum;
+    r.sketch_total = std::min(count_sum, r.total);
   }
   validate_report(r, limits);
   return r;
@@ -412,8 +443,9 @@ Report decode_report_binary(std::string_view bytes, const ReportLimits& limits) 
   r.sketch_total = in.u64("sketch.total");
   uint32_t n_items = in.u32("sketch.items");
   if (n_items > limits.max_items) {
-    fail("sketch.items", "has " + std::to_string(n_items) + " elements, at most " +
-                             std::to_string(limits.max_items) + " allowed");
+    throw LimitError("sketch.items: has " + std::to_string(n_items) +
+                     " elements, at most max_items=" + std::to_string(limits.max_items) +
+                     " allowed");
   }
   // Each item takes at least 4 + 8 + 8 bytes.
   in.need_elements(n_items, 20, "sketch.items");

@@ -84,6 +84,14 @@ inline bool same_bytes(const char* a, const char* b, size_t n) noexcept {
   return true;
 }
 
+// Counts and totals saturate at UINT64_MAX instead of wrapping: a merge of summaries that each
+// claim 2^63 records must not report a count of 0. Saturation keeps error <= count <= total
+// (sums of smaller terms never exceed sums of larger ones).
+inline uint64_t sat_add(uint64_t a, uint64_t b) {
+  uint64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<uint64_t>::max() : sum;
+}
+
 // Output order of items(): count descending, then key bytes ascending.
 inline bool item_before(uint64_t ca, std::string_view ka, uint64_t cb, std::string_view kb) {
   if (ca != cb) return ca > cb;
@@ -349,13 +357,13 @@ struct SpaceSaving::Impl {
   }
 
   void update(std::string_view key, uint64_t weight) {
-    total += weight;
+    total = sat_add(total, weight);
     const uint64_t h = key_hash(key);
     bool found = false;
     size_t at = probe(key, h, &found);
     if (found) {
       const uint32_t p = pos[static_cast<uint32_t>(index[at]) - 1];
-      heap[p].count += weight;
+      heap[p].count = sat_add(heap[p].count, weight);
       sift_down(p);
       return;
     }
@@ -371,7 +379,7 @@ struct SpaceSaving::Impl {
     set_key(s.key, key);
     s.hash = h;
     s.error = heap[0].count;
-    heap[0].count += weight;
+    heap[0].count = sat_add(heap[0].count, weight);
     index_insert(id);
     sift_down(0);
   }
@@ -492,8 +500,8 @@ SpaceSaving SpaceSaving::merge_all(std::span<const SpaceSaving* const> parts, ui
   size_t upper = 0;
   for (const SpaceSaving* p : parts) {
     if (p == nullptr || p->impl_ == nullptr) continue;
-    sum_min += p->impl_->min_count();
-    total += p->impl_->total;
+    sum_min = sat_add(sum_min, p->impl_->min_count());
+    total = sat_add(total, p->impl_->total);
     upper += p->impl_->size;
   }
   std::vector<Acc> accs;
@@ -525,9 +533,9 @@ SpaceSaving SpaceSaving::merge_all(std::span<const SpaceSaving* const> parts, ui
         if ((e & Impl::kTagMask) == tag) {
           Acc& a = accs[static_cast<uint32_t>(e) - 1];
           if (a.key == s.key) {
-            a.count += count;
-            a.error += s.error;
-            a.mins += m;
+            a.count = sat_add(a.count, count);
+            a.error = sat_add(a.error, s.error);
+            a.mins = sat_add(a.mins, m);
             break;
           }
         }
@@ -536,8 +544,8 @@ SpaceSaving SpaceSaving::merge_all(std::span<const SpaceSaving* const> parts, ui
     }
   }
   for (Acc& a : accs) {
-    a.count += sum_min - a.mins;
-    a.error += sum_min - a.mins;
+    a.count = sat_add(a.count, sum_min - a.mins);
+    a.error = sat_add(a.error, sum_min - a.mins);
   }
   if (accs.size() > capacity) {
     // Keep the `capacity` largest by (count desc, key asc). Select the cut-off count on plain

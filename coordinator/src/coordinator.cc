@@ -91,6 +91,9 @@ struct Coordinator::Topic {
   // switch to a list the coordinator knows and their loads count again.
   uint64_t reported_version = 0;
   std::shared_ptr<const PublishedList> published;
+  // The lists of recent versions by version: a report is accounted against the tables it
+  // was routed with (its list_version), so a new version does not reset the measured load.
+  std::map<uint64_t, std::shared_ptr<const PublishedList>> recent_lists;
   int64_t first_report_ms = -1;
   TopicSummary stats;
   std::vector<double> partition_load;  // the last plan's window, records per partition
@@ -113,6 +116,19 @@ std::set<std::string, std::less<>> list_keys(const HotKeyList& list) {
   for (const auto& k : list.keys) keys.insert(k.key);
   return keys;
 }
+
+// Lists kept for accounting reports routed with them: far more versions than a window sees
+// at the usual churn (a few a minute), so only reports of a long-gone list lose their load.
+constexpr size_t kRecentLists = 16;
+
+void remember_list(std::map<uint64_t, std::shared_ptr<const PublishedList>>& lists,
+                   const std::shared_ptr<const PublishedList>& list) {
+  lists[list->list.version] = list;
+  while (lists.size() > kRecentLists) lists.erase(lists.begin());
+}
+
+// Version 0: the producer routes with no list (every key to its home partition).
+const HotKeyList kNoList{};
 
 }  // namespace
 
@@ -148,7 +164,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config, Store& store, Metrics&
       auto pub = std::make_shared<PublishedList>(PublishedList{*st.list, list_to_json(*st.list)});
       t->published = pub;
       if (t->partitions > 0) t->window.reset_partitions(t->partitions);
-      t->window.track(list_keys(*st.list));
+      remember_list(t->recent_lists, pub);
       board_.publish(pub);
       t->m.list_version->Set(static_cast<double>(st.list->version));
       t->m.hot_keys->Set(static_cast<double>(st.list->keys.size()));
@@ -231,12 +247,17 @@ CallResult Coordinator::ingest(Report r) {
       result.duplicate = true;
       return result;
     }
-    // A report routed with the published list all along: the producer's previous report
-    // already carried that version. The first one after a switch covers records sent under
-    // the old list too (those would show the old tables' partitions as loaded by cold traffic).
-    const uint64_t published_version = t->published ? t->published->list.version : 0;
-    const bool routed_by_list =
-        r.list_version == published_version && (inserted || p.last_list_version == r.list_version);
+    // A report routed with one list all along (the producer's previous report already
+    // carried its version) is accounted against that list's tables, whichever version is
+    // published now. The first one after a switch covers records sent under the old list too.
+    const HotKeyList* routed_with = nullptr;
+    if (inserted || p.last_list_version == r.list_version) {
+      if (r.list_version == 0) {
+        routed_with = &kNoList;
+      } else if (auto it = t->recent_lists.find(r.list_version); it != t->recent_lists.end()) {
+        routed_with = &it->second->list;
+      }
+    }
     p.last_list_version = r.list_version;
     if (r.list_version > t->reported_version && r.list_version < kMaxAdoptedVersion) {
       t->reported_version = r.list_version;
@@ -257,7 +278,7 @@ CallResult Coordinator::ingest(Report r) {
     if (r.partitions > t->partitions) t->partitions = r.partitions;
     if (t->first_report_ms < 0) t->first_report_ms = now;
     const size_t entries = r.items.size();
-    t->window.add(r, std::move(sketch), now, t->partitions, routed_by_list);
+    t->window.add(r, std::move(sketch), now, t->partitions, routed_with);
     t->m.reports->Increment();
     t->m.entries->Increment(static_cast<double>(entries));
     if (!t->replan_wanted && shows_new_hot_key(*t, r, settings, now)) {
@@ -319,7 +340,8 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
   std::map<std::string, HotState> hot = t.hot;
   std::optional<PlanResult> plan;
   bool load_ready = false;
-  if (t.partitions > 0) {
+  // Cluster mode: only the owner plans (an operator write on another member only records it).
+  if (t.partitions > 0 && owns(t.name)) {
     TopicWindow::Snapshot snap = t.window.snapshot(now);
     PlanInput in;
     in.settings = &s;
@@ -331,6 +353,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     in.items = snap.sketch.items();
     in.total = snap.total;
     in.partition_load = std::move(snap.partition_load);
+    in.cold_load = std::move(snap.cold_load);
     // Load is usable once it holds about one report round of the producers reporting now:
     // fewer reports give partition loads that are mostly sampling noise, which a plan would
     // chase with a new table each time.
@@ -349,12 +372,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     in.load_scale = snap.total > 0 && load_ready ? snap.load_total / snap.total : 0.0;
     in.recent_items = snap.recent.items();
     in.recent_total = snap.recent_total;
-    if (t.published && load_ready) {
-      for (const auto& k : t.published->list.keys) {
-        auto it = snap.routed.find(k.key);
-        in.routed[k.key] = it == snap.routed.end() ? 0.0 : it->second;
-      }
-    }
+    if (load_ready) in.salted = std::move(snap.salted);
     double rate = 0;
     for (const auto& [id, p] : t.producers) rate += p.rate;
     in.rate = rate;
@@ -421,9 +439,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     t.published = pub;
     board_.publish(pub);
     if (hooks_.on_publish) hooks_.on_publish(pub);
-    // Loads measured under the previous list no longer say where cold traffic goes.
-    t.window.reset_partitions(t.partitions);
-    t.window.track(list_keys(pub->list));
+    remember_list(t.recent_lists, pub);
     t.m.list_version->Set(static_cast<double>(version));
     t.m.hot_keys->Set(static_cast<double>(pub->list.keys.size()));
     t.m.list_changes->Increment();
@@ -564,7 +580,8 @@ CallResult Coordinator::operator_change(
     const std::string& topic, const std::string& key, const std::string& who,
     const std::string& action, const std::string& detail,
     const std::function<bool(std::map<std::string, Pin>&, std::map<std::string, Deny>&,
-                             StoreBatch&)>& mutate) {
+                             StoreBatch&)>& mutate,
+    const std::function<void(StoreBatch&)>& extra) {
   bool limit_hit = false;
   Topic* t = get_or_create_topic(topic, &limit_hit);
   if (!t) {
@@ -575,10 +592,17 @@ CallResult Coordinator::operator_change(
   std::map<std::string, Deny> denies = t->denies;
   StoreBatch batch;
   if (!mutate(pins, denies, batch)) {
+    if (extra) {
+      StoreBatch only;
+      extra(only);
+      StoreStatus st = store_.write(only);
+      if (!st.ok) return error_result(503, "store", st.error);
+    }
     return error_result(404, "not_found",
                         "no such " + std::string(action == "unpin" ? "pin" : "deny") +
                             " for this key in topic '" + topic + "'");
   }
+  if (extra) extra(batch);
   AuditEntry a;
   a.at_ms = clock_.now_ms();
   a.who = who;
@@ -598,53 +622,101 @@ CallResult Coordinator::operator_change(
   return r;
 }
 
+CallResult Coordinator::apply_operator(const OperatorOp& op,
+                                       const std::function<void(StoreBatch&)>& extra) {
+  const std::string& topic = op.topic;
+  const std::string& key = op.key;
+  if (op.op == "pin") {
+    json detail{{"reason", op.reason}, {"salts", op.salts}, {"ttl_s", op.ttl_s}};
+    return operator_change(
+        topic, key, op.who, "pin", detail.dump(-1, ' ', false, json::error_handler_t::replace),
+        [&](auto& pins, auto& denies, StoreBatch& batch) {
+          if (denies.erase(key)) batch.delete_deny(topic, key);
+          Pin p{key, op.salts, op.expires_at_ms, op.reason, op.who, op.at_ms};
+          batch.put_pin(topic, p);
+          pins[key] = p;
+          return true;
+        },
+        extra);
+  }
+  if (op.op == "unpin") {
+    return operator_change(
+        topic, key, op.who, "unpin", "{}",
+        [&](auto& pins, auto&, StoreBatch& batch) {
+          if (!pins.erase(key)) return false;
+          batch.delete_pin(topic, key);
+          return true;
+        },
+        extra);
+  }
+  if (op.op == "deny") {
+    json detail{{"reason", op.reason}};
+    return operator_change(
+        topic, key, op.who, "deny", detail.dump(-1, ' ', false, json::error_handler_t::replace),
+        [&](auto& pins, auto& denies, StoreBatch& batch) {
+          if (pins.erase(key)) batch.delete_pin(topic, key);
+          Deny d{key, op.reason, op.who, op.at_ms};
+          batch.put_deny(topic, d);
+          denies[key] = d;
+          return true;
+        },
+        extra);
+  }
+  if (op.op == "allow") {
+    return operator_change(
+        topic, key, op.who, "allow", "{}",
+        [&](auto&, auto& denies, StoreBatch& batch) {
+          if (!denies.erase(key)) return false;
+          batch.delete_deny(topic, key);
+          return true;
+        },
+        extra);
+  }
+  throw std::invalid_argument("unknown operator write '" + op.op + "'");
+}
+
+CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
+  if (!hooks_.operator_write) return apply_operator(op);
+  // Cluster mode: the state topic decides; a removal of what this member's materialized state
+  // does not hold is answered here, as in single-node mode.
+  if (op.op == "unpin" || op.op == "allow") {
+    Topic* t = find_topic(op.topic);
+    bool present = false;
+    if (t) {
+      std::lock_guard lock(t->mu);
+      present = op.op == "unpin" ? t->pins.contains(op.key) : t->denies.contains(op.key);
+    }
+    if (!present) {
+      return error_result(404, "not_found",
+                          "no such " + std::string(op.op == "unpin" ? "pin" : "deny") +
+                              " for this key in topic '" + op.topic + "'");
+    }
+  }
+  return hooks_.operator_write(op);
+}
+
 CallResult Coordinator::pin(const std::string& topic, const std::string& key, uint32_t salts,
                             int64_t ttl_s, const std::string& reason, const std::string& who) {
   const int64_t now = clock_.now_ms();
-  json detail{{"reason", reason}, {"salts", salts}, {"ttl_s", ttl_s}};
-  return operator_change(topic, key, who, "pin",
-                         detail.dump(-1, ' ', false, json::error_handler_t::replace),
-                         [&](auto& pins, auto& denies, StoreBatch& batch) {
-                           if (denies.erase(key)) batch.delete_deny(topic, key);
-                           Pin p{key, salts, ttl_s > 0 ? now + ttl_s * 1000 : 0, reason, who, now};
-                           batch.put_pin(topic, p);
-                           pins[key] = p;
-                           return true;
-                         });
+  return forward_or_apply(
+      OperatorOp{"pin", topic, key, salts, ttl_s, ttl_s > 0 ? now + ttl_s * 1000 : 0, reason, who,
+                 now});
 }
 
 CallResult Coordinator::unpin(const std::string& topic, const std::string& key,
                               const std::string& who) {
-  return operator_change(topic, key, who, "unpin", "{}", [&](auto& pins, auto&, StoreBatch& batch) {
-    if (!pins.erase(key)) return false;
-    batch.delete_pin(topic, key);
-    return true;
-  });
+  return forward_or_apply(OperatorOp{"unpin", topic, key, 0, 0, 0, "", who, clock_.now_ms()});
 }
 
 CallResult Coordinator::deny(const std::string& topic, const std::string& key,
                              const std::string& reason, const std::string& who) {
-  const int64_t now = clock_.now_ms();
-  json detail{{"reason", reason}};
-  return operator_change(topic, key, who, "deny",
-                         detail.dump(-1, ' ', false, json::error_handler_t::replace),
-                         [&](auto& pins, auto& denies, StoreBatch& batch) {
-                           if (pins.erase(key)) batch.delete_pin(topic, key);
-                           Deny d{key, reason, who, now};
-                           batch.put_deny(topic, d);
-                           denies[key] = d;
-                           return true;
-                         });
+  return forward_or_apply(
+      OperatorOp{"deny", topic, key, 0, 0, 0, reason, who, clock_.now_ms()});
 }
 
 CallResult Coordinator::allow(const std::string& topic, const std::string& key,
                               const std::string& who) {
-  return operator_change(topic, key, who, "allow", "{}",
-                         [&](auto&, auto& denies, StoreBatch& batch) {
-                           if (!denies.erase(key)) return false;
-                           batch.delete_deny(topic, key);
-                           return true;
-                         });
+  return forward_or_apply(OperatorOp{"allow", topic, key, 0, 0, 0, "", who, clock_.now_ms()});
 }
 
 void Coordinator::release_topic(const std::string& name) {
@@ -655,6 +727,7 @@ void Coordinator::release_topic(const std::string& name) {
   t->producers.clear();
   t->hot.clear();
   t->published = nullptr;
+  t->recent_lists.clear();
   t->first_report_ms = -1;
   t->stats = TopicSummary{};
   t->partition_load.clear();
@@ -685,7 +758,7 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   auto pub = std::make_shared<PublishedList>(PublishedList{list, list_to_json(list)});
   t->published = pub;
   if (t->partitions > 0) t->window.reset_partitions(t->partitions);
-  t->window.track(list_keys(list));
+  remember_list(t->recent_lists, pub);
   board_.publish(pub);
   if (hooks_.on_publish) hooks_.on_publish(pub);
   t->m.list_version->Set(static_cast<double>(list.version));

@@ -74,6 +74,20 @@ struct TopEntry {
   bool denied = false;
 };
 
+// An operator write (pin, unpin, deny, allow) as a value: in cluster mode it travels through the
+// state topic and every coordinator applies it (apply_operator).
+struct OperatorOp {
+  std::string op;  // pin, unpin, deny, allow
+  std::string topic;
+  std::string key;
+  uint32_t salts = 0;         // pin
+  int64_t ttl_s = 0;          // pin (audit detail)
+  int64_t expires_at_ms = 0;  // pin; 0: never
+  std::string reason;
+  std::string who;
+  int64_t at_ms = 0;
+};
+
 // Cluster-mode seams (kafka_cluster.h drives them; all empty in single-node mode). Set once,
 // before start_background() and before any other thread uses the coordinator.
 struct ClusterHooks {
@@ -85,6 +99,9 @@ struct ClusterHooks {
   std::function<void(const std::shared_ptr<const PublishedList>& list)> on_publish;
   // The body of GET /v1/cluster.
   std::function<std::string()> status_json;
+  // Operator writes go here instead of being applied locally (the state topic); the result is
+  // the caller's answer.
+  std::function<CallResult(const OperatorOp& op)> operator_write;
 };
 
 class Coordinator final : public ReportSink {
@@ -135,6 +152,11 @@ class Coordinator final : public ReportSink {
   // topic's published list again, re-issued with a version above both the topic's counter and
   // the version floor, and published. Returns that version.
   uint64_t adopt_list(HotKeyList list);
+  // Applies an operator write (read from the state topic in cluster mode); `extra` adds records
+  // to the same atomic store batch (the state-topic checkpoint), also when the write changes
+  // nothing (an unpin of a key not pinned: 404).
+  CallResult apply_operator(const OperatorOp& op,
+                            const std::function<void(StoreBatch&)>& extra = nullptr);
   // The current published list of every topic that has one.
   std::vector<std::shared_ptr<const PublishedList>> published_lists() const;
 
@@ -163,7 +185,9 @@ class Coordinator final : public ReportSink {
       const std::string& topic, const std::string& key, const std::string& who,
       const std::string& action, const std::string& detail,
       const std::function<bool(std::map<std::string, Pin>&, std::map<std::string, Deny>&,
-                               StoreBatch&)>& mutate);
+                               StoreBatch&)>& mutate,
+      const std::function<void(StoreBatch&)>& extra = nullptr);
+  CallResult forward_or_apply(const OperatorOp& op);
   void log_list_change(const HotKeyList& before, const HotKeyList& after,
                        const std::string& cause) const;
 

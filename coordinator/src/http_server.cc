@@ -8,6 +8,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 
 #include "connection_pool.h"
 #include "hotkey/key_codec.h"
+#include "hotkey/report_batch.h"
 #include "web_assets.h"
 
 namespace hotkey::coordinator {
@@ -413,7 +415,7 @@ void HttpServer::install_routes() {
     if (!res.has_header("Cache-Control")) res.set_header("Cache-Control", "no-store");
   });
   srv.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 413 && req.path == "/v1/reports") metrics_.rejected("too_large");
+    if (res.status == 413 && req.path.starts_with("/v1/reports")) metrics_.rejected("too_large");
     if (res.body.empty()) {
       std::string msg;
       switch (res.status) {
@@ -455,49 +457,98 @@ void HttpServer::install_routes() {
       });
 
   // --- reports ---
-  srv.Post("/v1/reports", [this, producer_ok, unauthorized, report_rate_ok, &cfg](
-                              const httplib::Request& req, httplib::Response& res) {
+  // One decoded report (or the reason it was refused) through the coordinator: the answer's
+  // status and JSON body, shared by the single and the batch form.
+  auto ingest_one = [this, &cfg](const std::function<Report(const ReportLimits&)>& decode) {
+    ReportLimits lim = cfg.limits;
+    // Decode with room to spare so "too many items" gets its own 413; the body size bounds it.
+    lim.max_items = std::numeric_limits<uint32_t>::max();
+    Report report;
+    try {
+      report = decode(lim);
+    } catch (const DecodeError& e) {
+      metrics_.rejected("decode");
+      return std::pair<int, json>(400, json{{"error", std::string("bad report: ") + e.what()}});
+    }
+    if (report.items.size() > cfg.limits.max_items) {
+      metrics_.rejected("too_many_items");
+      return std::pair<int, json>(
+          413, json{{"error", "report has " + std::to_string(report.items.size()) +
+                                  " sketch items, at most max_items=" +
+                                  std::to_string(cfg.limits.max_items) + " allowed"}});
+    }
+    const std::string topic = report.topic;
+    CallResult r = coord_.ingest(std::move(report));
+    if (!r.ok()) return std::pair<int, json>(r.status, json{{"error", r.error}});
+    auto pub = coord_.board().get(topic);
+    return std::pair<int, json>(200, json{{"accepted", !r.duplicate},
+                                          {"duplicate", r.duplicate},
+                                          {"list_version", pub ? pub->list.version : 0}});
+  };
+  auto unsupported_type = [this](httplib::Response& res, const std::string& ct,
+                                 std::string_view binary_type) {
+    metrics_.rejected("content_type");
+    send_error(res, 415,
+               "Content-Type must be application/json or " + std::string(binary_type) + ", got '" +
+                   ct + "'");
+  };
+  srv.Post("/v1/reports", [this, producer_ok, unauthorized, report_rate_ok, ingest_one,
+                           unsupported_type](const httplib::Request& req, httplib::Response& res) {
     ConnectionPool::handler_started();  // the body is in: request_timeout_s stops here
     if (!report_rate_ok(req, res)) return;
     if (!producer_ok(req)) {
       metrics_.rejected("unauthorized");
       return unauthorized(res);
     }
-    ReportLimits lim = cfg.limits;
-    // Decode with room to spare so "too many items" gets its own 413; the body size bounds it.
-    lim.max_items = std::numeric_limits<uint32_t>::max();
-    Report report;
+    const std::string ct = req.get_header_value("Content-Type");
+    std::pair<int, json> answer;
+    if (ct.rfind(std::string(kReportBinaryContentType), 0) == 0) {
+      answer =
+          ingest_one([&](const ReportLimits& lim) { return decode_report_binary(req.body, lim); });
+    } else if (ct.empty() || ct.rfind("application/json", 0) == 0) {
+      answer =
+          ingest_one([&](const ReportLimits& lim) { return parse_report_json(req.body, lim); });
+    } else {
+      return unsupported_type(res, ct, kReportBinaryContentType);
+    }
+    send_json(res, answer.first, answer.second);
+  });
+  // A producer's whole round in one request: each report is ingested on its own and gets its
+  // own result, so one bad report does not reject the others (docs/API.md).
+  srv.Post("/v1/reports/batch", [this, producer_ok, unauthorized, report_rate_ok, ingest_one,
+                                 unsupported_type](const httplib::Request& req,
+                                                   httplib::Response& res) {
+    ConnectionPool::handler_started();
+    if (!report_rate_ok(req, res)) return;
+    if (!producer_ok(req)) {
+      metrics_.rejected("unauthorized");
+      return unauthorized(res);
+    }
+    const std::string ct = req.get_header_value("Content-Type");
+    json results = json::array();
     try {
-      const std::string ct = req.get_header_value("Content-Type");
-      if (ct.rfind(std::string(kReportBinaryContentType), 0) == 0) {
-        report = decode_report_binary(req.body, lim);
+      if (ct.rfind(std::string(kReportBatchBinaryContentType), 0) == 0) {
+        for (std::string_view one : split_report_batch_binary(req.body)) {
+          auto [status, body] =
+              ingest_one([&](const ReportLimits& lim) { return decode_report_binary(one, lim); });
+          body["status"] = status;
+          results.push_back(std::move(body));
+        }
       } else if (ct.empty() || ct.rfind("application/json", 0) == 0) {
-        report = parse_report_json(req.body, lim);
+        for (const std::string& one : split_report_batch_json(req.body)) {
+          auto [status, body] =
+              ingest_one([&](const ReportLimits& lim) { return parse_report_json(one, lim); });
+          body["status"] = status;
+          results.push_back(std::move(body));
+        }
       } else {
-        metrics_.rejected("content_type");
-        return send_error(res, 415,
-                          "Content-Type must be application/json or " +
-                              std::string(kReportBinaryContentType) + ", got '" + ct + "'");
+        return unsupported_type(res, ct, kReportBatchBinaryContentType);
       }
-    } catch (const DecodeError& e) {
+    } catch (const DecodeError& e) {  // the envelope itself: nothing was ingested
       metrics_.rejected("decode");
-      return send_error(res, 400, std::string("bad report: ") + e.what());
+      return send_error(res, 400, std::string("bad report batch: ") + e.what());
     }
-    if (report.items.size() > cfg.limits.max_items) {
-      metrics_.rejected("too_many_items");
-      return send_error(res, 413,
-                        "report has " + std::to_string(report.items.size()) +
-                            " sketch items, at most max_items=" +
-                            std::to_string(cfg.limits.max_items) + " allowed");
-    }
-    const std::string topic = report.topic;
-    CallResult r = coord_.ingest(std::move(report));
-    if (!r.ok()) return send_error(res, r.status, r.error);
-    auto pub = coord_.board().get(topic);
-    send_json(res, 200,
-              json{{"accepted", !r.duplicate},
-                   {"duplicate", r.duplicate},
-                   {"list_version", pub ? pub->list.version : 0}});
+    send_json(res, 200, json{{"results", std::move(results)}});
   });
 
   // --- lists (long-poll) ---
@@ -574,9 +625,14 @@ void HttpServer::install_routes() {
             if (!producer_ok(req)) return unauthorized(res);
             const auto& status = coord_.cluster_hooks().status_json;
             if (!status) {
-              return send_error(res, 404,
-                                "not in cluster mode: this coordinator was started without "
-                                "--kafka (docs/CLUSTER.md)");
+              // Single-node mode: one member that owns every topic it knows.
+              return send_json(res, 200,
+                               json{{"mode", "single"},
+                                    {"member_id", ""},
+                                    {"url", ""},
+                                    {"generation", 0},
+                                    {"members", json::array()},
+                                    {"owners", json::object()}});
             }
             res.status = 200;
             res.set_content(status(), "application/json");

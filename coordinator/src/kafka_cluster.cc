@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -17,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hotkey/key_codec.h"
 #include "hotkey/partitioner.h"
 #include "hotkey/report.h"
 
@@ -28,8 +30,10 @@ using Steady = std::chrono::steady_clock;
 
 constexpr const char* kReportVersionHeader = "hotkey.report.v";
 constexpr const char* kMemberHeader = "hotkey.member";
-// How long reading a lists partition to its end may take before the assignment is retried.
-constexpr auto kReadToEndTimeout = std::chrono::seconds(20);
+// How long one attempt at reading lists partitions to their end may take; the loop retries a
+// failed attempt a second later (the group's poll loop must keep running meanwhile, or
+// max.poll.interval.ms would expel the member).
+constexpr auto kReadToEndAttempt = std::chrono::seconds(3);
 constexpr int kMetadataTimeoutMs = 10000;
 
 int64_t wall_ms() {
@@ -68,6 +72,61 @@ std::optional<std::string> header(const rd_kafka_message_t* m, const char* name)
   return value ? std::string(static_cast<const char*>(value), size) : std::string();
 }
 
+// How long an operator write waits for Kafka's acknowledgement (acks=all), then for this
+// member to have applied it.
+constexpr auto kStateAckTimeout = std::chrono::seconds(15);
+constexpr auto kStateApplyTimeout = std::chrono::seconds(5);
+
+// The outcome of one state-topic write, filled by the delivery report.
+struct Delivery {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+  int32_t partition = -1;
+  int64_t offset = -1;
+};
+
+std::string state_record_key(const OperatorOp& op) {
+  return op.topic + "/" + base64_encode(op.key);
+}
+
+std::string encode_state_record(const OperatorOp& op) {
+  return json{{"v", 1},
+              {"op", op.op},
+              {"topic", op.topic},
+              {"key_b64", base64_encode(op.key)},
+              {"salts", op.salts},
+              {"ttl_s", op.ttl_s},
+              {"expires_at_ms", op.expires_at_ms},
+              {"reason", op.reason},
+              {"by", op.who},
+              {"at_ms", op.at_ms}}
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Throws on anything that is not a format-1 state record.
+OperatorOp decode_state_record(std::string_view value) {
+  json j = json::parse(value);
+  if (j.value("v", 0) != 1) throw std::invalid_argument("unknown state record format");
+  OperatorOp op;
+  op.op = j.at("op").get<std::string>();
+  if (op.op != "pin" && op.op != "unpin" && op.op != "deny" && op.op != "allow") {
+    throw std::invalid_argument("unknown operator write '" + op.op + "'");
+  }
+  op.topic = j.at("topic").get<std::string>();
+  auto key = base64_decode(j.at("key_b64").get<std::string>());
+  if (!key || key->empty() || op.topic.empty()) throw std::invalid_argument("bad key or topic");
+  op.key = *key;
+  op.salts = j.value("salts", 0u);
+  op.ttl_s = j.value("ttl_s", int64_t{0});
+  op.expires_at_ms = j.value("expires_at_ms", int64_t{0});
+  op.reason = j.value("reason", "");
+  op.who = j.value("by", "");
+  op.at_ms = j.value("at_ms", int64_t{0});
+  return op;
+}
+
 // One partition's lists as read to its end.
 struct PartitionLists {
   std::map<std::string, HotKeyList> latest;  // highest version per topic; tombstones erase
@@ -89,7 +148,16 @@ struct KafkaCluster::Impl {
   rd_kafka_t* producer = nullptr;  // lists (and state) writer: idempotent, acks=all
   rd_kafka_t* reader = nullptr;    // reads lists partitions to their end on assignment
   rd_kafka_t* tailer = nullptr;    // follows every lists partition (list reads, owners)
+  rd_kafka_t* state = nullptr;     // applies the state topic (operator writes)
   int32_t partitions = 0;          // of the reports and lists topics
+  int32_t state_partitions = 0;
+
+  // Next state-topic offset to apply, per partition (checkpointed with each applied record).
+  std::mutex state_mu;
+  std::condition_variable state_cv;
+  std::map<int32_t, int64_t> state_next;
+  std::map<std::pair<int32_t, int64_t>, CallResult> state_results;  // for waiting writers
+  std::thread state_thread;
 
   // Owned reports partitions and the epoch this member publishes them with. Only the loop
   // thread writes; publishers read under the shared lock.
@@ -157,6 +225,7 @@ struct KafkaCluster::Impl {
     rd_kafka_conf_set(pc, "enable.idempotence", "true", errstr, sizeof errstr);
     rd_kafka_conf_set(pc, "acks", "all", errstr, sizeof errstr);
     rd_kafka_conf_set(pc, "linger.ms", "5", errstr, sizeof errstr);
+    rd_kafka_conf_set_dr_msg_cb(pc, &Impl::delivery_cb);
     producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, errstr, sizeof errstr);
     if (!producer) {
       *error = std::string("kafka producer: ") + errstr;
@@ -178,14 +247,21 @@ struct KafkaCluster::Impl {
       return false;
     }
     rd_kafka_poll_set_consumer(consumer);
-    for (rd_kafka_t** h : {&reader, &tailer}) {
+    for (rd_kafka_t** h : {&reader, &tailer, &state}) {
       rd_kafka_conf_t* rc = base_conf(true, error);
       if (!rc) return false;
       // assign() needs a group.id; this one is never subscribed, so no group is joined.
-      const std::string gid = cc.group + (h == &reader ? ".reader" : ".tailer");
+      const std::string gid =
+          cc.group + (h == &reader ? ".reader" : h == &tailer ? ".tailer" : ".state");
       rd_kafka_conf_set(rc, "group.id", gid.c_str(), errstr, sizeof errstr);
       rd_kafka_conf_set(rc, "enable.auto.commit", "false", errstr, sizeof errstr);
       rd_kafka_conf_set(rc, "enable.partition.eof", "false", errstr, sizeof errstr);
+      // An operator write waits for its own record to come back through the state reader, and
+      // list reads follow the tailer: fetch without the default 500 ms broker-side wait.
+      if (h != &reader && !cc.librdkafka.contains("fetch.wait.max.ms")) {
+        rd_kafka_conf_set(rc, "fetch.wait.max.ms", h == &state ? "20" : "100", errstr,
+                          sizeof errstr);
+      }
       *h = rd_kafka_new(RD_KAFKA_CONSUMER, rc, errstr, sizeof errstr);
       if (!*h) {
         *error = std::string("kafka reader: ") + errstr;
@@ -313,6 +389,7 @@ struct KafkaCluster::Impl {
       return false;
     }
     partitions = counts[cc.reports_topic];
+    state_partitions = counts[cc.state_topic];
     return true;
   }
 
@@ -372,11 +449,20 @@ struct KafkaCluster::Impl {
     for (const auto& list : coordinator.published_lists()) publish(list);
   }
 
+  static void refresh_metadata(rd_kafka_t* rk, const std::string& topic) {
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* md = nullptr;
+    if (rd_kafka_metadata(rk, 0, rkt, &md, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_metadata_destroy(md);
+    }
+    rd_kafka_topic_destroy(rkt);
+  }
+
   // Reads lists partitions `parts` from the beginning to the high watermark taken first.
   // Returns false when that did not finish in time (broker trouble): nothing is published
   // from such a partition until a later attempt succeeds.
   bool read_to_end(const std::vector<int32_t>& parts, std::map<int32_t, PartitionLists>* out) {
-    const auto deadline = Steady::now() + kReadToEndTimeout;
+    const auto deadline = Steady::now() + kReadToEndAttempt;
     std::map<int32_t, int64_t> high;
     for (int32_t p : parts) {
       int64_t lo = 0, hi = 0;
@@ -384,7 +470,9 @@ struct KafkaCluster::Impl {
       while (Steady::now() < deadline && !stop_flag.load()) {
         err = rd_kafka_query_watermark_offsets(reader, cc.lists_topic.c_str(), p, &lo, &hi, 2000);
         if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        // A moved leader: the watermark query does not refresh the cached leader itself.
+        refresh_metadata(reader, cc.lists_topic);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
       if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         log_line({{"level", "warn"},
@@ -433,12 +521,12 @@ struct KafkaCluster::Impl {
     return high.empty();
   }
 
-  // Takes ownership of `parts` whose lists partitions can be read to their end now; the
-  // others stay pending and are retried by the loop.
-  void take_ownership(std::vector<int32_t> parts) {
+  // Takes ownership of the pending partitions once their lists partitions are read to their
+  // end; on failure they stay pending and the loop retries a second later.
+  void take_ownership() {
+    std::vector<int32_t> parts(pending.begin(), pending.end());
     std::map<int32_t, PartitionLists> found;
     if (!read_to_end(parts, &found)) {
-      for (int32_t p : parts) pending.insert(p);
       log_line({{"level", "warn"},
                 {"event", "ownership_pending"},
                 {"partitions", parts},
@@ -446,19 +534,11 @@ struct KafkaCluster::Impl {
       return;
     }
     const uint64_t generation = rebalances.load();
-    std::vector<std::string> known;
-    for (const auto& s : coordinator.topics()) known.push_back(s.topic);
     for (int32_t p : parts) {
       pending.erase(p);
       const PartitionLists& pl = found[p];
-      // Strictly above every epoch the partition held; the local rebalance count keeps a
-      // member that re-acquires a partition it published nothing to from reusing an epoch.
+      // Strictly above every epoch the partition held.
       const uint64_t epoch = std::max<uint64_t>(pl.max_epoch + 1, 1);
-      // Forget whatever this member knew of the partition's topics: the window is rebuilt
-      // from the reports topic, the list comes from the lists topic.
-      for (const auto& t : known) {
-        if (partition_of(t) == p) coordinator.release_topic(t);
-      }
       {
         std::unique_lock lock(owned_mu);
         owned[p] = epoch;
@@ -510,7 +590,7 @@ struct KafkaCluster::Impl {
       const int64_t from =
           wall_ms() - static_cast<int64_t>(config.epoch_ms) * config.window_epochs;
       for (int i = 0; i < start.p->cnt; ++i) start.p->elems[i].offset = from;
-      rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(rk, start.p, 10000);
+      rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(rk, start.p, 5000);
       for (int i = 0; i < start.p->cnt; ++i) {
         auto& el = start.p->elems[i];
         if (e != RD_KAFKA_RESP_ERR_NO_ERROR || el.err != RD_KAFKA_RESP_ERR_NO_ERROR ||
@@ -525,7 +605,15 @@ struct KafkaCluster::Impl {
           el.err = RD_KAFKA_RESP_ERR_NO_ERROR;
         }
       }
-      take_ownership(ids);
+      // Forget whatever this member knew of these partitions' topics: the window is rebuilt
+      // from the reports read from here on, the list comes from the lists topic once the
+      // loop has read it to its end (nothing of them is planned or published before).
+      for (const auto& s : coordinator.topics()) {
+        if (std::find(ids.begin(), ids.end(), partition_of(s.topic)) != ids.end()) {
+          coordinator.release_topic(s.topic);
+        }
+      }
+      for (int32_t p : ids) pending.insert(p);
       if (cooperative) {
         if (rd_kafka_error_t* ae = rd_kafka_incremental_assign(rk, start.p)) {
           log_line({{"level", "error"},
@@ -551,6 +639,182 @@ struct KafkaCluster::Impl {
       member_id = id;
       rd_kafka_mem_free(rk, id);
     }
+  }
+
+  // --- operator state ----------------------------------------------------------------------
+
+  static void delivery_cb(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
+    if (!m->_private) return;  // a list: the next republish covers a failure
+    auto* holder = static_cast<std::shared_ptr<Delivery>*>(m->_private);
+    {
+      std::lock_guard lock((*holder)->mu);
+      (*holder)->done = true;
+      (*holder)->err = m->err;
+      (*holder)->partition = m->partition;
+      (*holder)->offset = m->offset;
+    }
+    (*holder)->cv.notify_all();
+    delete holder;
+  }
+
+  static std::string checkpoint_name(const std::string& topic, int32_t p) {
+    return "cluster/state_offset/" + topic + "/" + std::to_string(p);
+  }
+
+  // The operator_write hook: the write is acknowledged once Kafka has it (acks=all) and this
+  // member applied it.
+  CallResult write_state(const OperatorOp& op) {
+    const std::string key = state_record_key(op);
+    const std::string value = encode_state_record(op);
+    auto delivery = std::make_shared<Delivery>();
+    auto* holder = new std::shared_ptr<Delivery>(delivery);
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        producer, RD_KAFKA_V_TOPIC(cc.state_topic.c_str()),
+        RD_KAFKA_V_KEY(key.data(), key.size()),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(holder),
+        RD_KAFKA_V_HEADER(kMemberHeader, advertised_url.data(),
+                          static_cast<ssize_t>(advertised_url.size())),
+        RD_KAFKA_V_END);
+    CallResult r;
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      delete holder;
+      r.status = 503;
+      r.reason = "state_topic";
+      r.error = std::string("cannot write the state topic: ") + rd_kafka_err2str(err);
+      return r;
+    }
+    {
+      std::unique_lock lock(delivery->mu);
+      if (!delivery->cv.wait_for(lock, kStateAckTimeout, [&] { return delivery->done; })) {
+        r.status = 503;
+        r.reason = "state_topic";
+        r.error = "the state topic did not acknowledge the write in time; it may still apply: "
+                  "retry the call (writes are idempotent)";
+        return r;
+      }
+      if (delivery->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        r.status = 503;
+        r.reason = "state_topic";
+        r.error = std::string("the state topic refused the write: ") +
+                  rd_kafka_err2str(delivery->err);
+        return r;
+      }
+    }
+    // Acknowledged. Answer once this member applied it, so a read that follows sees it.
+    const std::pair<int32_t, int64_t> at{delivery->partition, delivery->offset};
+    std::unique_lock lock(state_mu);
+    const bool applied = state_cv.wait_for(lock, kStateApplyTimeout, [&] {
+      return state_next[at.first] > at.second;
+    });
+    if (applied) {
+      auto it = state_results.find(at);
+      if (it != state_results.end()) {
+        r = it->second;
+        state_results.erase(it);
+      }
+    }
+    if (r.ok()) {
+      auto pub = coordinator.board().get(op.topic);
+      r.version = std::max(r.version, pub ? pub->list.version : 0);
+    }
+    return r;
+  }
+
+  // Applies state records from the checkpoint on; with `until_end`, returns once the high
+  // watermarks taken at the start are reached (or the deadline passes: false).
+  bool apply_state(bool until_end, Steady::time_point deadline) {
+    std::map<int32_t, int64_t> high;
+    if (until_end) {
+      for (int32_t p = 0; p < state_partitions; ++p) {
+        int64_t lo = 0, hi = 0;
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+        while (Steady::now() < deadline && err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          err = rd_kafka_query_watermark_offsets(state, cc.state_topic.c_str(), p, &lo, &hi, 2000);
+        }
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return false;
+        std::lock_guard lock(state_mu);
+        if (hi > state_next[p]) high[p] = hi;
+      }
+    }
+    while (!stop_flag.load() && (!until_end || !high.empty())) {
+      if (until_end && Steady::now() >= deadline) return false;
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(state, 200);
+      if (!m) continue;
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        apply_state_record(m);
+        auto h = high.find(m->partition);
+        if (h != high.end() && m->offset + 1 >= h->second) high.erase(h);
+      }
+      rd_kafka_message_destroy(m);
+    }
+    return true;
+  }
+
+  void apply_state_record(const rd_kafka_message_t* m) {
+    const int32_t p = m->partition;
+    const int64_t next = m->offset + 1;
+    const std::string name = checkpoint_name(cc.state_topic, p);
+    auto checkpoint = [&](StoreBatch& b) { b.put_meta(name, std::to_string(next)); };
+    CallResult r;
+    try {
+      if (!m->payload) throw std::invalid_argument("tombstone");
+      OperatorOp op =
+          decode_state_record(std::string_view(static_cast<const char*>(m->payload), m->len));
+      r = coordinator.apply_operator(op, checkpoint);
+    } catch (const std::exception& e) {
+      // Not a record this version understands: skipped, and the checkpoint moves past it.
+      StoreBatch b;
+      checkpoint(b);
+      coordinator.store().write(b);
+      log_line({{"level", "warn"},
+                {"event", "state_record_skipped"},
+                {"partition", p},
+                {"offset", m->offset},
+                {"error", e.what()}});
+    }
+    {
+      std::lock_guard lock(state_mu);
+      state_next[p] = next;
+      state_results[{p, m->offset}] = r;
+      // Writers that gave up waiting leave their result behind: keep the map small.
+      while (state_results.size() > 1024) state_results.erase(state_results.begin());
+    }
+    state_cv.notify_all();
+  }
+
+  // Assigns the state topic from the checkpoints in the store and applies it to its end.
+  void resume_state() {
+    PartitionList parts(state_partitions);
+    json from = json::object();
+    for (int32_t p = 0; p < state_partitions; ++p) {
+      int64_t next = RD_KAFKA_OFFSET_BEGINNING;
+      if (auto v = coordinator.store().meta(checkpoint_name(cc.state_topic, p))) {
+        try {
+          next = std::stoll(*v);
+        } catch (const std::exception&) {
+          next = RD_KAFKA_OFFSET_BEGINNING;
+        }
+      }
+      {
+        std::lock_guard lock(state_mu);
+        state_next[p] = next < 0 ? 0 : next;
+      }
+      from[std::to_string(p)] = next < 0 ? 0 : next;
+      rd_kafka_topic_partition_list_add(parts.p, cc.state_topic.c_str(), p)->offset = next;
+    }
+    rd_kafka_assign(state, parts.p);
+    const bool done = apply_state(true, Steady::now() + std::chrono::seconds(30));
+    json reached = json::object();
+    {
+      std::lock_guard lock(state_mu);
+      for (const auto& [p, n] : state_next) reached[std::to_string(p)] = n;
+    }
+    log_line({{"level", done ? "info" : "warn"},
+              {"event", "state_resumed"},
+              {"from", from},
+              {"reached", reached},
+              {"complete", done}});
   }
 
   // --- reports -----------------------------------------------------------------------------
@@ -588,7 +852,7 @@ struct KafkaCluster::Impl {
 
   void loop() {
     auto next_republish = Steady::now() + std::chrono::milliseconds(cc.republish_interval_ms);
-    auto next_pending = Steady::now() + std::chrono::seconds(1);
+    auto next_pending = Steady::now();
     while (!stop_flag.load()) {
       rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 100);
       if (m) {
@@ -604,9 +868,9 @@ struct KafkaCluster::Impl {
       rd_kafka_poll(producer, 0);
       const auto now = Steady::now();
       if (!pending.empty() && now >= next_pending) {
-        std::vector<int32_t> retry(pending.begin(), pending.end());
-        take_ownership(retry);
-        next_pending = Steady::now() + std::chrono::seconds(1);
+        take_ownership();
+        // At once after an assignment, then every second while it fails.
+        next_pending = pending.empty() ? now : Steady::now() + std::chrono::seconds(1);
       }
       if (now >= next_republish) {
         republish();
@@ -684,7 +948,8 @@ struct KafkaCluster::Impl {
     for (const auto& s : coordinator.topics()) {
       if (owns(s.topic)) owners_j[s.topic] = advertised_url;
     }
-    return json{{"member_id", id},
+    return json{{"mode", "cluster"},
+                {"member_id", id},
                 {"url", advertised_url},
                 {"group", cc.group},
                 {"generation", rebalances.load()},
@@ -706,7 +971,8 @@ KafkaCluster::KafkaCluster(const CoordinatorConfig& config, Coordinator& coordin
 
 KafkaCluster::~KafkaCluster() {
   stop();
-  for (rd_kafka_t* h : {impl_->consumer, impl_->reader, impl_->tailer, impl_->producer}) {
+  for (rd_kafka_t* h :
+       {impl_->consumer, impl_->reader, impl_->tailer, impl_->state, impl_->producer}) {
     if (h) rd_kafka_destroy(h);
   }
 }
@@ -720,7 +986,10 @@ bool KafkaCluster::start(std::string* error) {
   hooks.version_floor = [&d](const std::string& t) { return d.version_floor(t); };
   hooks.on_publish = [&d](const std::shared_ptr<const PublishedList>& l) { d.publish(l); };
   hooks.status_json = [&d] { return d.status(); };
+  hooks.operator_write = [&d](const OperatorOp& op) { return d.write_state(op); };
   d.coordinator.set_cluster_hooks(std::move(hooks));
+  // Operator state first: a member that takes over a topic plans with every pin it can know.
+  d.resume_state();
   PartitionList sub(1);
   rd_kafka_topic_partition_list_add(sub.p, d.cc.reports_topic.c_str(), RD_KAFKA_PARTITION_UA);
   if (rd_kafka_resp_err_t err = rd_kafka_subscribe(d.consumer, sub.p)) {
@@ -729,6 +998,7 @@ bool KafkaCluster::start(std::string* error) {
   }
   d.loop_thread = std::thread([&d] { d.loop(); });
   d.tail_thread = std::thread([&d] { d.tail(); });
+  d.state_thread = std::thread([&d] { d.apply_state(false, Steady::time_point::max()); });
   log_line({{"level", "info"},
             {"event", "cluster_joining"},
             {"bootstrap", d.cc.bootstrap},
@@ -743,6 +1013,7 @@ void KafkaCluster::stop() {
   d.stop_flag.store(true);
   if (d.loop_thread.joinable()) d.loop_thread.join();
   if (d.tail_thread.joinable()) d.tail_thread.join();
+  if (d.state_thread.joinable()) d.state_thread.join();
 }
 
 std::string KafkaCluster::status_json() const { return impl_->status(); }

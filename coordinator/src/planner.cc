@@ -226,14 +226,15 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
   const double load_units = total * in.load_scale;
   // A key's traffic to come, in partition-load units.
   auto demand_of = [&](const std::string& key) { return traffic_share_of(key) * load_units; };
-  // A key's records inside partition_load: measured for published keys; otherwise its share
-  // of the load, at most its count over the whole window (the load covers the latest part of
-  // the window: a surge that rose inside it has all its records there).
+  auto salted_of = [&](const std::string& key) {
+    auto it = in.salted.find(key);
+    return it == in.salted.end() ? 0.0 : it->second;
+  };
+  // A key's records inside cold_load (at its home partition): its window traffic in load
+  // units less what its lists salted out of the load.
   auto routed_of = [&](const std::string& key) {
-    if (auto it = in.routed.find(key); it != in.routed.end()) return it->second;
-    if (!(load_units > 0) || !(total > 0)) return 0.0;
-    const double w = traffic_of(key);
-    return std::min(w, std::max(w / total, recent_of(key).traffic) * load_units);
+    if (!(load_units > 0)) return 0.0;
+    return std::max(0.0, traffic_of(key) * in.load_scale - salted_of(key));
   };
   auto home_of = [&](const std::string& key) { return partition_for(in.hash, key, P); };
 
@@ -314,25 +315,29 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     }
   }
 
-  // 3. Cold load: measured per-partition load minus the listed keys' own traffic, as the
-  // producers routed it (the published table, or the key's home partition).
-  std::vector<double> cold = in.partition_load;
-  if (cold.size() != static_cast<size_t>(P)) cold.assign(P, 0.0);
-  out.measured_skew = skew_of(cold);
+  // 3. Cold load: the measured load less every salted key's records (by the tables it was
+  // routed with), with the keys listed now also out of their home partitions and the keys
+  // no longer listed back on theirs.
+  out.measured_skew = skew_of(in.partition_load);
   {
+    const auto& raw = in.partition_load;
     double sum = 0;
-    for (double v : cold) sum += v;
-    double avg = sum / P;
+    for (double v : raw) sum += v;
+    double avg = raw.empty() ? 0 : sum / static_cast<double>(raw.size());
     size_t idle = 0;
-    for (double v : cold) idle += (v < 0.1 * avg || sum <= 0) ? 1 : 0;
-    out.idle_ratio = static_cast<double>(idle) / P;
+    for (double v : raw) idle += (v < 0.1 * avg || sum <= 0) ? 1 : 0;
+    out.idle_ratio = raw.empty() ? 0 : static_cast<double>(idle) / static_cast<double>(raw.size());
   }
   const bool published_fits = in.published && in.published->partitions == P;
+  std::vector<double> cold = in.cold_load;
+  if (cold.size() != static_cast<size_t>(P)) cold.assign(P, 0.0);
+  auto planned = [&](const std::string& key) { return hot.contains(key) || pins.contains(key); };
+  for (const auto& [key, records] : in.salted) {
+    if (!planned(key)) apply_traffic(cold, {}, home_of(key), records, 1.0);
+  }
   auto subtract_routed = [&](const std::string& key) {
     double g = routed_of(key);
-    if (g <= 0) return;
-    const HotKey* pub = published_fits ? find_key(in.published, key) : nullptr;
-    apply_traffic(cold, pub ? pub->salts : std::vector<SaltAssignment>{}, home_of(key), g, -1.0);
+    if (g > 0) apply_traffic(cold, {}, home_of(key), g, -1.0);
   };
   for (const auto& [key, st] : hot) subtract_routed(key);
   for (const auto& [key, pin] : pins) subtract_routed(key);

@@ -40,9 +40,12 @@ struct PlanInput {
   std::vector<SpaceSaving::Item> items;
   double total = 0;
   std::vector<double> partition_load;
+  // partition_load less the records of the keys each report's list salted, taken out by
+  // that list's tables (size P, or empty): the cold keys, and unsalted keys at home.
+  std::vector<double> cold_load;
   // Records of partition_load per sketch count (partition loads may cover fewer reports than
-  // the sketch: only those routed with the published list). 0: no usable load measured
-  // under the published list yet (listed keys then keep their published tables).
+  // the sketch: only those routed with one known list for their whole span). 0: no usable
+  // load measured yet (listed keys then keep their published tables).
   double load_scale = 1.0;
   // The recent view (about the last second): merged items and records. Keys are sized on
   // it when it departs from the window (a surge, a move), and a key far above the hot
@@ -54,9 +57,10 @@ struct PlanInput {
   // the records of those reports. Preferred over the recent view for the keys it holds.
   std::map<std::string, LatestCount, std::less<>> latest;
   double latest_total = 0;
-  // Measured records of published keys inside partition_load (where the producers routed
-  // them). Keys missing here are estimated from their shares.
-  std::map<std::string, double, std::less<>> routed;
+  // Records of each key taken out of cold_load because its report's list salted it. A key
+  // listed now has its remaining records (window traffic less these) in cold_load at home;
+  // a key not listed now goes back home with these.
+  std::map<std::string, double, std::less<>> salted;
   double rate = 0;
   const std::map<std::string, Pin>* pins = nullptr;
   const std::map<std::string, Deny>* denies = nullptr;

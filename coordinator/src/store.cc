@@ -63,6 +63,9 @@ void StoreBatch::delete_deny(const std::string& topic, const std::string& key) {
   deletes_.push_back(deny_key(topic, key));
 }
 void StoreBatch::append_audit(AuditEntry entry) { audits_.push_back(std::move(entry)); }
+void StoreBatch::put_meta(const std::string& name, const std::string& value) {
+  puts_.emplace_back("m/" + name, value);
+}
 
 namespace {
 
@@ -247,6 +250,13 @@ std::vector<AuditEntry> Store::audit(size_t limit) const {
     }
   }
   return out;
+}
+
+std::optional<std::string> Store::meta(const std::string& name) const {
+  std::string value;
+  rocksdb::Status s = impl_->db->Get(rocksdb::ReadOptions(), "m/" + name, &value);
+  if (!s.ok()) return std::nullopt;
+  return value;
 }
 
 StoreStatus Store::probe(double* latency_s) {

@@ -85,6 +85,8 @@ class StoreBatch {
       if (a.version == 0) a.version = version;
     }
   }
+  // A service record (e.g. cluster mode's state-topic checkpoint), read by Store::meta.
+  void put_meta(const std::string& name, const std::string& value);
   bool empty() const { return puts_.empty() && deletes_.empty() && audits_.empty(); }
 
  private:
@@ -115,6 +117,9 @@ class Store {
 
   // Newest first, at most `limit`.
   std::vector<AuditEntry> audit(size_t limit) const;
+
+  // The value of a put_meta record, if any.
+  std::optional<std::string> meta(const std::string& name) const;
 
   // A small synced write that proves the store is writable (readiness).
   StoreStatus probe(double* latency_s = nullptr);

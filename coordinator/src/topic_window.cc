@@ -37,7 +37,8 @@ TopicWindow::Epoch& TopicWindow::epoch_for(int64_t now_ms) {
     if (e.sketch) e.sketch->clear();
     e.pending.clear();
     e.partition_counts.assign(static_cast<size_t>(partitions_), 0);
-    e.routed.clear();
+    e.cold.assign(static_cast<size_t>(partitions_), 0.0);
+    e.salted.clear();
     e.load_total = 0;
     e.load_reports = 0;
     e.total = 0;
@@ -57,27 +58,47 @@ void TopicWindow::flush(Epoch& e) {
 }
 
 void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, int32_t partitions,
-                      bool routed_by_list) {
+                      const HotKeyList* routed_with) {
   if (partitions != partitions_) reset_partitions(partitions);
   Epoch& e = epoch_for(now_ms);
-  e.pending.push_back(std::move(scaled));
-  if (e.pending.size() >= kPendingBatch) flush(e);
-  if (report.partitions == partitions_ && routed_by_list &&
+  if (routed_with && report.partitions == partitions_ &&
       report.partition_counts.size() == e.partition_counts.size()) {
-    for (size_t i = 0; i < e.partition_counts.size(); ++i) {
+    const size_t n = e.partition_counts.size();
+    std::vector<double> cold(n);
+    for (size_t i = 0; i < n; ++i) {
       e.partition_counts[i] += report.partition_counts[i];
+      cold[i] = static_cast<double>(report.partition_counts[i]);
     }
-    e.load_total += static_cast<double>(report.total);
-    ++e.load_reports;
-    if (!tracked_.empty()) {
-      const double scale =
-          report.sample_rate > 0 && report.sample_rate < 1.0 ? 1.0 / report.sample_rate : 1.0;
-      for (const auto& item : report.items) {
-        if (item.count <= item.error || !tracked_.contains(item.key)) continue;
-        e.routed[item.key] += static_cast<double>(item.count - item.error) * scale;
+    // The salted keys' records went where their tables sent them (by weight; the client's
+    // weighted round robin keeps to the weights within a record per salt).
+    if (routed_with->partitions == partitions_) {
+      for (const auto& k : routed_with->keys) {
+        auto item = scaled.find(k.key);
+        if (!item || k.salts.empty()) continue;
+        const double records =
+            static_cast<double>(item->count) - 0.5 * static_cast<double>(item->error);
+        if (!(records > 0)) continue;
+        uint64_t sum = 0;
+        for (const auto& s : k.salts) sum += s.weight;
+        if (sum == 0) continue;
+        double taken = 0;
+        for (const auto& s : k.salts) {
+          if (s.partition < 0 || static_cast<size_t>(s.partition) >= n) continue;
+          double& c = cold[static_cast<size_t>(s.partition)];
+          const double part = records * static_cast<double>(s.weight) / static_cast<double>(sum);
+          const double t = std::min(c, part);
+          c -= t;
+          taken += t;
+        }
+        e.salted[k.key] += taken;
       }
     }
+    for (size_t i = 0; i < n; ++i) e.cold[i] += cold[i];
+    e.load_total += static_cast<double>(report.total);
+    ++e.load_reports;
   }
+  e.pending.push_back(std::move(scaled));
+  if (e.pending.size() >= kPendingBatch) flush(e);
   e.total += static_cast<double>(report.total);
   ++e.reports;
 }
@@ -86,13 +107,12 @@ void TopicWindow::reset_partitions(int32_t partitions) {
   partitions_ = partitions;
   for (auto& e : epochs_) {
     e.partition_counts.assign(static_cast<size_t>(partitions), 0);
-    e.routed.clear();
+    e.cold.assign(static_cast<size_t>(partitions), 0.0);
+    e.salted.clear();
     e.load_total = 0;
     e.load_reports = 0;
   }
 }
-
-void TopicWindow::track(std::set<std::string, std::less<>> keys) { tracked_ = std::move(keys); }
 
 TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
   const int64_t current = now_ms / epoch_ms_;
@@ -103,6 +123,7 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
   const int64_t recent_from = std::max(oldest, current_is_enough ? current : current - 1);
   std::vector<const SpaceSaving*> parts, recent_parts;
   Snapshot snap{SpaceSaving(capacity_),
+                std::vector<double>(static_cast<size_t>(partitions_), 0.0),
                 std::vector<double>(static_cast<size_t>(partitions_), 0.0),
                 0,
                 0,
@@ -126,7 +147,10 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
     for (size_t i = 0; i < e.partition_counts.size() && i < snap.partition_load.size(); ++i) {
       snap.partition_load[i] += static_cast<double>(e.partition_counts[i]);
     }
-    for (const auto& [key, count] : e.routed) snap.routed[key] += count;
+    for (size_t i = 0; i < e.cold.size() && i < snap.cold_load.size(); ++i) {
+      snap.cold_load[i] += e.cold[i];
+    }
+    for (const auto& [key, count] : e.salted) snap.salted[key] += count;
     snap.load_total += e.load_total;
     snap.load_reports += e.load_reports;
     snap.total += e.total;

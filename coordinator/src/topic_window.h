@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hotkey/hotkey_list.h"
 #include "hotkey/report.h"
 #include "hotkey/space_saving.h"
 
@@ -20,30 +21,30 @@ class TopicWindow {
  public:
   TopicWindow(uint32_t epoch_ms, uint32_t window_epochs, uint32_t capacity);
 
-  // Adds one report (its sketch already scaled by 1/sample_rate). Partition counts are
-  // only taken when the report's partition count equals `partitions` and `routed_by_list`
-  // says all its records were routed with the published list: load measured under an older
-  // list would mislead the planner about where cold traffic goes.
+  // Adds one report (its sketch already scaled by 1/sample_rate). `routed_with` is the list
+  // whose tables routed every record of the report (nullptr: unknown, or the report spans a
+  // list switch). Partition counts are only taken from such reports whose partition count
+  // equals `partitions`; the records of the keys that list salted are taken out of them by
+  // its tables into the cold load, so the cold load (a property of the cold keys, not of the
+  // list) stays valid across versions.
   void add(const Report& report, SpaceSaving scaled_sketch, int64_t now_ms, int32_t partitions,
-           bool routed_by_list);
+           const HotKeyList* routed_with);
 
-  // Drops per-partition counts (partition count changed, or a new list was published).
+  // Drops per-partition counts (partition count changed).
   void reset_partitions(int32_t partitions);
-
-  // Keys whose records inside the per-partition counts are counted apart (the published
-  // list's keys), so the planner can take exactly their traffic out of the partitions they
-  // were routed to. Takes effect for reports added from now on; call after reset_partitions.
-  void track(std::set<std::string, std::less<>> keys);
 
   struct Snapshot {
     SpaceSaving sketch;
     std::vector<double> partition_load;  // records per partition over the window
-    double load_total = 0;               // records behind partition_load
-    uint64_t load_reports = 0;           // reports behind partition_load
-    double total = 0;                    // records over the window
+    // partition_load less the records of the keys salted by the list each report was routed
+    // with (spread by that list's tables): cold keys and unlisted keys at their home partition.
+    std::vector<double> cold_load;
+    double load_total = 0;      // records behind partition_load
+    uint64_t load_reports = 0;  // reports behind partition_load
+    double total = 0;           // records over the window
     uint64_t reports = 0;
-    // Records of each tracked key inside partition_load (guaranteed counts).
-    std::map<std::string, double, std::less<>> routed;
+    // Records of each key taken out of cold_load (salted by its report's list; midpoints).
+    std::map<std::string, double, std::less<>> salted;
     // The most recent traffic only: the current epoch once it is half over, else the
     // previous and the current epoch. Shares here follow a surge or a move within about a
     // second, where the whole window lags by up to its length.
@@ -62,7 +63,8 @@ class TopicWindow {
     std::optional<SpaceSaving> sketch;
     std::vector<SpaceSaving> pending;  // merged in batches: n-way merges are cheaper
     std::vector<uint64_t> partition_counts;
-    std::map<std::string, double, std::less<>> routed;  // tracked keys inside partition_counts
+    std::vector<double> cold;                           // partition_counts less salted keys
+    std::map<std::string, double, std::less<>> salted;  // records taken out of cold
     double load_total = 0;
     uint64_t load_reports = 0;
     double total = 0;
@@ -76,7 +78,6 @@ class TopicWindow {
   uint32_t epoch_ms_;
   uint32_t capacity_;
   int32_t partitions_ = 0;
-  std::set<std::string, std::less<>> tracked_;
   std::vector<Epoch> epochs_;
 };
 

@@ -19,6 +19,7 @@ std::span<const Command> commands() {
       &kDenyCommand,
       &kAllowCommand,
       &kAuditCommand,
+      &kClusterCommand,
       &kExportCommand,
       &kImportCommand,
   };

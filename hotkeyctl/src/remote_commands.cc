@@ -576,6 +576,35 @@ int cmd_audit(const Flags& flags, Remote& remote, std::ostream& out) {
   return kExitOk;
 }
 
+// GET /v1/cluster: the members and which of them owns each topic.
+int cmd_cluster(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 0, "cluster [--json]");
+  Reply r = remote.call("GET", "/v1/cluster");
+  if (flags.has("json")) {
+    print_json(out, r.doc);
+    return kExitOk;
+  }
+  if (str(r.doc, "mode") != "cluster") {
+    out << "single-node mode (the coordinator was started without --kafka)\n";
+    return kExitOk;
+  }
+  out << "member " << str(r.doc, "url") << " (" << str(r.doc, "member_id") << "), group "
+      << str(r.doc, "group") << ", generation " << integer(r.doc, "generation") << "\n";
+  out << "members:";
+  if (auto it = r.doc.find("members"); it != r.doc.end() && it->is_array()) {
+    for (const json& m : *it) out << " " << (m.is_string() ? m.get<std::string>() : m.dump());
+  }
+  out << "\n";
+  Table t({"TOPIC", "OWNER"}, {false, false});
+  if (auto it = r.doc.find("owners"); it != r.doc.end() && it->is_object()) {
+    for (const auto& [topic, owner] : it->items()) {
+      t.add({topic, owner.is_string() ? owner.get<std::string>() : owner.dump()});
+    }
+  }
+  t.print(out);
+  return kExitOk;
+}
+
 // Pins and denies of every topic (or --topic T) as one JSON document.
 int cmd_export(const Flags& flags, Remote& remote, std::ostream& out) {
   need_positional(flags, 0, "export [--topic T] [--out FILE]");
@@ -709,6 +738,9 @@ int run_allow(std::span<const std::string> args, Io io) {
 int run_audit(std::span<const std::string> args, Io io) {
   return remote_main("audit", args, io, {{"limit", true}, {"topic", true}}, cmd_audit);
 }
+int run_cluster(std::span<const std::string> args, Io io) {
+  return remote_main("cluster", args, io, {}, cmd_cluster);
+}
 int run_export(std::span<const std::string> args, Io io) {
   return remote_main("export", args, io, {{"topic", true}, {"out", true}}, cmd_export);
 }
@@ -804,6 +836,14 @@ const Command kAuditCommand = {"audit",
                                "  --limit N      entries to fetch (default 50)\n"
                                "  --topic T      only this topic's entries\n" HOTKEY_REMOTE_FLAGS,
                                &run_audit};
+
+const Command kClusterCommand = {
+    "cluster", "cluster mode: members, generation and the owner of every topic",
+    "usage: hotkeyctl cluster [--json] [--url URL]\n"
+    "\n"
+    "GET /v1/cluster of any member (docs/CLUSTER.md): this member, the members seen, and\n"
+    "which member owns each topic (ask that one for top keys and loads).\n" HOTKEY_REMOTE_FLAGS,
+    &run_cluster};
 
 const Command kExportCommand = {
     "export", "pins and denies as JSON (to move them between environments)",

@@ -20,6 +20,7 @@ extern const Command kUnpinCommand;
 extern const Command kDenyCommand;
 extern const Command kAllowCommand;
 extern const Command kAuditCommand;
+extern const Command kClusterCommand;
 extern const Command kExportCommand;
 extern const Command kImportCommand;
 

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 
 #include "hotkey/report.h"
+#include "hotkey/report_batch.h"
 #include "test_util.h"
 
 namespace hotkey::client {
@@ -42,6 +44,7 @@ class CoordinatorPeer {
         "/v1/reports", [this](const httplib::Request& req, httplib::Response& res) {
           std::lock_guard lock(mu_);
           last_auth_ = req.get_header_value("Authorization");
+          ++singles_;
           if (report_status_ != 200) {
             res.status = report_status_;
             return;
@@ -54,6 +57,27 @@ class CoordinatorPeer {
             res.set_content(std::string("{\"error\":\"") + e.what() + "\"}", "application/json");
           }
         });
+    // The batch form, only once enable_batch() was called (an older coordinator answers 404).
+    server.server().Post("/v1/reports/batch",
+                         [this](const httplib::Request& req, httplib::Response& res) {
+                           std::lock_guard lock(mu_);
+                           if (!batch_enabled_) {
+                             res.status = 404;
+                             return;
+                           }
+                           ++batches_;
+                           std::string results = "{\"results\":[";
+                           for (std::string_view one : split_report_batch_binary(req.body)) {
+                             Report r = decode_report_binary(one);
+                             int status = 200;
+                             if (auto it = item_status_.find(r.topic); it != item_status_.end())
+                               status = it->second;
+                             if (status == 200) reports_.push_back(std::move(r));
+                             if (results.back() != '[') results += ",";
+                             results += "{\"status\":" + std::to_string(status) + "}";
+                           }
+                           res.set_content(results + "]}", "application/json");
+                         });
   }
   ~CoordinatorPeer() {
     {
@@ -83,6 +107,23 @@ class CoordinatorPeer {
     std::lock_guard lock(mu_);
     report_status_ = status;
   }
+  void enable_batch() {
+    std::lock_guard lock(mu_);
+    batch_enabled_ = true;
+  }
+  // In a batch, reports for `topic` get this per-report status.
+  void set_item_status(const std::string& topic, int status) {
+    std::lock_guard lock(mu_);
+    item_status_[topic] = status;
+  }
+  uint64_t batches() {
+    std::lock_guard lock(mu_);
+    return batches_;
+  }
+  uint64_t singles() {
+    std::lock_guard lock(mu_);
+    return singles_;
+  }
   std::vector<Report> reports() {
     std::lock_guard lock(mu_);
     return reports_;
@@ -107,6 +148,10 @@ class CoordinatorPeer {
   uint64_t polls_ = 0;
   std::string last_auth_;
   std::vector<Report> reports_;
+  bool batch_enabled_ = false;
+  std::map<std::string, int> item_status_;
+  uint64_t batches_ = 0;
+  uint64_t singles_ = 0;
   LoopbackServer server_;  // last: stopped and destroyed first
 };
 
@@ -270,6 +315,108 @@ TEST(Client, ReporterBacksOffAndDropsInsteadOfQueueing) {
     send(c, t, "k");
     return c.stats().reports_sent >= 2;
   }));
+}
+
+// Issue #14: the queue bound used to be one shared queue trimmed inside the per-topic loop, so
+// a client with more topics than hotkey.report.queue.max lost the first topics' reports every
+// round, healthy coordinator or not.
+TEST(Client, EveryTopicIsReportedEachRoundWhateverTheQueueBound) {
+  CoordinatorPeer peer;
+  Client c(
+      props_for(peer, {{"hotkey.report.interval.ms", "60000"}, {"hotkey.report.queue.max", "2"}}));
+  constexpr int kTopics = 8;
+  std::vector<TopicId> ids;
+  for (int i = 0; i < kTopics; ++i) ids.push_back(c.topic("t" + std::to_string(i)));
+  for (int round = 0; round < 3; ++round) {
+    for (TopicId id : ids) send(c, id, "k");
+    c.report_now();
+  }
+  std::map<std::string, int> per_topic;
+  for (const auto& r : peer.reports()) ++per_topic[r.topic];
+  for (int i = 0; i < kTopics; ++i) EXPECT_EQ(per_topic["t" + std::to_string(i)], 3) << i;
+  EXPECT_EQ(c.stats().reports_dropped, 0u);
+  EXPECT_EQ(c.stats().reports_sent, 3u * kTopics);
+}
+
+// Under an outage each topic keeps its own newest hotkey.report.queue.max reports: the oldest
+// of that topic is dropped and counted, per topic and in total.
+TEST(Client, QueueBoundIsPerTopicAndDropsThatTopicsOldest) {
+  CoordinatorPeer peer;
+  peer.set_report_status(503);
+  Client c(props_for(peer, {{"hotkey.report.interval.ms", "60000"},
+                            {"hotkey.report.queue.max", "2"},
+                            {"hotkey.backoff.initial.ms", "60000"},
+                            {"hotkey.backoff.max.ms", "60000"}}));
+  std::vector<TopicId> ids = {c.topic("a"), c.topic("b"), c.topic("c")};
+  // Five rounds while failing (report_now sends even during the backoff); topic "c" only has
+  // records in the first round.
+  for (int round = 0; round < 5; ++round) {
+    for (TopicId id : ids) {
+      if (id != ids[2] || round == 0) send(c, id, "k");
+    }
+    c.report_now();
+  }
+  ClientStats s = c.stats();
+  EXPECT_EQ(s.reports_sent, 0u);
+  EXPECT_EQ(s.reports_dropped, 6u);  // a and b: 5 built, 2 kept, 3 dropped each
+  ASSERT_EQ(s.topics.size(), 3u);
+  EXPECT_EQ(s.topics[0].reports_dropped, 3u);
+  EXPECT_EQ(s.topics[1].reports_dropped, 3u);
+  EXPECT_EQ(s.topics[2].reports_dropped, 0u);
+  peer.set_report_status(200);
+  c.report_now();
+  std::map<std::string, std::vector<uint64_t>> seqs;  // topic -> report seqs, in arrival order
+  for (const auto& r : peer.reports()) seqs[r.topic].push_back(r.seq);
+  // Seqs are given a, b, c per round: a and b kept rounds 4 and 5, c its one report of round 1.
+  EXPECT_EQ(seqs["a"], (std::vector<uint64_t>{8, 10}));
+  EXPECT_EQ(seqs["b"], (std::vector<uint64_t>{9, 11}));
+  EXPECT_EQ(seqs["c"], (std::vector<uint64_t>{3}));
+  EXPECT_EQ(c.stats().reports_sent, 5u);
+}
+
+// Issue #14: one request per round for all topics, with per-report results.
+TEST(Client, OneBatchRequestPerRoundWithPerReportResults) {
+  CoordinatorPeer peer;
+  peer.enable_batch();
+  peer.set_item_status("t1", 400);  // invalid: dropped, not retried
+  peer.set_item_status("t2", 503);  // not taken this time: retried next round
+  Client c(props_for(peer, {{"hotkey.report.interval.ms", "60000"}}));
+  constexpr int kTopics = 8;
+  std::vector<TopicId> ids;
+  for (int i = 0; i < kTopics; ++i) ids.push_back(c.topic("t" + std::to_string(i)));
+  for (TopicId id : ids) send(c, id, "k");
+  c.report_now();
+  EXPECT_EQ(peer.batches(), 1u);
+  EXPECT_EQ(peer.singles(), 0u);
+  EXPECT_EQ(peer.reports().size(), kTopics - 2u);
+  ClientStats s = c.stats();
+  EXPECT_EQ(s.reports_sent, kTopics - 2u);
+  EXPECT_EQ(s.reports_rejected, 1u);
+  EXPECT_EQ(s.reports_failed, 1u);
+  // t2's report is still queued; once taken it arrives with the next round's.
+  peer.set_item_status("t2", 200);
+  send(c, ids[2], "k");
+  c.report_now();
+  EXPECT_EQ(peer.batches(), 2u);
+  size_t t2 = 0;
+  for (const auto& r : peer.reports()) t2 += r.topic == "t2";
+  EXPECT_EQ(t2, 2u);
+  EXPECT_EQ(c.stats().reports_sent, kTopics - 2u + 2u);
+}
+
+// A coordinator without the batch form (404) gets single reports, the new client works.
+TEST(Client, FallsBackToSingleReportsWithoutTheBatchForm) {
+  CoordinatorPeer peer;  // batch not enabled: 404
+  Client c(props_for(peer, {{"hotkey.report.interval.ms", "60000"}}));
+  std::vector<TopicId> ids = {c.topic("a"), c.topic("b"), c.topic("c")};
+  for (int round = 0; round < 2; ++round) {
+    for (TopicId id : ids) send(c, id, "k");
+    c.report_now();
+  }
+  EXPECT_EQ(peer.singles(), 6u);
+  EXPECT_EQ(peer.reports().size(), 6u);
+  EXPECT_EQ(c.stats().reports_sent, 6u);
+  EXPECT_EQ(c.stats().reports_failed, 0u);
 }
 
 TEST(Client, RejectedReportsAreNotRetried) {

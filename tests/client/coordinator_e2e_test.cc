@@ -2,10 +2,13 @@
 // workload to a librdkafka mock cluster while reporting to a real hotkey-coordinator process;
 // the hot key is detected fleet-wide, every producer salts it, the brokers' end offsets show
 // the spread, cold keys keep their order, and a coordinator crash blocks nothing.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "hotkey/client/merge.h"
@@ -33,9 +37,23 @@ constexpr int kPartitions = 12;
 constexpr const char* kTopic = "fleet";
 constexpr const char* kOperatorToken = "op-secret";
 
+// A port nobody listens on. Not httplib::Server::bind_to_any_port: a server that never ran
+// keeps its socket open (listening, SO_REUSEPORT, backlog 5), so the kernel handed part of
+// the coordinator's connections to that dead socket, where they hung until a timeout.
 int free_port() {
-  httplib::Server s;
-  int port = s.bind_to_any_port("127.0.0.1");
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
   return port;
 }
 
@@ -297,6 +315,94 @@ TEST(CoordinatorE2E, FleetDetectsSaltsBalancesAndSurvivesACrash) {
   for (const auto& [key, ps] : parts) EXPECT_EQ(ps.size(), 1u) << key;
   std::filesystem::remove_all(dir);
 }
+
+// hotkey_reports_total per topic, scraped from the coordinator's /metrics.
+std::map<std::string, uint64_t> reports_by_topic(int port) {
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_connection_timeout(10);
+  cli.set_read_timeout(20);
+  auto res = cli.Get("/metrics");
+  std::map<std::string, uint64_t> out;
+  if (!res || res->status != 200) {
+    ADD_FAILURE() << "GET /metrics failed: "
+                  << (res ? std::to_string(res->status) : httplib::to_string(res.error()));
+    return out;
+  }
+  constexpr std::string_view kPrefix = "hotkey_reports_total{topic=\"";
+  std::istringstream in(res->body);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with(kPrefix)) continue;
+    auto end = line.find('"', kPrefix.size());
+    auto space = line.rfind(' ');
+    if (end == std::string::npos || space == std::string::npos) continue;
+    out[line.substr(kPrefix.size(), end - kPrefix.size())] =
+        static_cast<uint64_t>(std::stod(line.substr(space + 1)));
+  }
+  return out;
+}
+
+// Issue #14: one client writing N topics; a healthy coordinator must receive every topic's
+// report every round (the reporter used to keep only the last hotkey.report.queue.max = 4
+// topics' reports of each round, dropping the others before they were ever sent).
+class EveryTopicReported : public ::testing::TestWithParam<int> {};
+
+TEST_P(EveryTopicReported, EveryRound) {
+  std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << bin << " is not built";
+  const int topics = GetParam();
+  auto dir = std::filesystem::temp_directory_path() /
+             ("hotkey-e2e-topics-" + std::to_string(topics) + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  CoordinatorProcess coordinator(free_port(), dir);
+  ASSERT_TRUE(coordinator.start()) << "see " << (dir / "coordinator.log");
+
+  Client c(Properties{{"hotkey.coordinator.url", coordinator.url()},
+                      {"hotkey.producer.id", "multi-topic"},
+                      {"hotkey.report.interval.ms", "3600000"},  // rounds by report_now only
+                      {"hotkey.poll.wait.ms", "2000"},
+                      // A loaded disk can hold a first store write for seconds: a slow answer
+                      // is retried from the queue, never dropped (3 rounds < the queue bound).
+                      {"hotkey.http.timeout.ms", "30000"}});
+  std::vector<TopicId> ids;
+  for (int i = 0; i < topics; ++i) ids.push_back(c.topic("multi-" + std::to_string(i)));
+  constexpr uint64_t kRounds = 3;
+  for (uint64_t round = 0; round < kRounds; ++round) {
+    for (TopicId id : ids) {
+      for (int r = 0; r < 40; ++r) {
+        std::string key = r % 2 == 0 ? "hot" : "cold-" + std::to_string(r);
+        c.route(id, key.data(), key.size(), {}, kPartitions);
+      }
+    }
+    c.report_now();
+  }
+  std::map<std::string, uint64_t> got;
+  auto complete = [&] {
+    got = reports_by_topic(coordinator.port());
+    for (int i = 0; i < topics; ++i) {
+      if (got["multi-" + std::to_string(i)] < kRounds) return false;
+    }
+    return true;
+  };
+  // Retries (if any answer was slow) go out with the next round; empty windows add none.
+  EXPECT_TRUE(eventually(
+      [&] {
+        if (complete()) return true;
+        c.report_now();
+        return complete();
+      },
+      std::chrono::seconds(180)));
+  for (int i = 0; i < topics; ++i) {
+    EXPECT_EQ(got["multi-" + std::to_string(i)], kRounds)
+        << "topic multi-" << i << " of " << topics;
+  }
+  ClientStats s = c.stats();
+  EXPECT_EQ(s.reports_dropped, 0u);
+  EXPECT_EQ(s.reports_rejected, 0u);
+  EXPECT_EQ(s.reports_sent, kRounds * static_cast<uint64_t>(topics));
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Topics, EveryTopicReported, ::testing::Values(1, 8, 200));
 
 }  // namespace
 }  // namespace hotkey::client

@@ -4,6 +4,7 @@
 
 #include <httplib.h>
 #include <librdkafka/rdkafka.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <functional>
@@ -71,7 +72,18 @@ class LoopbackServer {
  public:
   LoopbackServer() {
     server_.new_task_queue = [] { return new httplib::ThreadPool(8); };
+    // httplib 0.11 listens with a backlog of 5: a client starting a subscriber per topic
+    // connects several sockets at once, a dropped SYN is resent after 1 s and the tests' 1 s
+    // HTTP timeout fails that request. Raise the backlog as the coordinator does (listen()
+    // again on a listening socket only changes it); SO_REUSEADDR only, no SO_REUSEPORT.
+    int listen_fd = -1;
+    server_.set_socket_options([&listen_fd](socket_t sock) {
+      int yes = 1;
+      (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+      listen_fd = sock;
+    });
     port_ = server_.bind_to_any_port("127.0.0.1");
+    if (listen_fd >= 0) (void)::listen(listen_fd, 1024);
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

@@ -169,6 +169,7 @@ class Node {
   void pause() { kill(pid_, SIGSTOP); }
   void resume() { kill(pid_, SIGCONT); }
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
   const std::string& url() const { return url_; }
   const std::string& name() const { return name_; }
   int port() const { return port_; }

@@ -115,6 +115,20 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
     }
   }
 
+  // hotkeyctl cluster against any member prints the owner of every topic it knows.
+  {
+    const std::string cmd = std::string(HOTKEY_BIN_DIR) + "/hotkeyctl cluster --url " + b.url();
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string text;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) text.append(buf, n);
+    EXPECT_EQ(pclose(p), 0) << text;
+    EXPECT_NE(text.find("member " + b.url()), std::string::npos) << text;
+    const std::string owner_url = nodes[owner[partition_of("data-0")]]->url();
+    EXPECT_NE(text.find(owner_url), std::string::npos) << text;
+  }
+
   // kill -9 the owner of data-0: its topics move to the others, whose versions are higher.
   Node* victim = nodes[owner[partition_of("data-0")]];
   std::map<std::string, uint64_t> before;
@@ -239,6 +253,273 @@ TEST(Cluster, PausedCoordinatorsStaleListsAreNeverAcceptedAfterTheNewOwnerPublis
   EXPECT_EQ(stale_accepted, 0u);
   expect_no_version_conflicts(reader.records());
   EXPECT_EQ(reader.invalid(), 0u);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::cluster_test
+
+namespace hotkey::coordinator::cluster_test {
+namespace {
+
+using std::chrono::milliseconds;
+
+httplib::Result operator_call(const Node& n, const std::string& method, const std::string& path,
+                              const json& body = json()) {
+  httplib::Client c("127.0.0.1", n.port());
+  c.set_read_timeout(30, 0);
+  const httplib::Headers auth{{"Authorization", std::string("Bearer ") + kOperatorToken}};
+  if (method == "DELETE") return c.Delete(path, auth);
+  return c.Post(path, auth, body.dump(), "application/json");
+}
+
+// The newest "state_resumed" log line of a node.
+json last_state_resumed(const Node& n) {
+  std::istringstream lines(n.log());
+  std::string line;
+  json last;
+  while (std::getline(lines, line)) {
+    auto j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.value("event", "") == "state_resumed") last = j;
+  }
+  return last;
+}
+
+TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
+  MockKafka kafka;
+  TempDir dir;
+  const auto topics = data_topics(6);
+  ReportProducer producer(kafka.bootstrap(), topics);
+  ListsReader reader(kafka.bootstrap());
+  Node a("a", dir.path(), kafka.bootstrap());
+  Node b("b", dir.path(), kafka.bootstrap());
+  std::vector<Node*> nodes{&a, &b};
+  std::map<int, size_t> owner;
+  auto all_published = [&](const std::vector<Node*>& ns) {
+    if (!stable(ns, &owner)) return false;
+    auto latest = reader.latest();
+    for (const auto& t : topics) {
+      auto it = latest.find(t);
+      if (it == latest.end() || it->second.member != ns[owner[partition_of(t)]]->url()) {
+        return false;
+      }
+    }
+    return true;
+  };
+  ASSERT_TRUE(eventually([&] { return all_published(nodes); }, milliseconds(120000)))
+      << describe(reader.latest());
+  std::string ta, tb;  // a topic of a, a topic of b
+  for (const auto& t : topics) {
+    (owner[partition_of(t)] == 0 ? ta : tb) = t;
+  }
+  ASSERT_FALSE(ta.empty());
+  ASSERT_FALSE(tb.empty());
+
+  // Through a, for its own topic and for b's: acknowledged only once in the state topic.
+  auto r1 = operator_call(a, "POST", "/v1/topics/" + ta + "/pins",
+                          json{{"key", "pinned-a"}, {"reason", "test"}});
+  ASSERT_TRUE(r1);
+  ASSERT_EQ(r1->status, 200) << r1->body;
+  auto r2 = operator_call(a, "POST", "/v1/topics/" + tb + "/pins",
+                          json{{"key", "pinned-b"}, {"reason", "test"}});
+  ASSERT_TRUE(r2);
+  ASSERT_EQ(r2->status, 200) << r2->body;
+  auto r3 = operator_call(a, "POST", "/v1/topics/" + tb + "/denies",
+                          json{{"key", "hot"}, {"reason", "ordering"}});
+  ASSERT_TRUE(r3);
+  ASSERT_EQ(r3->status, 200) << r3->body;
+  // A removal this member does not know of is refused without a write.
+  auto r4 = operator_call(a, "DELETE", "/v1/topics/" + ta + "/pins?key=never-pinned");
+  ASSERT_TRUE(r4);
+  EXPECT_EQ(r4->status, 404) << r4->body;
+
+  auto in_force = [&](const std::map<std::string, ListRecord>& latest) {
+    auto ia = latest.find(ta), ib = latest.find(tb);
+    return ia != latest.end() && ib != latest.end() &&
+           ia->second.keys.find("pinned-a,") != std::string::npos &&
+           ib->second.keys.find("pinned-b,") != std::string::npos &&
+           ib->second.keys.find("hot,") == std::string::npos;
+  };
+  ASSERT_TRUE(eventually([&] { return in_force(reader.latest()); }, milliseconds(30000)))
+      << describe(reader.latest());
+  // b (which received none of the calls) holds them too.
+  {
+    httplib::Client c("127.0.0.1", b.port());
+    auto pins = c.Get("/v1/topics/" + ta + "/pins");
+    ASSERT_TRUE(pins);
+    EXPECT_NE(pins->body.find("pinned-a"), std::string::npos) << pins->body;
+  }
+
+  // kill -9 a: b owns everything, and a's pins are still in force.
+  a.kill9();
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto latest = reader.latest();
+        return latest[ta].member == b.url() && in_force(latest);
+      },
+      milliseconds(3 * kSessionTimeoutMs + 20000)))
+      << describe(reader.latest());
+  std::map<std::string, uint64_t> before;
+  for (const auto& [t, r] : reader.latest()) before[t] = r.version;
+
+  // Restart of every coordinator: state back from RocksDB + the state topic after the
+  // checkpoint, versions continue upward.
+  ASSERT_EQ(b.terminate(), 0);
+  a.start();
+  b.start();
+  EXPECT_GT(last_state_resumed(b)["from"]["0"].get<int64_t>(), 0) << b.log();
+  EXPECT_GT(last_state_resumed(a)["from"]["0"].get<int64_t>(), 0) << a.log();
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto latest = reader.latest();
+        for (const auto& [t, v] : before) {
+          if (latest[t].version <= v) return false;
+        }
+        return in_force(latest) && all_published(nodes);
+      },
+      milliseconds(120000)))
+      << describe(reader.latest());
+  expect_no_version_conflicts(reader.records());
+  EXPECT_EQ(reader.invalid(), 0u);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::cluster_test
+
+namespace hotkey::coordinator::cluster_test {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Leader moves, a broker down for a few seconds and injected produce/fetch errors while
+// operator writes go through both members: every acknowledged write is in force on both
+// members and on the owner's list; every member's versions of a topic only grow.
+TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) {
+  MockKafka kafka;
+  TempDir dir;
+  const auto topics = data_topics(4);
+  ReportProducer producer(kafka.bootstrap(), topics);
+  ListsReader reader(kafka.bootstrap());
+  Node a("a", dir.path(), kafka.bootstrap());
+  Node b("b", dir.path(), kafka.bootstrap());
+  std::vector<Node*> nodes{&a, &b};
+  std::map<int, size_t> owner;
+  auto all_published = [&] {
+    if (!stable(nodes, &owner)) return false;
+    auto latest = reader.latest();
+    for (const auto& t : topics) {
+      auto it = latest.find(t);
+      if (it == latest.end() || it->second.member != nodes[owner[partition_of(t)]]->url()) {
+        return false;
+      }
+    }
+    return true;
+  };
+  ASSERT_TRUE(eventually(all_published, milliseconds(120000))) << describe(reader.latest());
+
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::vector<std::pair<std::string, std::string>> acknowledged;  // (topic, key)
+  std::atomic<int> refused{0};
+  std::thread writer([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      const std::string topic = topics[static_cast<size_t>(i) % topics.size()];
+      const std::string key = "op-" + std::to_string(i);
+      Node& via = i % 2 == 0 ? a : b;
+      httplib::Client c("127.0.0.1", via.port());
+      c.set_read_timeout(30, 0);
+      const httplib::Headers auth{{"Authorization", std::string("Bearer ") + kOperatorToken}};
+      auto r = c.Post("/v1/topics/" + topic + "/pins", auth,
+                      json{{"key", key}, {"reason", "fault test"}}.dump(), "application/json");
+      if (r && r->status == 200) {
+        std::lock_guard lock(mu);
+        acknowledged.emplace_back(topic, key);
+      } else {
+        refused.fetch_add(1);
+      }
+      std::this_thread::sleep_for(milliseconds(150));
+    }
+  });
+
+  rd_kafka_mock_cluster_t* mc = kafka.handle();
+  // Leaders of the state and lists partitions move around.
+  for (int32_t leader : {2, 3, 1}) {
+    rd_kafka_mock_partition_set_leader(mc, "__hotkey_state", 0, leader);
+    for (int p = 0; p < kPartitions; ++p) {
+      rd_kafka_mock_partition_set_leader(mc, "__hotkey_lists", p, (leader + p) % 3 + 1);
+    }
+    std::this_thread::sleep_for(milliseconds(1500));
+  }
+  // Produce and fetch requests fail a few times (retriable errors).
+  rd_kafka_mock_push_request_errors(mc, 0 /* Produce */, 4, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
+                                    RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+                                    RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE);
+  rd_kafka_mock_push_request_errors(mc, 1 /* Fetch */, 3, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
+                                    RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  std::this_thread::sleep_for(milliseconds(2000));
+  // The state partition's leader goes down for 4 s.
+  rd_kafka_mock_partition_set_leader(mc, "__hotkey_state", 0, 2);
+  std::this_thread::sleep_for(milliseconds(500));
+  rd_kafka_mock_broker_set_down(mc, 2);
+  std::this_thread::sleep_for(milliseconds(4000));
+  rd_kafka_mock_broker_set_up(mc, 2);
+  std::this_thread::sleep_for(milliseconds(3000));
+  stop = true;
+  writer.join();
+  std::printf("operator writes: %zu acknowledged, %d not acknowledged\n", acknowledged.size(),
+              refused.load());
+  ASSERT_GE(acknowledged.size(), 5u);
+
+  // Every acknowledged pin is held by both members and listed by the topic's owner.
+  auto held = [&](const Node& n, const std::string& topic, const std::string& key) {
+    httplib::Client c("127.0.0.1", n.port());
+    c.set_read_timeout(10, 0);
+    auto r = c.Get("/v1/topics/" + topic + "/pins");
+    return r && r->status == 200 && r->body.find("\"" + key + "\"") != std::string::npos;
+  };
+  ASSERT_TRUE(eventually(
+      [&] {
+        if (!all_published()) return false;
+        auto latest = reader.latest();
+        for (const auto& [topic, key] : acknowledged) {
+          if (latest[topic].keys.find(key + ",") == std::string::npos) return false;
+        }
+        return true;
+      },
+      milliseconds(90000)))
+      << describe(reader.latest()) << [&] {
+           std::string out;
+           for (const auto& [topic, key] : acknowledged) {
+             out += topic + " " + key + ": a " + (held(a, topic, key) ? "holds" : "lacks") +
+                    ", b " + (held(b, topic, key) ? "holds" : "lacks") + "\n";
+           }
+           for (Node* n : nodes) {
+             std::istringstream lines(n->log());
+             std::string line;
+             while (std::getline(lines, line)) {
+               if (line.find("\"warn\"") != std::string::npos ||
+                   line.find("\"error\"") != std::string::npos ||
+                   line.find("state_") != std::string::npos) {
+                 out += n->name() + ": " + line.substr(0, 300) + "\n";
+               }
+             }
+             out += n->name() + " cluster: " + n->cluster().dump() + "\n";
+           }
+           return out;
+         }();
+  for (const auto& [topic, key] : acknowledged) {
+    EXPECT_TRUE(held(a, topic, key)) << topic << " " << key;
+    EXPECT_TRUE(held(b, topic, key)) << topic << " " << key;
+  }
+  // Per member and topic, versions in log order never go down (republish repeats one).
+  std::map<std::pair<std::string, std::string>, uint64_t> last;
+  for (const auto& r : reader.records()) {
+    uint64_t& v = last[{r.member, r.topic}];
+    EXPECT_GE(r.version, v) << r.member << " " << r.topic << " went back";
+    v = std::max(v, r.version);
+  }
+  expect_no_version_conflicts(reader.records());
 }
 
 }  // namespace

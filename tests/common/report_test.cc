@@ -114,7 +114,7 @@ TEST(Report, BinaryRoundTripKeepsBinaryKeys) {
   // Extreme but valid values survive too.
   r.total = std::numeric_limits<uint64_t>::max();
   r.sent_at_ms = std::numeric_limits<int64_t>::max();
-  r.sample_rate = std::nextafter(0.0, 1.0);
+  r.sample_rate = kMinSampleRate;
   r.partition_counts[0] = std::numeric_limits<uint64_t>::max() - 3000;
   EXPECT_EQ(decode_report_binary(encode_report_binary(r)), r);
   EXPECT_EQ(parse_report_json(report_to_json(r)), r);
@@ -188,7 +188,7 @@ TEST(Report, BinaryRejectsOutOfRangeLengthsBeforeAllocating) {
             "partition_counts: has 3 entries, must have one per partition (4)");
   size_t n_items_at = counts_at + 4 + 8 * 4 + 4 + 8 + 8;
   EXPECT_EQ(message(patch_u32(bin, n_items_at, 0xFFFFFFFFu)),
-            "sketch.items: has 4294967295 elements, at most 65536 allowed");
+            "sketch.items: has 4294967295 elements, at most max_items=65536 allowed");
   EXPECT_EQ(message(patch_u32(bin, n_items_at, 60000)), "binary report truncated in sketch.items");
   size_t first_key_at = n_items_at + 4;
   EXPECT_EQ(message(patch_u32(bin, first_key_at, 5000)),
@@ -246,9 +246,18 @@ TEST(Report, JsonValidationRulesNameTheField) {
       {"window zero", [](json& d) { d["window_ms"] = 0; }, "window_ms: must be >= 1"},
       {"window huge", [](json& d) { d["window_ms"] = 4294967296ull; },
        "window_ms: must be at most 4294967295"},
-      {"sample rate zero", [](json& d) { d["sample_rate"] = 0; }, "sample_rate: must be in (0, 1]"},
+      {"sample rate zero", [](json& d) { d["sample_rate"] = 0; },
+       "sample_rate: must be in [1e-06, 1]"},
       {"sample rate above one", [](json& d) { d["sample_rate"] = 1.5; },
-       "sample_rate: must be in (0, 1]"},
+       "sample_rate: must be in [1e-06, 1]"},
+      // Issue #17: a subnormal rate made an infinite 1/sample_rate (the coordinator aborted),
+      // 1e-300 shares of 9e9 (persisted, and the restart refused its own data dir).
+      {"sample rate subnormal", [](json& d) { d["sample_rate"] = 5e-324; },
+       "sample_rate: must be in [1e-06, 1]"},
+      {"sample rate tiny", [](json& d) { d["sample_rate"] = 1e-300; },
+       "sample_rate: must be in [1e-06, 1]"},
+      {"sample rate below the minimum", [](json& d) { d["sample_rate"] = 9.99e-7; },
+       "sample_rate: must be in [1e-06, 1]"},
       {"sample rate string", [](json& d) { d["sample_rate"] = "0.5"; },
        "sample_rate: must be a number"},
       {"total negative", [](json& d) { d["total"] = -1; }, "total: must be a non-negative integer"},
@@ -266,7 +275,12 @@ TEST(Report, JsonValidationRulesNameTheField) {
          d["partition_counts"][0] = std::numeric_limits<uint64_t>::max();
          d["partition_counts"][1] = 1;
        },
-       "partition_counts: sum overflows"},
+       "partition_counts: sum exceeds total (4000)"},
+      // Counts consistent with totals (API.md), issue #17 item 9.
+      {"counts above total", [](json& d) { d["partition_counts"][2] = 1; },
+       "partition_counts: sum exceeds total (4000)"},
+      {"sketch total above total", [](json& d) { d["sketch"]["total"] = 4001; },
+       "sketch.total: exceeds total (4000)"},
       {"seq negative", [](json& d) { d["seq"] = -2; }, "seq: must be a non-negative integer"},
       {"sent_at negative", [](json& d) { d["sent_at_ms"] = -2; },
        "sent_at_ms: must be a non-negative integer"},
@@ -385,6 +399,57 @@ TEST(Report, LimitsAreConfigurable) {
     EXPECT_EQ(std::string(e.what()),
               "sketch.items[1].key: length 256 exceeds the limit of 200 bytes");
   }
+}
+
+// Issue #17 item 13: the item count is checked while the items are read, so a report over
+// max_items is refused (LimitError, HTTP 413) at its first extra item: whatever follows it is
+// never parsed, built or validated.
+TEST(Report, TooManyItemsIsRefusedBeforeTheRestIsParsed) {
+  ReportLimits tight;
+  tight.max_items = 3;
+  const std::string text = report_to_json(sample_report());  // 4 items
+  EXPECT_THROW(parse_report_json(text, tight), LimitError);
+  // Everything after the 4th item's opening brace is garbage: still a LimitError, not a
+  // syntax error, because parsing stops at that brace.
+  const json doc = json::parse(text);
+  const size_t at = text.rfind("{\"key");  // the 4th (last) item
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_GT(at, text.find("\"items\""));
+  const std::string cut = text.substr(0, at + 1) + "!! not json at all";
+  try {
+    parse_report_json(cut, tight);
+    ADD_FAILURE() << "accepted";
+  } catch (const LimitError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "sketch.items: more than 3 elements, at most max_items=3 allowed");
+  }
+  // Elements that are not objects count too; arrays named "items" elsewhere do not.
+  json bad = doc;
+  bad["sketch"]["items"] = json::array({1, 2, 3, 4});
+  EXPECT_THROW(parse_report_json(bad.dump(), tight), LimitError);
+  json other = json::parse(report_to_json(sample_report()));
+  other["sketch"]["items"].erase(3);
+  other["sketch"]["capacity"] = 3;
+  other["sketch"]["min"] = 110;
+  other["sketch"]["total"] = 910;
+  other["items"] = json::array({1, 2, 3, 4, 5});
+  other["extra"] = {{"items", json::array({1, 2, 3, 4, 5})}};
+  EXPECT_EQ(parse_report_json(other.dump(), tight).items.size(), 3u);
+  // Exactly at the limit is fine; the binary form refuses from its item count.
+  tight.max_items = 4;
+  EXPECT_EQ(parse_report_json(text, tight).items.size(), 4u);
+  tight.max_items = 3;
+  EXPECT_THROW(decode_report_binary(encode_report_binary(sample_report()), tight), LimitError);
+}
+
+// Issue #17 item 9: an older producer without sketch.total gets the items' count sum, capped
+// at the report's total (merged summaries over-count), never a refusal for it.
+TEST(Report, OmittedSketchTotalIsCappedAtTotal) {
+  json doc = sample_json();
+  doc["sketch"].erase("total");
+  doc["total"] = 950;  // the items' counts sum to 1000
+  doc["partition_counts"] = {950, 0, 0, 0};
+  EXPECT_EQ(parse_report_json(doc.dump()).sketch_total, 950u);
 }
 
 TEST(Report, ValidTopicNames) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -378,6 +379,30 @@ TEST(SpaceSaving, SumOfCountsMayExceedTheTotal) {
   std::vector<SpaceSaving::Item> scaled;
   for (int i = 0; i < 6; ++i) scaled.push_back({key_name(static_cast<uint64_t>(i)), 7, 0});
   EXPECT_NO_THROW(SpaceSaving::from_items(8, 40, scaled));
+}
+
+// Issue #17 item 9: two summaries that each claim 2^63 records merged to a count of 0 (the
+// uint64 sum wrapped). Counts and totals saturate instead, keeping error <= count <= total.
+TEST(SpaceSaving, CountsSaturateInsteadOfWrapping) {
+  constexpr uint64_t kHalf = uint64_t{1} << 63;
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  const SpaceSaving a = SpaceSaving::from_items(4, kHalf, {{"hot", kHalf, 0}});
+  const SpaceSaving b = SpaceSaving::from_items(4, kHalf, {{"hot", kHalf, kHalf - 1}});
+  const SpaceSaving* parts[] = {&a, &b};
+  const SpaceSaving m = SpaceSaving::merge_all(parts, 4);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m.total(), kMax);
+  EXPECT_EQ(m.items()[0].count, kMax);
+  EXPECT_LE(m.items()[0].error, m.items()[0].count);
+  SpaceSaving u(2);
+  u.update("k", kHalf);
+  u.update("k", kHalf);
+  u.update("k", 5);
+  EXPECT_EQ(u.total(), kMax);
+  EXPECT_EQ(u.estimate("k"), kMax);
+  u.update("other", kMax);
+  u.update("third", 1);  // replaces the minimum: its count becomes the error, saturated
+  for (const auto& it : u.items()) EXPECT_LE(it.error, it.count);
 }
 
 TEST(SpaceSaving, SerializeRoundTrips) {

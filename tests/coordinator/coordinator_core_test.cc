@@ -285,34 +285,58 @@ TEST(CoordinatorCore, ZipfTrafficIsBalancedWithFewSaltedKeys) {
   EXPECT_TRUE(tables_verified(list));
 }
 
-TEST(CoordinatorCore, ListedKeysKeepTheirTablesUntilLoadUnderTheNewListArrives) {
+TEST(CoordinatorCore, LoadMeasuredUnderEarlierListsSurvivesANewVersion) {
   CoordinatorConfig cfg = test_config();
-  cfg.defaults.balance_target = 1000;
+  cfg.defaults.balance_target = 1000;  // only threshold detection: the keys are a and b
   Harness h(cfg);
-  auto traffic = [](bool with_b) {
-    return [with_b](int p) {
-      std::map<std::string, uint64_t> c{{"a", 400}};
-      if (with_b) c["b"] = 300;
-      add_tail(c, with_b ? 300 : 600, 300, 21u + static_cast<uint32_t>(p));
-      return c;
-    };
-  };
-  round(h, 3, 8, 1, traffic(false));
-  HotKeyList first = h.list(kTopic);
-  ASSERT_NE(find(first, "a"), nullptr);
-  // Producers still route with no list (version 0): their partition counts describe another
-  // routing, so the planner has no load to re-plan "a" against when "b" turns hot.
-  for (int p = 0; p < 3; ++p) {
-    Report r = make_report("producer-" + std::to_string(p), kTopic, 8, 2, traffic(true)(p));
-    ASSERT_TRUE(h.coord().ingest(std::move(r)).ok());
+  const int32_t P = 8;
+  // Cold keys that all hash to one partition (each far below the hot threshold) make it the
+  // most loaded one: a table planned on the measured load keeps off it.
+  std::vector<std::string> crowd;
+  int32_t crowded = partition_for(HashFamily::kMurmur2, "crowd-0", P);
+  for (int i = 0; crowd.size() < 30; ++i) {
+    std::string k = "crowd-" + std::to_string(i);
+    if (partition_for(HashFamily::kMurmur2, k, P) == crowded) crowd.push_back(k);
   }
-  h.clock().advance_ms(1000);
-  h.coord().tick();
-  HotKeyList second = h.list(kTopic);
-  ASSERT_NE(find(second, "b"), nullptr);
-  EXPECT_GT(second.version, first.version);
-  EXPECT_EQ(find(second, "a")->salts, find(first, "a")->salts);
-  EXPECT_TRUE(tables_verified(second));
+  auto traffic = [&](bool with_b, int p) {
+    std::map<std::string, uint64_t> c{{"a", 400}};
+    if (with_b) c["b"] = 600;
+    for (const auto& k : crowd) c[k] = 6;
+    add_tail(c, 600, 300, 21u + static_cast<uint32_t>(p));
+    return c;
+  };
+  double counted = 0;  // records of the reports routed with one known list all along
+  auto send = [&](uint64_t seq, bool with_b, const HotKeyList* list, bool clean) {
+    for (int p = 0; p < 3; ++p) {
+      Report r = make_report("producer-" + std::to_string(p), kTopic, P, seq, traffic(with_b, p),
+                             256, list);
+      if (clean) counted += static_cast<double>(r.total);
+      ASSERT_TRUE(h.coord().ingest(std::move(r)).ok());
+    }
+    h.clock().advance_ms(1000);
+    h.coord().tick();
+  };
+  send(1, false, nullptr, true);  // no list yet: every key at home
+  HotKeyList v1 = h.list(kTopic);
+  ASSERT_NE(find(v1, "a"), nullptr);
+  // The producers switch to v1 (their first report under it also covers records sent before
+  // the switch: not counted) and b turns hot in the same round.
+  send(2, true, &v1, false);
+  HotKeyList v2 = h.list(kTopic);
+  ASSERT_NE(find(v2, "b"), nullptr);
+  EXPECT_GT(v2.version, v1.version);
+  // b's table was planned on the load measured under no list: it keeps off the crowded
+  // partition (before, a new version reset the load and b was spread blind).
+  for (const auto& s : find(v2, "b")->salts) EXPECT_NE(s.partition, crowded) << s.salt;
+  // Producers still on v1 after v2 is out: their reports count against v1's tables.
+  send(3, true, &v1, true);
+  send(4, true, &v1, true);
+  auto load = h.coord().partition_load(kTopic);
+  ASSERT_TRUE(load);
+  double sum = 0;
+  for (double v : *load) sum += v;
+  EXPECT_DOUBLE_EQ(sum, counted);
+  EXPECT_TRUE(tables_verified(h.list(kTopic)));
 }
 
 TEST(CoordinatorCore, StateSurvivesRestartAndVersionsContinue) {

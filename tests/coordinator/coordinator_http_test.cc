@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hotkey/report_batch.h"
 #include "test_util.h"
 
 namespace hotkey::coordinator::test {
@@ -129,6 +130,72 @@ TEST(CoordinatorHttp, TwoHundredWaitersAllReceiveTheChange) {
   EXPECT_EQ(got_new.load(), kWaiters);
   EXPECT_EQ(other.load(), 0);
   EXPECT_EQ(h.coord().board().waiters(), 0u);
+}
+
+// hotkey_reports_total{topic=...} from /metrics (accepted reports).
+uint64_t accepted_reports(httplib::Client& c, const std::string& topic) {
+  auto r = c.Get("/metrics");
+  if (!r) return 0;
+  const std::string prefix = "hotkey_reports_total{topic=\"" + topic + "\"} ";
+  auto at = r->body.find(prefix);
+  if (at == std::string::npos) return 0;
+  return std::stoull(r->body.substr(at + prefix.size()));
+}
+
+// POST /v1/reports/batch: every report of the batch gets its own result, so one bad report
+// does not reject the others; both forms; a bad envelope changes nothing.
+TEST(CoordinatorHttp, ReportBatchIngestsEachReportWithItsOwnResult) {
+  Harness h(test_config(), true);
+  auto c = h.client();
+  auto other = [](const std::string& producer, uint64_t seq) {
+    return report_to_json(make_report(producer, "payments", 8, seq, {{"a", 5}}));
+  };
+  std::string bad = report_json("p", 2);
+  bad.replace(bad.find("\"partitions\":8"), 14, "\"partitions\":0");
+  std::vector<std::string> parts = {report_json("p", 1), bad, other("p", 3), report_json("p", 1)};
+  std::vector<std::string_view> views(parts.begin(), parts.end());
+  auto r = c->Post("/v1/reports/batch", encode_report_batch_json(views), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json results = json::parse(r->body).at("results");
+  ASSERT_EQ(results.size(), 4u) << r->body;
+  EXPECT_EQ(results[0]["status"], 200);
+  EXPECT_EQ(results[0]["accepted"], true);
+  EXPECT_EQ(results[1]["status"], 400);
+  EXPECT_NE(results[1]["error"].get<std::string>().find("partitions"), std::string::npos);
+  EXPECT_EQ(results[2]["status"], 200);
+  EXPECT_EQ(results[3]["status"], 200);
+  EXPECT_EQ(results[3]["duplicate"], true);  // same producer and seq as the first
+  EXPECT_EQ(parse_report_batch_statuses(r->body), (std::vector<int>{200, 400, 200, 200}));
+  EXPECT_EQ(accepted_reports(*c, kTopic), 1u);
+  EXPECT_EQ(accepted_reports(*c, "payments"), 1u);
+
+  // Binary form.
+  std::vector<std::string> bins = {
+      encode_report_binary(make_report("q", kTopic, 8, 1, {{"a", 5}})),
+      encode_report_binary(make_report("q", "payments", 8, 2, {{"a", 5}}))};
+  std::vector<std::string_view> bin_views(bins.begin(), bins.end());
+  r = c->Post("/v1/reports/batch", encode_report_batch_binary(bin_views),
+              std::string(kReportBatchBinaryContentType));
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(parse_report_batch_statuses(r->body), (std::vector<int>{200, 200}));
+  EXPECT_EQ(accepted_reports(*c, kTopic), 2u);
+
+  // Envelope errors: nothing ingested.
+  r = c->Post("/v1/reports/batch", R"({"report": []})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(error_of(r).find("reports"), std::string::npos);
+  std::string truncated = encode_report_batch_binary(bin_views);
+  truncated.pop_back();
+  r = c->Post("/v1/reports/batch", truncated, std::string(kReportBatchBinaryContentType));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  r = c->Post("/v1/reports/batch", "x", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 415);
+  EXPECT_EQ(accepted_reports(*c, kTopic), 2u);
 }
 
 TEST(CoordinatorHttp, BadInputIsRejectedWithReasonAndChangesNothing) {

@@ -39,7 +39,10 @@ using test::eventually;
 using test::LoopbackServer;
 using test::make_list;
 
-const std::string kPlugin = std::string(HOTKEY_LIB_DIR) + "/libhotkey-rdkafka.so";
+// The build's plugin, or $HOTKEY_PLUGIN (an installed one, or a sanitizer build of it).
+const std::string kPlugin = std::getenv("HOTKEY_PLUGIN") != nullptr
+                                ? std::string(std::getenv("HOTKEY_PLUGIN"))
+                                : std::string(HOTKEY_LIB_DIR) + "/libhotkey-rdkafka.so";
 constexpr int kPartitions = 12;
 
 // ---- helpers ----------------------------------------------------------------------------------
@@ -249,6 +252,7 @@ TEST(PluginConf, DuplicatedConfigurationKeepsThePluginAndItsProperties) {
   original.must("hotkey.topics", "dup");
   original.must("hotkey.startup.wait.ms", "30000");
   Conf copy;
+  rd_kafka_conf_destroy(copy.conf);
   copy.conf = rd_kafka_conf_dup(original.conf);
   rd_kafka_conf_destroy(original.conf);  // the copy must not depend on the original
   original.conf = nullptr;
@@ -354,6 +358,54 @@ TEST(PluginProducer, StaysInChargeWhenTheDefaultTopicConfigurationIsReplaced) {
     std::string k = "cold-" + std::to_string(i);
     EXPECT_EQ(parts[k], std::set<int32_t>{test::oracle(HashFamily::kFnv1a, k, kPartitions)}) << k;
   }
+}
+
+// hotkey.transport=kafka (docs/CLUSTER.md): no coordinator URL; the plugin hands the
+// producer's own bootstrap.servers to the transport, which follows the lists topic.
+TEST(PluginProducer, KafkaTransportFollowsTheListsTopicWithTheProducersCluster) {
+  test::MockCluster cluster;
+  cluster.create_topic("__hotkey_reports", 6);
+  cluster.create_topic("__hotkey_lists", 6);
+  cluster.create_topic("kt", kPartitions);
+  HotKeyList list = make_list("kt", 4, kPartitions, HashFamily::kMurmur2, {"hot"}, 3);
+  {
+    // The list record as an owning coordinator writes it: key = data topic, on the key's
+    // murmur2 partition of the lists topic.
+    Conf wc;
+    wc.must("bootstrap.servers", cluster.bootstraps());
+    CProducer writer(wc);
+    std::string json = list_to_json(list);
+    int32_t p = rd_kafka_msg_partitioner_murmur2_random(nullptr, "kt", 2, 6, nullptr, nullptr);
+    ASSERT_EQ(
+        rd_kafka_producev(writer.rk(), RD_KAFKA_V_TOPIC("__hotkey_lists"), RD_KAFKA_V_PARTITION(p),
+                          RD_KAFKA_V_KEY("kt", 2), RD_KAFKA_V_VALUE(json.data(), json.size()),
+                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+        RD_KAFKA_RESP_ERR_NO_ERROR);
+    writer.flush();
+  }
+  Conf c;
+  c.must("plugin.library.paths", kPlugin);
+  c.must("hotkey.transport", "kafka");
+  c.must("hotkey.topics", "kt");
+  c.must("hotkey.startup.wait.ms", "30000");
+  c.must("partitioner", "murmur2_random");
+  c.must("bootstrap.servers", cluster.bootstraps());
+  CProducer producer(c);
+  for (int i = 0; i < 300; ++i) producer.produce("kt", "hot");
+  for (int i = 0; i < 40; ++i) producer.produce("kt", "cold-" + std::to_string(i));
+  producer.flush();
+  auto parts = producer.partitions();
+  EXPECT_EQ(parts["hot"], salt_partitions(list, "hot"));
+  for (int i = 0; i < 40; ++i) {
+    std::string k = "cold-" + std::to_string(i);
+    EXPECT_EQ(parts[k], std::set<int32_t>{test::oracle(HashFamily::kMurmur2, k, kPartitions)}) << k;
+  }
+  // Validation at conf_set knows the transport's properties too.
+  Conf bad;
+  bad.must("plugin.library.paths", kPlugin);
+  EXPECT_EQ(bad.set("hotkey.transport", "carrier-pigeon"), RD_KAFKA_CONF_INVALID);
+  bad.must("hotkey.kafka.security.protocol", "plaintext");
+  EXPECT_EQ(bad.set("hotkey.lists.topic", "bad topic"), RD_KAFKA_CONF_INVALID);
 }
 
 TEST(PluginProducer, DestroyWhileALongPollIsPendingReturnsPromptly) {

@@ -46,13 +46,20 @@ class HotkeyStrategy final : public Strategy {
 
  private:
   static client::Properties client_props(const StrategyOptions& o) {
-    if (o.coordinator_url.empty()) {
-      throw std::invalid_argument("hotkey strategy: --coordinator URL is required");
-    }
-    client::Properties p{{"hotkey.coordinator.url", o.coordinator_url},
-                         {"hotkey.producer.id", o.producer_id},
+    client::Properties p{{"hotkey.producer.id", o.producer_id},
                          {"hotkey.hash", "murmur2"},
                          {"hotkey.topics", o.topic}};
+    if (o.transport == "kafka") {
+      // The transport shares the data producer's cluster and security settings.
+      p["hotkey.transport"] = "kafka";
+      p["bootstrap.servers"] = o.bootstrap;
+      for (const auto& [k, v] : o.kafka_props) p[k] = v;
+    } else {
+      if (o.coordinator_url.empty()) {
+        throw std::invalid_argument("hotkey strategy: --coordinator URL is required");
+      }
+      p["hotkey.coordinator.url"] = o.coordinator_url;
+    }
     for (const auto& [k, v] : o.client_props) p[k] = v;
     return p;
   }

@@ -44,6 +44,9 @@ strategy:
   --adaptive-rate R        adaptive: local records/s that make a key hot (default 500)
   --adaptive-half-life S   adaptive: decay half-life in seconds (default 1)
   --coordinator URL        hotkey: coordinator base URL, e.g. http://127.0.0.1:8080
+                           (required with --transport http)
+  --transport T            hotkey: http (default) or kafka: reports to __hotkey_reports and
+                           lists from __hotkey_lists on the --bootstrap cluster (cluster mode)
   --client-prop K=V        hotkey: extra client property (repeatable)
   --kafka-prop K=V         librdkafka property for every strategy (repeatable)
 rate and time:
@@ -169,6 +172,11 @@ Args parse_args(int argc, char** argv) {
       a.options.adaptive_half_life_s = number();
     } else if (flag == "--coordinator") {
       a.options.coordinator_url = value();
+    } else if (flag == "--transport") {
+      a.options.transport = value();
+      if (a.options.transport != "http" && a.options.transport != "kafka") {
+        throw std::invalid_argument("--transport: expected http or kafka");
+      }
     } else if (flag == "--client-prop") {
       a.options.client_props.insert(split_prop(value()));
     } else if (flag == "--kafka-prop") {

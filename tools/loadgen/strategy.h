@@ -29,6 +29,9 @@ struct StrategyOptions {
   double adaptive_half_life_s = 1.0;
   // hotkey: the coordinator and extra client properties (name=value).
   std::string coordinator_url;
+  // hotkey: "http" (reports and long-polls to coordinator_url) or "kafka" (the reports and
+  // lists topics on `bootstrap`; coordinator_url unused).
+  std::string transport = "http";
   std::map<std::string, std::string> client_props;
   // librdkafka properties for every strategy (name=value), e.g. linger.ms.
   std::map<std::string, std::string> kafka_props;

@@ -20,6 +20,13 @@ class DecodeError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// A DecodeError for input over a size limit (too many sketch items): the HTTP layer answers it
+// with 413. The JSON and binary report decoders raise it before decoding the items.
+class LimitError : public DecodeError {
+ public:
+  using DecodeError::DecodeError;
+};
+
 // Bounds every decoder enforces. Defaults are the coordinator's defaults.
 struct ReportLimits {
   uint32_t max_items = 65536;       // sketch items per report
@@ -27,6 +34,11 @@ struct ReportLimits {
   int32_t max_partitions = 100000;  // partitions and partition_counts size
   size_t max_id_bytes = 256;        // producer id, topic name
 };
+
+// The smallest sample_rate a report may carry: one record in a million feeds the sketch. Below
+// it the 1/sample_rate scale stops meaning anything (1e-300 made shares of 9e9, a subnormal
+// rate an infinite scale), and a producer sampling that sparsely reports no usable sketch.
+inline constexpr double kMinSampleRate = 1e-6;
 
 struct ReportItem {
   std::string key;
@@ -42,16 +54,17 @@ struct Report {
   HashFamily hash = HashFamily::kMurmur2;
   std::string separator = std::string(kDefaultSeparator);
   uint32_t window_ms = 0;                  // length of the window this report covers
-  double sample_rate = 1.0;                // fraction of records fed to the sketch, (0, 1]
+  double sample_rate = 1.0;                // fraction of records fed to the sketch, [1e-6, 1]
   uint64_t total = 0;                      // keyed records sent in the window (all, not sampled)
-  std::vector<uint64_t> partition_counts;  // records sent per partition (size == partitions)
+  std::vector<uint64_t> partition_counts;  // records sent per partition (size == partitions,
+                                           // summing to at most total)
   uint64_t seq = 0;                        // per-producer sequence number, grows by one
   int64_t sent_at_ms = 0;                  // producer wall clock, informational
   uint64_t list_version = 0;               // hot-key list version the producer routes with
   // The sketch: capacity, min and items (count, error) over the sampled keys.
   uint32_t sketch_capacity = 0;
   uint64_t sketch_min = 0;
-  uint64_t sketch_total = 0;  // weight fed to the sketch (sampled records)
+  uint64_t sketch_total = 0;  // weight fed to the sketch (sampled records, <= total)
   std::vector<ReportItem> items;
   bool operator==(const Report&) const = default;
 };
@@ -59,8 +72,9 @@ struct Report {
 // Valid topic names: Kafka's rule, [A-Za-z0-9._-]{1,249}.
 bool valid_topic_name(std::string_view topic) noexcept;
 
-// Checks every field against the limits and the invariants (partition_counts size, counts,
-// error <= count, no duplicate keys, sample rate in (0,1], topic name). Throws DecodeError.
+// Checks every field against the limits and the invariants (partition_counts size and sum <=
+// total, sketch.total <= total, counts, error <= count, no duplicate keys, sample rate in
+// [kMinSampleRate, 1], topic name). Throws DecodeError.
 void validate_report(const Report& report, const ReportLimits& limits = {});
 
 // JSON form. Unknown fields are ignored; missing optional fields take defaults.

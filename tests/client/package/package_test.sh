@@ -17,6 +17,12 @@ done
 cmake -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LOCAL_ONLY=ON \
   -P "$build/cmake_install.cmake" >/dev/null
 
+# The librdkafka plugin is installed with the client library (when the tree built it).
+if [ -f "$build/lib/libhotkey-rdkafka.so" ] && ! ls "$prefix"/lib*/libhotkey-rdkafka.so >/dev/null 2>&1; then
+  echo "package_test: libhotkey-rdkafka.so was not installed with the client library" >&2
+  exit 1
+fi
+
 cmake -S "$src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/consumer"

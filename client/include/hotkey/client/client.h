@@ -21,20 +21,21 @@ namespace hotkey::client {
 
 struct TopicStats {
   std::string topic;
-  uint64_t list_version = 0;  // newest list routed with (0: none yet)
-  int32_t partitions = 0;     // live partition count last seen on the send path
-  uint64_t hot_keys = 0;      // keys in that list
-  bool plain = false;         // list expired under hotkey.list.expired.policy=plain
-  uint64_t salted = 0;        // records sent with a salt
-  uint64_t cold = 0;          // keyed records sent unsalted
-  uint64_t null_key = 0;      // records without a key (left to librdkafka)
+  uint64_t list_version = 0;     // newest list routed with (0: none yet)
+  int32_t partitions = 0;        // live partition count last seen on the send path
+  uint64_t hot_keys = 0;         // keys in that list
+  bool plain = false;            // list expired under hotkey.list.expired.policy=plain
+  uint64_t salted = 0;           // records sent with a salt
+  uint64_t cold = 0;             // keyed records sent unsalted
+  uint64_t null_key = 0;         // records without a key (left to librdkafka)
+  uint64_t reports_dropped = 0;  // this topic's reports dropped: hotkey.report.queue.max waiting
 };
 
 struct ClientStats {
   uint64_t reports_sent = 0;      // accepted by the coordinator (2xx)
   uint64_t reports_failed = 0;    // send attempts that failed (network, 5xx, 401/403, 429)
   uint64_t reports_rejected = 0;  // answered 4xx as invalid: dropped, never retried
-  uint64_t reports_dropped = 0;   // dropped because hotkey.report.queue.max were pending
+  uint64_t reports_dropped = 0;   // dropped because a topic had hotkey.report.queue.max pending
   uint64_t list_updates = 0;      // lists accepted (newer version, valid)
   uint64_t list_errors = 0;       // failed polls, garbage bodies, stale or foreign lists
   std::vector<TopicStats> topics;

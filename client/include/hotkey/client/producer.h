@@ -1,4 +1,4 @@
-// hotkey::Producer: a librdkafka producer that salts hot keys (rekey or route mode), adds the
+// hotkey::client::Producer (also reachable as hotkey::Producer): a librdkafka producer that salts hot keys (rekey or route mode), adds the
 // hotkey.salt / hotkey.version headers to salted records, samples and reports its traffic.
 #pragma once
 
@@ -14,7 +14,7 @@
 
 struct rd_kafka_s;  // rd_kafka_t, kept out of this header
 
-namespace hotkey {
+namespace hotkey::client {
 
 // One application header of a record.
 struct Header {
@@ -84,4 +84,14 @@ class Producer {
   std::unique_ptr<Impl> impl_;
 };
 
+}  // namespace hotkey::client
+
+namespace hotkey {
+// These types lived in namespace hotkey before they joined the rest of the client library in
+// hotkey::client; the old names stay valid.
+using client::DeliveryCallback;
+using client::DeliveryReport;
+using client::Header;
+using client::ProduceResult;
+using client::Producer;
 }  // namespace hotkey

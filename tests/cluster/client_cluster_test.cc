@@ -1,0 +1,380 @@
+// Cluster mode with the real client library: hotkey-coordinator processes in one consumer group
+// on a mock Kafka cluster of their own, and a fleet of producer processes
+// (hotkey-test-fleet-producer: hotkey::Producer with hotkey.transport=kafka) sending a skewed
+// workload to 12 data topics. Checked from the producers' side: what they route with.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "cluster_harness.h"
+
+namespace hotkey::coordinator::cluster_test {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr int kDataTopics = 12;
+constexpr int kDataPartitions = 12;
+constexpr int kProducers = 20;
+constexpr double kRatePerProducer = 240;  // records/s over all topics: 4,800/s for the fleet
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+void create_data_topics(MockKafka& kafka, const std::vector<std::string>& topics) {
+  for (const auto& t : topics) {
+    ASSERT_EQ(rd_kafka_mock_topic_create(kafka.handle(), t.c_str(), kDataPartitions, 1),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+}
+
+// One hotkey-test-fleet-producer process.
+class FleetProducer {
+ public:
+  FleetProducer(const std::filesystem::path& dir, int index, const std::string& bootstrap,
+                const std::vector<std::string>& topics, const std::string& transport,
+                const std::string& coordinator, double duration_s)
+      : status_(dir / ("producer-" + std::to_string(index) + ".json")),
+        log_(dir / ("producer-" + std::to_string(index) + ".log")) {
+    std::vector<std::string> args{"--bootstrap", bootstrap,
+                                  "--topics", join(topics),
+                                  "--transport", transport,
+                                  "--id", "fleet-" + std::to_string(index),
+                                  "--rate", std::to_string(kRatePerProducer),
+                                  "--duration", std::to_string(duration_s),
+                                  "--seed", std::to_string(index + 1),
+                                  "--status", status_.string()};
+    if (!coordinator.empty()) {
+      args.push_back("--coordinator");
+      args.push_back(coordinator);
+    }
+    pid_ = fork();
+    if (pid_ == 0) {
+      FILE* f = std::freopen(log_.c_str(), "w", stderr);
+      (void)f;
+      std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-test-fleet-producer";
+      std::vector<char*> argv{bin.data()};
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(bin.c_str(), argv.data());
+      _exit(127);
+    }
+  }
+  ~FleetProducer() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  FleetProducer(const FleetProducer&) = delete;
+  FleetProducer& operator=(const FleetProducer&) = delete;
+
+  // The last status the process wrote (null before the first).
+  json status() const {
+    json j = json::parse(read_all(status_), nullptr, false);
+    return j.is_discarded() ? json() : j;
+  }
+  // SIGTERM: the process stops sending, flushes and writes its final status.
+  void terminate() {
+    if (pid_ > 0) kill(pid_, SIGTERM);
+  }
+  // Waits for the process (after terminate()) and returns its final status.
+  json stop() {
+    terminate();
+    if (pid_ > 0) {
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+    return status();
+  }
+  std::string log() const { return read_all(log_); }
+
+ private:
+  std::filesystem::path status_, log_;
+  pid_t pid_ = -1;
+};
+
+// A coordinator in single-node HTTP mode (no --kafka), for the balance baseline.
+class SingleNode {
+ public:
+  explicit SingleNode(const std::filesystem::path& dir) : log_(dir / "single.log") {
+    const auto cfg = dir / "single.json";
+    std::ofstream(cfg) << R"({"warmup_ms": 0, "plan_interval_ms": 500, "epoch_ms": 500,
+      "defaults": {"min_rate": 1, "hold_ms": 5000}})";
+    const std::string data = (dir / "single-data").string();
+    pid_ = fork();
+    if (pid_ == 0) {
+      FILE* f = std::freopen(log_.c_str(), "w", stderr);
+      (void)f;
+      std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+      execl(bin.c_str(), bin.c_str(), "--listen", "127.0.0.1:0", "--data", data.c_str(),
+            "--config", cfg.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    eventually(
+        [&] {
+          std::istringstream lines(read_all(log_));
+          std::string line;
+          while (std::getline(lines, line)) {
+            auto j = json::parse(line, nullptr, false);
+            if (!j.is_discarded() && j.is_object() && j.value("event", "") == "listening") {
+              port_ = j.value("port", 0);
+            }
+          }
+          return port_ != 0;
+        },
+        milliseconds(60000));
+  }
+  ~SingleNode() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+
+ private:
+  std::filesystem::path log_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// End offsets of every data topic's partitions.
+class Offsets {
+ public:
+  explicit Offsets(const std::string& bootstrap) {
+    char errstr[256];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof errstr);
+    rd_kafka_conf_set(conf, "log_level", "2", errstr, sizeof errstr);
+    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+  }
+  ~Offsets() { rd_kafka_destroy(rk_); }
+  std::map<std::string, std::vector<int64_t>> take(const std::vector<std::string>& topics) {
+    std::map<std::string, std::vector<int64_t>> out;
+    for (const auto& t : topics) {
+      for (int p = 0; p < kDataPartitions; ++p) {
+        int64_t lo = 0, hi = 0;
+        if (rd_kafka_query_watermark_offsets(rk_, t.c_str(), p, &lo, &hi, 10000) !=
+            RD_KAFKA_RESP_ERR_NO_ERROR) {
+          hi = -1;
+        }
+        out[t].push_back(hi);
+      }
+    }
+    return out;
+  }
+
+ private:
+  rd_kafka_t* rk_ = nullptr;
+};
+
+// max/avg partition load per topic over the records written between two offset snapshots.
+std::map<std::string, double> max_over_avg(const std::map<std::string, std::vector<int64_t>>& a,
+                                           const std::map<std::string, std::vector<int64_t>>& b) {
+  std::map<std::string, double> out;
+  for (const auto& [t, before] : a) {
+    const auto& after = b.at(t);
+    double sum = 0, mx = 0;
+    for (size_t p = 0; p < before.size(); ++p) {
+      const double d = static_cast<double>(after[p] - before[p]);
+      sum += d;
+      mx = std::max(mx, d);
+    }
+    out[t] = sum > 0 ? mx / (sum / static_cast<double>(before.size())) : 0;
+  }
+  return out;
+}
+
+// Every producer routes every topic with a list that salts the topic's fleet-hot key.
+bool every_hot_key_listed(const std::vector<std::unique_ptr<FleetProducer>>& fleet,
+                          const std::vector<std::string>& topics) {
+  for (const auto& p : fleet) {
+    json s = p->status();
+    if (!s.is_object()) return false;
+    for (const auto& t : topics) {
+      if (!s["topics"].contains(t)) return false;
+      bool listed = false;
+      for (const auto& k : s["topics"][t]["keys"]) listed = listed || k == "hot-" + t;
+      if (!listed) return false;
+    }
+  }
+  return true;
+}
+
+// Every reports partition owned by exactly one running node.
+bool owned_once(const std::vector<Node*>& nodes, std::map<int, size_t>* owner) {
+  owner->clear();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!nodes[i]->running()) continue;
+    for (int p : nodes[i]->owned()) {
+      if (!owner->emplace(p, i).second) return false;
+    }
+  }
+  return owner->size() == static_cast<size_t>(kPartitions);
+}
+
+// Runs the fleet until every hot key is listed everywhere, lets the lists settle, then returns
+// max/avg per topic over a measured stretch.
+std::map<std::string, double> measure_balance(
+    const std::string& bootstrap, const std::vector<std::unique_ptr<FleetProducer>>& fleet,
+    const std::vector<std::string>& topics, const std::function<bool()>& ready) {
+  EXPECT_TRUE(eventually([&] { return ready() && every_hot_key_listed(fleet, topics); },
+                         milliseconds(120000)));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  Offsets offsets(bootstrap);
+  auto before = offsets.take(topics);
+  std::this_thread::sleep_for(std::chrono::seconds(15));
+  return max_over_avg(before, offsets.take(topics));
+}
+
+// The producers' final statuses: nothing refused, failed or lost, no version ever went back.
+void expect_fleet_healthy(std::vector<std::unique_ptr<FleetProducer>>& fleet) {
+  int64_t max_us = 0;
+  for (auto& p : fleet) p->terminate();  // all at once: they flush in parallel
+  for (auto& p : fleet) {
+    json s = p->stop();
+    ASSERT_TRUE(s.is_object()) << p->log();
+    EXPECT_TRUE(s.value("done", false)) << p->log();
+    EXPECT_EQ(s.value("refused", -1), 0) << p->log();
+    EXPECT_EQ(s.value("failed", -1), 0) << p->log();
+    EXPECT_EQ(s.value("delivered", 0), s.value("sent", 1)) << p->log();
+    EXPECT_EQ(s.value("regressions", -1), 0);
+    EXPECT_GT(s.value("reports_sent", 0), 0);
+    max_us = std::max<int64_t>(max_us, s.value("max_produce_us", int64_t{0}));
+  }
+  std::printf("longest produce() call in the fleet: %lld us\n", static_cast<long long>(max_us));
+  // Blocking on the coordinators would last as long as the failover (over 10 s); a loaded
+  // machine can deschedule a thread for a while (1.9 s seen at load average ~1,000), hence
+  // the generous bound.
+  EXPECT_LT(max_us, 5000000);
+}
+
+// DISABLED: fails on main as of this writing (two loaded runs: single node 1.04-1.13 on every
+// topic; 3 coordinators 1.10-1.23 in the first, and 1.10-1.50 with 4 topics at 2.4-2.65, whose
+// hot key went unsalted for part of the measured 15 s, in the second). The cluster side is to
+// find why before this is enabled; run it with --gtest_also_run_disabled_tests.
+TEST(ClientCluster, DISABLED_TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeOneNode) {
+  const auto topics = data_topics(kDataTopics);
+  std::map<std::string, double> single, cluster;
+  {
+    // Baseline: one coordinator over HTTP, the same fleet and workload.
+    MockKafka kafka;
+    create_data_topics(kafka, topics);
+    TempDir dir;
+    SingleNode node(dir.path());
+    ASSERT_NE(node.port(), 0);
+    std::vector<std::unique_ptr<FleetProducer>> fleet;
+    for (int i = 0; i < kProducers; ++i) {
+      fleet.push_back(std::make_unique<FleetProducer>(dir.path(), i, kafka.bootstrap(), topics,
+                                                      "http", node.url(), 600));
+    }
+    single = measure_balance(kafka.bootstrap(), fleet, topics, [] { return true; });
+    expect_fleet_healthy(fleet);
+  }
+  {
+    MockKafka kafka;
+    create_data_topics(kafka, topics);
+    TempDir dir;
+    Node a("a", dir.path(), kafka.bootstrap());
+    Node b("b", dir.path(), kafka.bootstrap());
+    Node c("c", dir.path(), kafka.bootstrap());
+    std::vector<Node*> nodes{&a, &b, &c};
+    std::vector<std::unique_ptr<FleetProducer>> fleet;
+    for (int i = 0; i < kProducers; ++i) {
+      fleet.push_back(std::make_unique<FleetProducer>(dir.path(), i, kafka.bootstrap(), topics,
+                                                      "kafka", "", 600));
+    }
+    std::map<int, size_t> owner;
+    cluster = measure_balance(kafka.bootstrap(), fleet, topics, [&] {
+      // Every topic owned by exactly one coordinator, every coordinator owning some.
+      if (!owned_once(nodes, &owner)) return false;
+      std::set<size_t> members;
+      for (const auto& [p, n] : owner) members.insert(n);
+      return members.size() == nodes.size();
+    });
+    ASSERT_TRUE(owned_once(nodes, &owner));
+    expect_fleet_healthy(fleet);
+  }
+  for (const auto& t : topics) {
+    std::printf("%s max/avg: single node %.3f, 3 coordinators %.3f\n", t.c_str(), single[t],
+                cluster[t]);
+    EXPECT_GT(single[t], 0.99) << t;
+    EXPECT_LE(cluster[t], single[t] + 0.05) << t;
+  }
+}
+
+TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoesBack) {
+  const auto topics = data_topics(kDataTopics);
+  MockKafka kafka;
+  create_data_topics(kafka, topics);
+  TempDir dir;
+  Node a("a", dir.path(), kafka.bootstrap());
+  Node b("b", dir.path(), kafka.bootstrap());
+  Node c("c", dir.path(), kafka.bootstrap());
+  std::vector<Node*> nodes{&a, &b, &c};
+  std::vector<std::unique_ptr<FleetProducer>> fleet;
+  for (int i = 0; i < kProducers; ++i) {
+    fleet.push_back(std::make_unique<FleetProducer>(dir.path(), i, kafka.bootstrap(), topics,
+                                                    "kafka", "", 600));
+  }
+  std::map<int, size_t> owner;
+  ASSERT_TRUE(eventually([&] { return owned_once(nodes, &owner) && every_hot_key_listed(fleet, topics); },
+                         milliseconds(120000)))
+      << a.log() << b.log() << c.log();
+
+  // The victim owns data-0; its topics and the version every producer routes them with.
+  Node* victim = nodes[owner[partition_of("data-0")]];
+  std::vector<std::string> moved;
+  for (const auto& t : topics) {
+    if (nodes[owner[partition_of(t)]] == victim) moved.push_back(t);
+  }
+  std::vector<std::map<std::string, uint64_t>> before(fleet.size());
+  for (size_t i = 0; i < fleet.size(); ++i) {
+    json s = fleet[i]->status();
+    for (const auto& t : moved) before[i][t] = s["topics"][t].value("version", uint64_t{0});
+  }
+  const auto killed_at = Steady::now();
+  victim->kill9();
+  std::vector<Node*> survivors;
+  for (Node* n : nodes) {
+    if (n != victim) survivors.push_back(n);
+  }
+  // Owned by the others (the figure is printed; the goal is 3 x session.timeout.ms).
+  ASSERT_TRUE(eventually([&] { return owned_once(survivors, &owner); },
+                         milliseconds(3 * kSessionTimeoutMs + 30000)));
+  const auto owned_ms =
+      std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
+  // Lists keep flowing: every producer routes the moved topics with a newer version (the new
+  // owner's epoch) that still salts the hot key.
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (size_t i = 0; i < fleet.size(); ++i) {
+          json s = fleet[i]->status();
+          if (!s.is_object()) return false;
+          for (const auto& t : moved) {
+            if (s["topics"][t].value("version", uint64_t{0}) >> 32 <= before[i][t] >> 32) {
+              return false;
+            }
+          }
+        }
+        return every_hot_key_listed(fleet, topics);
+      },
+      milliseconds(60000)));
+  const auto flowing_ms =
+      std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
+  std::printf("kill -9: %zu topics owned by the others after %lld ms (goal %d ms), every "
+              "producer on the new owner's lists after %lld ms\n",
+              moved.size(), static_cast<long long>(owned_ms), 3 * kSessionTimeoutMs,
+              static_cast<long long>(flowing_ms));
+  // Keep sending a little longer on the new owners' lists, then check the fleet.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  expect_fleet_healthy(fleet);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::cluster_test
