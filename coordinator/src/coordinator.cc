@@ -110,13 +110,6 @@ namespace {
 // a topic's versions to the end of the uint64 range; cluster versions are epoch << 32 | seq).
 constexpr uint64_t kMaxAdoptedVersion = uint64_t{1} << 62;
 
-// The published list's keys: their records are counted apart inside the partition loads.
-std::set<std::string, std::less<>> list_keys(const HotKeyList& list) {
-  std::set<std::string, std::less<>> keys;
-  for (const auto& k : list.keys) keys.insert(k.key);
-  return keys;
-}
-
 // Lists kept for accounting reports routed with them: far more versions than a window sees
 // at the usual churn (a few a minute), so only reports of a long-gone list lose their load.
 constexpr size_t kRecentLists = 16;
