@@ -6,3 +6,13 @@ target_link_libraries(coordinator_bench PRIVATE
 target_compile_definitions(coordinator_bench PRIVATE
   HOTKEY_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
 add_dependencies(coordinator_bench hotkey-coordinator)
+
+# Fixed-count in-process ingest driver for callgrind instruction counts (docs/BENCHMARKS.md,
+# "Coordinator"; the CI guard tests/perf/ingest_cost_check.py runs it).
+add_executable(ingest_instructions ${CMAKE_CURRENT_LIST_DIR}/ingest_instructions.cc)
+target_link_libraries(ingest_instructions PRIVATE hotkey::coordinator hotkey_warnings)
+add_test(NAME perf.ingest_instructions
+         COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/ingest_cost_check.py
+                 ${CMAKE_RUNTIME_OUTPUT_DIRECTORY} ${CMAKE_CURRENT_LIST_DIR}/ingest_budget.json)
+set_tests_properties(perf.ingest_instructions PROPERTIES
+  LABELS "perf" SKIP_RETURN_CODE 77 TIMEOUT 900)

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include <malloc.h>
@@ -42,6 +43,12 @@ int main(int argc, char** argv) {
   // across all of them, so RSS kept creeping up under steady load (docs/RELIABILITY.md,
   // "Load"). MALLOC_ARENA_MAX in the environment still wins.
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--help-config") {
+      std::cout << config_help_text();
+      return 0;
+    }
+  }
   std::optional<CoordinatorConfig> config;
   try {
     config = parse_command_line(argc, argv);

@@ -13,6 +13,7 @@ PKGS=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   curl python3
   python3-confluent-kafka
+  valgrind
 )
 # Extra groups, opted into with flags.
 BROWSER_PKGS=(chromium nodejs npm)

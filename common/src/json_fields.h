@@ -2,6 +2,7 @@
 // bad input with a DecodeError that names the field path ("sketch.items[3].count: ...").
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -34,6 +35,31 @@ inline std::string index(const std::string& parent, size_t i) {
   return parent + "[" + std::to_string(i) + "]";
 }
 
+// The deepest nesting of [ and { outside string literals (an upper bound of what the parser
+// will see; unbalanced or invalid text just gives some number).
+inline int max_bracket_depth(std::string_view text) noexcept {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 // Called for every parse event before the document is built (see nlohmann's parser callback);
 // may throw DecodeError to stop parsing early. Depth is at most kMaxDepth.
 using ParseWatch = std::function<void(int depth, Json::parse_event_t event, const Json& parsed)>;
@@ -53,8 +79,17 @@ inline Json parse_object(std::string_view text, std::string_view what,
   };
   Json doc;
   try {
-    doc = Json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/true,
-                      /*ignore_comments=*/false);
+    // The depth callback makes nlohmann use its slower callback parser; without a watch, a
+    // document that a bracket scan shows shallow enough cannot trip it, so it goes through
+    // the plain parser (same DOM, same errors). Anything deeper, or in doubt, or watched,
+    // takes the checked path.
+    if (!watch && max_bracket_depth(text) < kMaxDepth) {
+      doc = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true,
+                        /*ignore_comments=*/false);
+    } else {
+      doc = Json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/true,
+                        /*ignore_comments=*/false);
+    }
   } catch (const Json::exception& e) {
     // parse_error for syntax, out_of_range for numbers beyond a double (1e400).
     // Drop nlohmann's "[json.exception.parse_error.101] " prefix: users need the position.

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <limits>
 #include <string>
-#include <unordered_map>
 
 #include "hotkey/key_codec.h"
 #include "json_fields.h"
@@ -79,16 +78,24 @@ class Reader {
     return v;
   }
   // A length-prefixed byte string of at most max_len bytes, checked before copying.
-  std::string bytes(const std::string& what, uint64_t max_len) {
-    uint32_t len = u32(what.c_str());
+  // `what` (with `[item]` when item is not kNoItem) names the field only in messages: nothing
+  // is formatted per call on the good path.
+  static constexpr size_t kNoItem = std::numeric_limits<size_t>::max();
+  std::string bytes(const char* what, uint64_t max_len, size_t item = kNoItem,
+                    const char* member = "") {
+    if (remaining() < 4) need(4, name(what, item, member).c_str());
+    uint32_t len = u32(what);
     if (len > max_len) {
-      fail(what, "length " + std::to_string(len) + " exceeds the limit of " +
-                     std::to_string(max_len) + " bytes");
+      fail(name(what, item, member), "length " + std::to_string(len) + " exceeds the limit of " +
+                                         std::to_string(max_len) + " bytes");
     }
-    need(len, what.c_str());
+    if (remaining() < len) need(len, name(what, item, member).c_str());
     std::string s(in_.substr(pos_, len));
     pos_ += len;
     return s;
+  }
+  static std::string name(const char* what, size_t item, const char* member) {
+    return item == kNoItem ? std::string(what) : index(what, item) + member;
   }
   // Checks that `count` elements of `elem_size` bytes each can still be present before the
   // caller reserves memory for them.
@@ -167,20 +174,33 @@ void validate_report(const Report& report, const ReportLimits& limits) {
                              ") than sketch.capacity (" + std::to_string(report.sketch_capacity) +
                              ")");
   }
-  std::unordered_map<std::string_view, size_t> seen;
-  seen.reserve(report.items.size());
+  // Duplicate keys: an open-addressing table of item indexes (one allocation per report
+  // instead of a node per key).
+  size_t slots = 8;
+  while (slots < 2 * report.items.size()) slots *= 2;
+  constexpr uint32_t kFree = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> seen(slots, kFree);
   uint64_t smallest = std::numeric_limits<uint64_t>::max();
   for (size_t i = 0; i < report.items.size(); ++i) {
     const ReportItem& item = report.items[i];
-    const std::string path = index("sketch.items", i);
+    // The field path is formatted only for a failure (this loop runs for every entry ingested).
+    auto path = [i](const char* member) { return index("sketch.items", i) + member; };
     if (item.key.size() > limits.max_key_bytes) {
-      fail(path + ".key", "key longer than " + std::to_string(limits.max_key_bytes) + " bytes");
+      fail(path(".key"), "key longer than " + std::to_string(limits.max_key_bytes) + " bytes");
     }
-    if (item.count == 0) fail(path + ".count", "must be >= 1");
-    if (item.error > item.count) fail(path + ".error", "must not exceed count");
-    if (item.count > report.sketch_total) fail(path + ".count", "exceeds sketch.total");
-    auto [it, inserted] = seen.emplace(item.key, i);
-    if (!inserted) fail(path + ".key", "duplicate of " + index("sketch.items", it->second));
+    if (item.count == 0) fail(path(".count"), "must be >= 1");
+    if (item.error > item.count) fail(path(".error"), "must not exceed count");
+    if (item.count > report.sketch_total) fail(path(".count"), "exceeds sketch.total");
+    for (size_t at = std::hash<std::string_view>{}(item.key) & (slots - 1);;
+         at = (at + 1) & (slots - 1)) {
+      if (seen[at] == kFree) {
+        seen[at] = static_cast<uint32_t>(i);
+        break;
+      }
+      if (report.items[seen[at]].key == item.key) {
+        fail(path(".key"), "duplicate of " + index("sketch.items", seen[at]));
+      }
+    }
     smallest = std::min(smallest, item.count);
   }
   // Space-Saving's minimum is the bound for every unmonitored key: the smallest count once
@@ -224,6 +244,40 @@ std::string report_to_json(const Report& report) {
   sketch["items"] = std::move(items);
   return json_fields::dump(doc, "report");
 }
+
+namespace {
+
+// The common item shape, {"key": "<text>", "count": N, "error": N} (any member order, nothing
+// else), read without formatting field paths: this runs for every entry ingested. False for
+// anything else, which the caller re-reads with the checked, path-naming helpers.
+bool fast_item(const json_fields::Json& j, size_t max_key_bytes, ReportItem& out) {
+  if (!j.is_object() || j.size() != 3) return false;
+  const json_fields::Json* key = nullptr;
+  const json_fields::Json* count = nullptr;
+  const json_fields::Json* error = nullptr;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& name = it.key();
+    if (name == "key") {
+      key = &it.value();
+    } else if (name == "count") {
+      count = &it.value();
+    } else if (name == "error") {
+      error = &it.value();
+    }
+  }
+  if (!key || !count || !error || !key->is_string() || !count->is_number_unsigned() ||
+      !error->is_number_unsigned()) {
+    return false;
+  }
+  const auto& text = key->get_ref<const std::string&>();
+  if (text.size() > max_key_bytes) return false;
+  out.key = text;
+  out.count = count->get<uint64_t>();
+  out.error = error->get<uint64_t>();
+  return true;
+}
+
+}  // namespace
 
 Report parse_report_json(std::string_view text, const ReportLimits& limits) {
   using namespace json_fields;
@@ -280,12 +334,16 @@ Report parse_report_json(std::string_view text, const ReportLimits& limits) {
   r.items.reserve(items.size());
   uint64_t count_sum = 0;
   for (size_t i = 0; i < items.size(); ++i) {
-    const std::string path = index("sketch.items", i);
-    const Json& j = as_object(items[i], path);
+    const Json& j = items[i];
     ReportItem item;
-    item.key = read_key(j, path, limits.max_key_bytes);
-    item.count = as_u64(require(j, path, "count"), path + ".count");
-    item.error = as_u64(require(j, path, "error"), path + ".error");
+    if (!fast_item(j, limits.max_key_bytes, item)) {
+      // Not the common shape: the checked path says exactly what is wrong.
+      const std::string path = index("sketch.items", i);
+      as_object(j, path);
+      item.key = read_key(j, path, limits.max_key_bytes);
+      item.count = as_u64(require(j, path, "count"), path + ".count");
+      item.error = as_u64(require(j, path, "error"), path + ".error");
+    }
     count_sum = count_sum > std::numeric_limits<uint64_t>::max() - item.count
                     ? std::numeric_limits<uint64_t>::max()
                     : count_sum + item.count;
@@ -393,9 +451,8 @@ Report decode_report_binary(std::string_view bytes, const ReportLimits& limits) 
   in.need_elements(n_items, 20, "sketch.items");
   r.items.reserve(n_items);
   for (uint32_t i = 0; i < n_items; ++i) {
-    const std::string path = index("sketch.items", i);
     ReportItem item;
-    item.key = in.bytes(path + ".key", limits.max_key_bytes);
+    item.key = in.bytes("sketch.items", limits.max_key_bytes, i, ".key");
     item.count = in.u64("sketch.items");
     item.error = in.u64("sketch.items");
     r.items.push_back(std::move(item));
@@ -409,19 +466,30 @@ Report decode_report_binary(std::string_view bytes, const ReportLimits& limits) 
 }
 
 SpaceSaving report_sketch(const Report& report) {
-  // The report was decoded under the caller's limits, which may be wider than the defaults;
-  // only the invariants matter here.
-  constexpr ReportLimits kNoLimits{
-      std::numeric_limits<uint32_t>::max(), std::numeric_limits<uint32_t>::max(),
-      std::numeric_limits<int32_t>::max(), std::numeric_limits<size_t>::max()};
-  validate_report(report, kNoLimits);
-  std::vector<SpaceSaving::Item> items;
+  // The report was decoded (and validated) under the caller's limits, which may be wider than
+  // the defaults. Only the sketch's own invariants are checked again here, once per item: the
+  // per-item rules (count >= 1, error <= count, count <= total) and duplicate keys by
+  // from_items, the capacity and minimum rules below.
+  if (report.sketch_capacity < 1 || report.sketch_capacity > SpaceSaving::kMaxCapacity) {
+    fail("sketch.capacity", "must be in [1, " + std::to_string(SpaceSaving::kMaxCapacity) + "]");
+  }
+  std::vector<SpaceSaving::ItemView> items;
   items.reserve(report.items.size());
+  uint64_t smallest = std::numeric_limits<uint64_t>::max();
   for (const ReportItem& item : report.items) {
-    items.push_back(SpaceSaving::Item{item.key, item.count, item.error});
+    items.push_back(SpaceSaving::ItemView{item.key, item.count, item.error});
+    smallest = std::min(smallest, item.count);
+  }
+  const bool full = report.items.size() == report.sketch_capacity;
+  if (full && report.sketch_min != smallest) {
+    fail("sketch.min", "must equal the smallest item count (" + std::to_string(smallest) +
+                           ") when the sketch is full");
+  }
+  if (!full && report.sketch_min != 0) {
+    fail("sketch.min", "must be 0 while the sketch holds fewer items than its capacity");
   }
   try {
-    return SpaceSaving::from_items(report.sketch_capacity, report.sketch_total, std::move(items));
+    return SpaceSaving::from_items(report.sketch_capacity, report.sketch_total, items);
   } catch (const DecodeError&) {
     throw;
   } catch (const std::invalid_argument& e) {

@@ -396,7 +396,8 @@ struct SpaceSaving::Impl {
   uint64_t min_count() const { return size == capacity ? heap[0].count : 0; }
 
   // Loads validated items; rejects duplicate keys.
-  void load_items(const std::vector<Item>& items) {
+  template <typename Items>
+  void load_items(const Items& items) {
     slots.reserve(items.size());
     heap.reserve(items.size());
     pos.reserve(items.size());
@@ -422,7 +423,8 @@ struct SpaceSaving::Impl {
 
 namespace {
 
-void validate_item(const SpaceSaving::Item& it, size_t i) {
+template <typename ItemT>
+void validate_item(const ItemT& it, size_t i) {
   if (it.count == 0) {
     throw std::invalid_argument("space-saving item " + std::to_string(i) + ": count must be >= 1");
   }
@@ -436,7 +438,8 @@ void validate_item(const SpaceSaving::Item& it, size_t i) {
 // No key can have been seen more often than everything together. (The sum of counts may
 // exceed the total: a merge result of wider capacity than its parts, or a report whose counts
 // were scaled up for sampling and rounded one by one, are both legitimate.)
-void check_count_within_total(const SpaceSaving::Item& it, size_t i, uint64_t total) {
+template <typename ItemT>
+void check_count_within_total(const ItemT& it, size_t i, uint64_t total) {
   if (it.count > total) {
     throw std::invalid_argument("space-saving item " + std::to_string(i) + ": count " +
                                 std::to_string(it.count) + " exceeds the total " +
@@ -575,6 +578,23 @@ SpaceSaving SpaceSaving::merge_all(std::span<const SpaceSaving* const> parts, ui
 }
 
 SpaceSaving SpaceSaving::from_items(uint32_t capacity, uint64_t total, std::vector<Item> items) {
+  check_capacity(capacity);
+  if (items.size() > capacity) {
+    throw std::invalid_argument("space-saving has " + std::to_string(items.size()) +
+                                " items, more than its capacity " + std::to_string(capacity));
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    validate_item(items[i], i);
+    check_count_within_total(items[i], i, total);
+  }
+  SpaceSaving out(capacity);
+  out.impl_->total = total;
+  out.impl_->load_items(items);
+  return out;
+}
+
+SpaceSaving SpaceSaving::from_items(uint32_t capacity, uint64_t total,
+                                    std::span<const ItemView> items) {
   check_capacity(capacity);
   if (items.size() > capacity) {
     throw std::invalid_argument("space-saving has " + std::to_string(items.size()) +

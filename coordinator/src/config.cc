@@ -2,12 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -20,17 +22,27 @@ using nlohmann::json;
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
 
+// "config: 'topics.t.max_salts' must be 1..100000, got -3" for a known setting, else a plain
+// "must be" message.
+[[noreturn]] void fail_number(const std::string& path, const json& j, const char* otherwise) {
+  const std::string name = path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+  for (const SettingInfo& s : config_settings()) {
+    if (name == s.name) fail("config: '" + path + "' must be " + s.range() + ", got " + j.dump());
+  }
+  fail("config: '" + path + "' " + otherwise);
+}
+
 template <typename T>
 T get_number(const json& j, const std::string& name) {
   if (!j.is_number()) fail("config: '" + name + "' must be a number");
   if constexpr (std::is_integral_v<T>) {
     if (!j.is_number_integer() && !j.is_number_unsigned()) {
-      fail("config: '" + name + "' must be an integer");
+      fail("config: '" + name + "' must be an integer (" + j.dump() + " is not)");
     }
     if (j.is_number_unsigned()) {
       auto v = j.get<uint64_t>();
       if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
-        fail("config: '" + name + "' is too large");
+        fail_number(name, j, "is too large");
       }
       return static_cast<T>(v);
     }
@@ -38,7 +50,7 @@ T get_number(const json& j, const std::string& name) {
     if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
         (v > 0 &&
          static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
-      fail("config: '" + name + "' is out of range");
+      fail_number(name, j, "is out of range");
     }
     return static_cast<T>(v);
   } else {
@@ -49,6 +61,54 @@ T get_number(const json& j, const std::string& name) {
 std::string get_string(const json& j, const std::string& name) {
   if (!j.is_string()) fail("config: '" + name + "' must be a string");
   return j.get<std::string>();
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "config: unknown setting ..." with a hint: where the setting belongs when it exists at the
+// other level, else the closest known name. `where` is "" (top level), "defaults" or
+// "topics.<name>".
+std::string unknown_setting(const std::string& where, const std::string& name) {
+  const bool top = where.empty();
+  const std::string path = top ? name : where + "." + name;
+  std::string msg = "config: unknown setting '" + path + "'";
+  const SettingInfo* best = nullptr;
+  size_t best_distance = 3;  // suggest names within two edits
+  for (const SettingInfo& s : config_settings()) {
+    const bool topic_setting = std::string_view(s.section) == "topic";
+    if (name == s.name) {
+      if (top && topic_setting) {
+        return msg + ": it is a per-topic setting; did you mean 'defaults." + name +
+               "' (every topic) or 'topics.<topic>." + name + "'?";
+      }
+      if (!top && !topic_setting) {
+        return msg + ": '" + name + "' is a top-level setting, not a per-topic one";
+      }
+    }
+    if (topic_setting == top) continue;
+    if (size_t d = edit_distance(name, s.name); d < best_distance) {
+      best_distance = d;
+      best = &s;
+    }
+  }
+  if (top && (name == "topics" || name == "defaults")) return msg;
+  if (best != nullptr) {
+    msg += "; did you mean '" + (top ? std::string() : where + ".") + best->name + "'?";
+  }
+  return msg + " (hotkey-coordinator --help-config lists every setting)";
 }
 
 void apply_topic_settings(TopicSettings& s, const json& j, const std::string& where) {
@@ -86,7 +146,7 @@ void apply_topic_settings(TopicSettings& s, const json& j, const std::string& wh
     } else if (name == "separator") {
       s.separator = get_string(v, path);
     } else {
-      fail("config: unknown setting '" + path + "'");
+      fail(unknown_setting(where, name));
     }
   }
   try {
@@ -123,7 +183,12 @@ void add_operator_token(CoordinatorConfig& c, const std::string& spec) {
     token = spec.substr(eq + 1);
   }
   if (token.size() < 8) fail("operator token for '" + name + "' must be at least 8 bytes");
-  c.operator_tokens[name] = token;
+  // Every token works; a second token under one name is rotation, not a replacement.
+  auto [first, last] = c.operator_tokens.equal_range(name);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == token) return;
+  }
+  c.operator_tokens.emplace(name, token);
 }
 
 std::string read_file(const std::string& path, const std::string& what = "config file") {
@@ -169,28 +234,118 @@ void check_readable(const std::string& path, const std::string& setting) {
 
 }  // namespace
 
+#define HK_GET(field) [](const CoordinatorConfig& c) { return static_cast<double>(c.field); }
+#define HK_TOPIC(field) [](const TopicSettings& t) { return static_cast<double>(t.field); }
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+const std::vector<SettingInfo>& config_settings() {
+  static const std::vector<SettingInfo> all = {
+      {"listen", "service", "\"127.0.0.1:8470\"", "HOST:PORT, port 0..65535"},
+      {"data_dir", "service", "—", "a directory path (required here or as --data)"},
+      {"operator_tokens", "service", "{}", "{\"name\": \"token\"}, tokens >= 8 bytes"},
+      {"producer_token", "service", "\"\"", "a token"},
+      {"operator_tokens_file", "service", "\"\"", "a file path (mode 0600 or 0640)"},
+      {"producer_token_file", "service", "\"\"", "a file path (mode 0600 or 0640)"},
+      {"tls_cert_file", "service", "\"\"", "a PEM file path"},
+      {"tls_key_file", "service", "\"\"", "a PEM file path"},
+      {"tls_client_ca_file", "service", "\"\"", "a PEM file path"},
+      {"kafka", "service", "—", "an object of cluster-mode settings (see Cluster mode)"},
+      {"http_threads", "service", "16", nullptr, 2, 10000, false, HK_GET(http_threads)},
+      {"max_waiters", "service", "512", nullptr, 1, 100000, false, HK_GET(max_waiters)},
+      {"max_wait_ms", "service", "60000", nullptr, 1, 3600000, false, HK_GET(max_wait_ms)},
+      {"max_body_bytes", "service", "8388608", nullptr, 1024, 1073741824, false,
+       HK_GET(max_body_bytes)},
+      {"keep_alive_max_count", "service", "1000", nullptr, 1, 1000000, false,
+       HK_GET(keep_alive_max_count)},
+      {"keep_alive_timeout_s", "service", "10", nullptr, 1, 3600, false,
+       HK_GET(keep_alive_timeout_s)},
+      {"max_connections", "service", "0", nullptr, 0, 1000000, false, HK_GET(max_connections)},
+      {"max_connections_per_client", "service", "0", nullptr, 0, 1000000, false,
+       HK_GET(max_connections_per_client)},
+      {"read_timeout_s", "service", "5", nullptr, 1, 3600, false, HK_GET(read_timeout_s)},
+      {"write_timeout_s", "service", "5", nullptr, 1, 3600, false, HK_GET(write_timeout_s)},
+      {"request_timeout_s", "service", "30", nullptr, 1, 86400, false, HK_GET(request_timeout_s)},
+      {"report_rate_per_client", "service", "0", nullptr, 0, 1000000, false,
+       HK_GET(report_rate_per_client)},
+      {"report_burst_per_client", "service", "100", nullptr, 1, 1000000, false,
+       HK_GET(report_burst_per_client)},
+      {"operator_rate_per_client", "service", "0", nullptr, 0, 1000000, false,
+       HK_GET(operator_rate_per_client)},
+      {"operator_burst_per_client", "service", "100", nullptr, 1, 1000000, false,
+       HK_GET(operator_burst_per_client)},
+      {"rate_limit_max_clients", "service", "100000", nullptr, 1, 10000000, false,
+       HK_GET(rate_limit_max_clients)},
+      {"max_items", "service", "65536", nullptr, 1, 1048576, false, HK_GET(limits.max_items)},
+      {"max_key_bytes", "service", "4096", nullptr, 1, 65536, false, HK_GET(limits.max_key_bytes)},
+      {"max_partitions", "service", "100000", nullptr, 1, 100000, false,
+       HK_GET(limits.max_partitions)},
+      {"max_topics", "service", "10000", nullptr, 1, 1000000, false, HK_GET(max_topics)},
+      {"audit_max_limit", "service", "1000", nullptr, 1, 100000, false, HK_GET(audit_max_limit)},
+      {"epoch_ms", "window", "1000", nullptr, 10, 3600000, false, HK_GET(epoch_ms)},
+      {"window_epochs", "window", "10", nullptr, 1, 3600, false, HK_GET(window_epochs)},
+      {"sketch_capacity", "window", "4096", nullptr, 16, 1048576, false, HK_GET(sketch_capacity)},
+      {"producer_timeout_ms", "window", "30000", nullptr, 1, 86400000, false,
+       HK_GET(producer_timeout_ms)},
+      {"plan_interval_ms", "window", "1000", nullptr, 10, 3600000, false,
+       HK_GET(plan_interval_ms)},
+      {"warmup_ms", "window", "5000", nullptr, 0, 86400000, false, HK_GET(warmup_ms)},
+      {"hot_fraction", "topic", "0.5", nullptr, 0, 1000, true, nullptr, HK_TOPIC(hot_fraction)},
+      {"min_rate", "topic", "10", nullptr, 0, 1e12, false, nullptr, HK_TOPIC(min_rate)},
+      {"cold_fraction", "topic", "0.25", nullptr, 0, 1000, true, nullptr,
+       HK_TOPIC(cold_fraction)},
+      {"hold_ms", "topic", "30000", nullptr, 0, 86400000, false, nullptr, HK_TOPIC(hold_ms)},
+      {"balance_target", "topic", "1.03", nullptr, 1, 1000, false, nullptr,
+       HK_TOPIC(balance_target)},
+      {"balance_min_fraction", "topic", "0.02", nullptr, 0, 1000, false, nullptr,
+       HK_TOPIC(balance_min_fraction)},
+      {"churn_tolerance", "topic", "0.02", nullptr, 0, 1000, false, nullptr,
+       HK_TOPIC(churn_tolerance)},
+      {"max_hot_keys", "topic", "64", nullptr, 1, 100000, false, nullptr, HK_TOPIC(max_hot_keys)},
+      {"min_salts", "topic", "2", nullptr, 1, 100000, false, nullptr, HK_TOPIC(min_salts)},
+      {"max_salts", "topic", "256", nullptr, 1, 100000, false, nullptr, HK_TOPIC(max_salts)},
+      {"salt_share", "topic", "0.05", nullptr, 0, 1000, true, nullptr, HK_TOPIC(salt_share)},
+      {"salt_search_limit", "topic", "65536", nullptr, 1, 4294967295.0, false, nullptr,
+       HK_TOPIC(salt_search_limit)},
+      {"hash", "topic", "—", "murmur2, crc32 or fnv1a"},
+      {"separator", "topic", "—", "1-8 bytes, no decimal digit"},
+  };
+  return all;
+}
+#undef HK_GET
+#undef HK_TOPIC
+
+std::string SettingInfo::range() const {
+  if (form != nullptr) return form;
+  auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.15g", v);
+    return std::string(buf);
+  };
+  if (lo_open) return "> " + num(lo) + " and <= " + num(hi);
+  return num(lo) + ".." + num(hi);
+}
+
+namespace {
+
+void check_range(const SettingInfo& s, double v) {
+  const bool ok = std::isfinite(v) && (s.lo_open ? v > s.lo : v >= s.lo) && v <= s.hi;
+  if (!ok) {
+    char got[32];
+    std::snprintf(got, sizeof(got), "%.15g", v);
+    fail(std::string(s.name) + " must be " + s.range() + ", got " + got);
+  }
+}
+
+}  // namespace
+
 void TopicSettings::validate() const {
-  auto positive = [](double v) { return std::isfinite(v) && v > 0; };
-  if (!positive(hot_fraction)) fail("hot_fraction must be > 0");
-  if (!(std::isfinite(min_rate) && min_rate >= 0)) fail("min_rate must be >= 0");
-  if (!positive(cold_fraction) || cold_fraction > hot_fraction) {
-    fail("cold_fraction must be > 0 and <= hot_fraction");
+  for (const SettingInfo& s : config_settings()) {
+    if (s.get_topic != nullptr) check_range(s, s.get_topic(*this));
   }
-  if (hold_ms < 0) fail("hold_ms must be >= 0");
-  if (!(std::isfinite(balance_target) && balance_target >= 1.0)) {
-    fail("balance_target must be >= 1.0");
+  if (cold_fraction > hot_fraction) {
+    fail("cold_fraction must be <= hot_fraction (" + std::to_string(hot_fraction) + ")");
   }
-  if (!(std::isfinite(balance_min_fraction) && balance_min_fraction >= 0)) {
-    fail("balance_min_fraction must be >= 0");
-  }
-  if (!(std::isfinite(churn_tolerance) && churn_tolerance >= 0)) {
-    fail("churn_tolerance must be >= 0");
-  }
-  if (max_hot_keys > 100000) fail("max_hot_keys must be <= 100000");
-  if (min_salts < 1) fail("min_salts must be >= 1");
-  if (max_salts < min_salts) fail("max_salts must be >= min_salts");
-  if (!positive(salt_share)) fail("salt_share must be > 0");
-  if (salt_search_limit < 1) fail("salt_search_limit must be >= 1");
+  if (max_salts < min_salts) fail("max_salts must be >= min_salts (" + std::to_string(min_salts) + ")");
   if (separator && !valid_separator(*separator)) {
     fail("separator must be 1-8 bytes, none of them a decimal digit");
   }
@@ -206,19 +361,9 @@ const TopicSettings& CoordinatorConfig::settings_for(std::string_view topic) con
 }
 
 void CoordinatorConfig::validate() const {
-  if (http_threads < 2) fail("http_threads must be >= 2");
-  if (max_waiters > 100000) fail("max_waiters must be <= 100000");
-  if (max_wait_ms < 1) fail("max_wait_ms must be >= 1");
-  if (max_body_bytes < 1024) fail("max_body_bytes must be >= 1024");
-  if (epoch_ms < 10) fail("epoch_ms must be >= 10");
-  if (window_epochs < 1 || window_epochs > 3600) fail("window_epochs must be 1..3600");
-  if (sketch_capacity < 16 || sketch_capacity > 1u << 20) {
-    fail("sketch_capacity must be 16..1048576");
+  for (const SettingInfo& s : config_settings()) {
+    if (s.get != nullptr) check_range(s, s.get(*this));
   }
-  if (producer_timeout_ms < 1) fail("producer_timeout_ms must be >= 1");
-  if (warmup_ms < 0) fail("warmup_ms must be >= 0");
-  if (plan_interval_ms < 10) fail("plan_interval_ms must be >= 10");
-  if (max_topics < 1) fail("max_topics must be >= 1");
   if (tls_cert_file.empty() != tls_key_file.empty()) {
     fail("TLS needs both tls_cert_file (--tls-cert) and tls_key_file (--tls-key), got only " +
          std::string(tls_cert_file.empty() ? "the key" : "the certificate"));
@@ -226,23 +371,19 @@ void CoordinatorConfig::validate() const {
   if (!tls_client_ca_file.empty() && tls_cert_file.empty()) {
     fail("tls_client_ca_file needs tls_cert_file and tls_key_file (mutual TLS is TLS)");
   }
-  auto rate_ok = [](double r) { return std::isfinite(r) && r >= 0 && r <= 1e6; };
-  if (!rate_ok(report_rate_per_client)) fail("report_rate_per_client must be 0..1000000");
-  if (!rate_ok(operator_rate_per_client)) fail("operator_rate_per_client must be 0..1000000");
-  if (report_burst_per_client < 1) fail("report_burst_per_client must be >= 1");
-  if (operator_burst_per_client < 1) fail("operator_burst_per_client must be >= 1");
-  if (rate_limit_max_clients < 1) fail("rate_limit_max_clients must be >= 1");
-  if (max_connections > 1000000) fail("max_connections must be <= 1000000");
-  if (read_timeout_s < 1 || read_timeout_s > 3600) fail("read_timeout_s must be 1..3600");
-  if (write_timeout_s < 1 || write_timeout_s > 3600) fail("write_timeout_s must be 1..3600");
-  if (request_timeout_s < 1 || request_timeout_s > 86400) {
-    fail("request_timeout_s must be 1..86400");
+  try {
+    defaults.validate();
+  } catch (const std::invalid_argument& e) {
+    fail(std::string(e.what()) + " (in 'defaults')");
   }
   cluster.validate();
-  defaults.validate();
   for (const auto& [name, s] : topic_overrides) {
     if (!valid_topic_name(name)) fail("topic override '" + name + "' is not a valid topic name");
-    s.validate();
+    try {
+      s.validate();
+    } catch (const std::invalid_argument& e) {
+      fail(std::string(e.what()) + " (in 'topics." + name + "')");
+    }
   }
 }
 
@@ -349,7 +490,7 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
         c.topic_overrides[topic] = s;
       }
     } else {
-      fail("config: unknown setting '" + name + "'");
+      fail(unknown_setting("", name));
     }
   }
 }
@@ -413,8 +554,30 @@ std::string usage_text() {
          "  --tls-client-ca FILE   require client certificates signed by these CAs (mutual TLS;\n"
          "                         env HOTKEY_TLS_CLIENT_CA)\n"
          "  --help                 this text\n"
+         "  --help-config          every config-file setting with its default and range\n"
          "\n" +
          std::string(cluster_usage_text());
+}
+
+std::string config_help_text() {
+  std::string out =
+      "Config file settings (--config FILE, a JSON object; docs/CONFIGURATION.md explains each).\n"
+      "Detection settings go under \"defaults\" (every topic) or \"topics\": {\"<topic>\": {...}}.\n";
+  const char* section = "";
+  for (const SettingInfo& s : config_settings()) {
+    if (std::string_view(section) != s.section) {
+      section = s.section;
+      std::string_view sv(section);
+      out += sv == "service"  ? "\nService (top level):\n"
+             : sv == "window" ? "\nAggregation window (top level):\n"
+                              : "\nDetection and planning (under defaults or topics.<topic>):\n";
+    }
+    char line[256];
+    std::snprintf(line, sizeof(line), "  %-28s default %-20s %s\n", s.name, s.default_value,
+                  s.range().c_str());
+    out += line;
+  }
+  return out;
 }
 
 std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const* argv) {
@@ -438,7 +601,7 @@ std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const*
       if (i + 1 >= argc) fail("option " + arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--help" || arg == "-h") return std::nullopt;
+    if (arg == "--help" || arg == "-h" || arg == "--help-config") return std::nullopt;
     if (arg == "--listen") {
       listen = next();
     } else if (arg == "--data") {

@@ -81,8 +81,10 @@ struct CoordinatorConfig {
   TopicSettings defaults;
   std::map<std::string, TopicSettings, std::less<>> topic_overrides;
 
-  // Operator tokens by name (the name goes into the audit log); optional producer token.
-  std::map<std::string, std::string, std::less<>> operator_tokens;
+  // Operator tokens: name -> token. Every configured token works; the name only labels the
+  // audit entries, and one name may carry several tokens (rotation: the new token alongside
+  // the old one until every client has it). Optional producer token.
+  std::multimap<std::string, std::string, std::less<>> operator_tokens;
   std::string producer_token;
   // Files the tokens are read from at start-up (docs/SECURITY.md): operator tokens one per
   // line as NAME=TOKEN (or a bare TOKEN named "operator"), the producer token alone. Files
@@ -153,5 +155,27 @@ std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const*
 void load_token_files(CoordinatorConfig& config);
 
 std::string usage_text();
+
+// One config-file setting as documented and checked: numeric settings carry their accepted
+// range [lo, hi] (lo excluded when lo_open), which validate() enforces and the messages and
+// --help-config name; the others describe their form in `form`.
+struct SettingInfo {
+  const char* name;
+  const char* section;  // "service", "window" or "topic" (under defaults / topics.<name>)
+  const char* default_value;
+  const char* form = nullptr;  // non-numeric settings: what is accepted
+  double lo = 0;
+  double hi = 0;
+  bool lo_open = false;
+  double (*get)(const CoordinatorConfig&) = nullptr;  // service and window settings
+  double (*get_topic)(const TopicSettings&) = nullptr;  // topic settings
+  // "1..100000", "> 0", ">= 1.0", or `form`.
+  std::string range() const;
+};
+const std::vector<SettingInfo>& config_settings();
+
+// Every config-file setting with its default, accepted range and meaning (--help-config);
+// docs/CONFIGURATION.md lists the same (a test compares them).
+std::string config_help_text();
 
 }  // namespace hotkey::coordinator

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <set>
 #include <unordered_map>
 
@@ -84,6 +85,10 @@ struct Coordinator::Topic {
   std::optional<HashFamily> hash;
   std::optional<std::string> separator;
   uint64_t version = 0;  // highest version ever issued
+  // Highest list version a producer reported routing with. After a restore from a backup the
+  // fleet can be ahead of the store: the next version published goes above it, so producers
+  // switch to a list the coordinator knows and their loads count again.
+  uint64_t reported_version = 0;
   std::shared_ptr<const PublishedList> published;
   // The lists of recent versions by version: a report is accounted against the tables it
   // was routed with (its list_version), so a new version does not reset the measured load.
@@ -99,6 +104,10 @@ struct Coordinator::Topic {
 };
 
 namespace {
+
+// Reported list versions at or above this are not adopted as a floor (a producer cannot push
+// a topic's versions to the end of the uint64 range; cluster versions are epoch << 32 | seq).
+constexpr uint64_t kMaxAdoptedVersion = uint64_t{1} << 62;
 
 // Lists kept for accounting reports routed with them: far more versions than a window sees
 // at the usual churn (a few a minute), so only reports of a long-gone list lose their load.
@@ -254,6 +263,15 @@ CallResult Coordinator::ingest(Report r) {
       }
     }
     p.last_list_version = r.list_version;
+    if (r.list_version > t->reported_version && r.list_version < kMaxAdoptedVersion) {
+      t->reported_version = r.list_version;
+      // The fleet routes with a version this coordinator never issued (restored from a
+      // backup): publish above it without waiting for the next tick.
+      if (r.list_version > t->version && !t->replan_wanted) {
+        t->replan_wanted = true;
+        wake = true;
+      }
+    }
     p.last_seq = r.seq;
     p.last_seen_ms = now;
     keep_latest(p, r, settings, t->partitions > 0 ? t->partitions : r.partitions);
@@ -324,6 +342,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
   const auto& denies = denies_override ? *denies_override : t.denies;
   std::map<std::string, HotState> hot = t.hot;
   std::optional<PlanResult> plan;
+  bool load_ready = false;
   // Cluster mode: only the owner plans (an operator write on another member only records it).
   if (t.partitions > 0 && owns(t.name)) {
     TopicWindow::Snapshot snap = t.window.snapshot(now);
@@ -352,7 +371,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
         sum.traffic += c.traffic;
       }
     }
-    const bool load_ready = snap.load_reports > 0 && snap.load_reports >= active;
+    load_ready = snap.load_reports > 0 && snap.load_reports >= active;
     in.load_scale = snap.total > 0 && load_ready ? snap.load_total / snap.total : 0.0;
     in.recent_items = snap.recent.items();
     in.recent_total = snap.recent_total;
@@ -370,30 +389,42 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     plan = plan_topic(in, hot);
     t.partition_load = in.partition_load;
     t.stats.rate = rate;
-    t.stats.skew = plan->measured_skew;
-    t.stats.predicted_skew = plan->predicted_skew;
-    t.stats.idle_ratio = plan->idle_ratio;
     t.stats.window_reports = snap.reports;
     t.stats.window_total = snap.total;
     t.m.rate->Set(rate);
-    t.m.skew->Set(plan->measured_skew);
+    // Measured skew and idle partitions only from usable load: right after a new list (an
+    // operator pin or deny, a detection) the loads restart empty, and reporting 1.00 / 100%
+    // idle for that moment would be a false picture (and a false idle alert).
+    if (load_ready) {
+      t.stats.skew = plan->measured_skew;
+      t.stats.idle_ratio = plan->idle_ratio;
+      t.m.skew->Set(plan->measured_skew);
+      t.m.idle_ratio->Set(plan->idle_ratio);
+    }
+    t.stats.predicted_skew = plan->predicted_skew;
     t.m.predicted_skew->Set(plan->predicted_skew);
-    t.m.idle_ratio->Set(plan->idle_ratio);
   }
-  const bool material = plan && plan->material;
+  // Producers ahead of every version issued here (a restored backup): publish above them.
+  const bool behind_fleet = t.reported_version > t.version;
+  const bool material = plan && (plan->material || behind_fleet);
   uint64_t version = t.version;
   if (material) {
-    version = std::max(t.version, hooks_.version_floor ? hooks_.version_floor(t.name) : 0) + 1;
+    version = std::max({t.version, t.reported_version,
+                        hooks_.version_floor ? hooks_.version_floor(t.name) : 0}) +
+              1;
     plan->list.version = version;
     batch.put_list(plan->list);
     batch.put_topic_meta(t.name,
                          TopicMeta{plan->list.partitions, plan->list.hash, plan->list.separator});
   }
+  // Audit entries name the version in force after the change, in the same batch (also the
+  // system's own entries already in `batch`, e.g. expired pins).
+  const uint64_t in_force = material ? version : (t.published ? t.published->list.version : 0);
   if (audit) {
-    // The audit entry names the version in force after the change, in the same batch.
-    audit->version = material ? version : (t.published ? t.published->list.version : 0);
+    audit->version = in_force;
     batch.append_audit(std::move(*audit));
   }
+  batch.stamp_audit_versions(in_force);
   if (!batch.empty()) {
     double latency = 0;
     StoreStatus st = store_.write(batch, &latency);
@@ -446,14 +477,20 @@ void Coordinator::tick_topic(Topic& topic, int64_t now) {
   Topic* t = &topic;
   std::lock_guard lock(t->mu);
   int32_t live_partitions = 0;
+  uint64_t oldest = std::numeric_limits<uint64_t>::max(), newest = 0;
   for (auto it = t->producers.begin(); it != t->producers.end();) {
     if (now - it->second.last_seen_ms > config_.producer_timeout_ms) {
       it = t->producers.erase(it);
     } else {
       live_partitions = std::max(live_partitions, it->second.partitions);
+      const uint64_t v = it->second.last_list_version;
+      oldest = std::min(oldest, v);
+      newest = std::max(newest, v);
       ++it;
     }
   }
+  t->m.producer_version_oldest->Set(t->producers.empty() ? 0.0 : static_cast<double>(oldest));
+  t->m.producer_version_newest->Set(static_cast<double>(newest));
   // Partition counts only shrink when no live producer still sees the larger count.
   if (live_partitions > 0 && live_partitions != t->partitions) t->partitions = live_partitions;
   t->m.producers->Set(static_cast<double>(t->producers.size()));

@@ -1070,7 +1070,9 @@ void HttpServer::install_routes() {
     std::unique_lock lock(ready_mu_);
     const auto now = std::chrono::steady_clock::now();
     if (ready_checked_at_ms_ == 0 || now - ready_probed_ >= std::chrono::seconds(1)) {
-      ready_ = coord_.store().probe();
+      double latency = 0;
+      ready_ = coord_.store().probe(&latency);
+      if (ready_.ok) metrics_.store_write_latency(latency);  // a synced write like any other
       ready_probed_ = now;
       ready_checked_at_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())

@@ -64,6 +64,16 @@ Metrics::Metrics()
                       .Name("hotkey_idle_partitions_ratio")
                       .Help("Share of partitions with under 10% of the average load")
                       .Register(*registry_)),
+      producer_version_oldest_(BuildGauge()
+                                   .Name("hotkey_producer_list_version_oldest")
+                                   .Help("Oldest list version the topic's active producers "
+                                         "report routing with")
+                                   .Register(*registry_)),
+      producer_version_newest_(BuildGauge()
+                                   .Name("hotkey_producer_list_version_newest")
+                                   .Help("Newest list version the topic's active producers "
+                                         "report routing with")
+                                   .Register(*registry_)),
       ingest_latency_(&BuildHistogram()
                            .Name("hotkey_ingest_latency_seconds")
                            .Help("Time to decode, validate and merge one report")
@@ -112,6 +122,14 @@ Metrics::Metrics()
                         .Register(*registry_)
                         .Add({})) {
   store_healthy_->Set(1);
+  // Labelled series that rules and panels use exist from the first scrape.
+  for (const char* reason : kReportRejectionReasons) rejected_.Add({{"reason", reason}});
+  for (const auto& [reason, scope] : {std::pair{"rate_limit", "reports"},
+                                      std::pair{"rate_limit", "operator_writes"},
+                                      std::pair{"max_connections", "connection"},
+                                      std::pair{"max_connections_per_client", "connection"}}) {
+    requests_rejected_.Add({{"reason", reason}, {"scope", scope}});
+  }
 }
 
 TopicMetrics Metrics::topic(const std::string& topic) {
@@ -127,6 +145,8 @@ TopicMetrics Metrics::topic(const std::string& topic) {
   m.skew = &skew_.Add(labels);
   m.predicted_skew = &predicted_skew_.Add(labels);
   m.idle_ratio = &idle_ratio_.Add(labels);
+  m.producer_version_oldest = &producer_version_oldest_.Add(labels);
+  m.producer_version_newest = &producer_version_newest_.Add(labels);
   return m;
 }
 

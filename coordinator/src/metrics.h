@@ -25,7 +25,18 @@ struct TopicMetrics {
   prometheus::Gauge* skew = nullptr;
   prometheus::Gauge* predicted_skew = nullptr;
   prometheus::Gauge* idle_ratio = nullptr;
+  // Oldest and newest list version the topic's active producers report routing with (0 before
+  // any report): a fleet on an unexpected version shows here.
+  prometheus::Gauge* producer_version_oldest = nullptr;
+  prometheus::Gauge* producer_version_newest = nullptr;
 };
+
+// Every reason label of hotkey_reports_rejected_total the coordinator emits. Each series
+// exists (at 0) from the start, so alert rules and dashboards see it before the first
+// rejection (docs/OPERATIONS.md lists them).
+inline constexpr const char* kReportRejectionReasons[] = {
+    "unauthorized",   "decode",          "content_type",    "too_large",     "too_many_items",
+    "invalid_sketch", "hash_mismatch",   "too_many_topics", "rate_limit"};
 
 class Metrics {
  public:
@@ -66,6 +77,8 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& skew_;
   prometheus::Family<prometheus::Gauge>& predicted_skew_;
   prometheus::Family<prometheus::Gauge>& idle_ratio_;
+  prometheus::Family<prometheus::Gauge>& producer_version_oldest_;
+  prometheus::Family<prometheus::Gauge>& producer_version_newest_;
   prometheus::Histogram* ingest_latency_;
   prometheus::Histogram* store_latency_;
   prometheus::Gauge* waiters_;

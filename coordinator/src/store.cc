@@ -267,12 +267,16 @@ std::optional<std::string> Store::meta(const std::string& name) const {
   return value;
 }
 
-StoreStatus Store::probe() {
+StoreStatus Store::probe(double* latency_s) {
   std::lock_guard lock(impl_->write_mu);
   if (!impl_->failure.empty()) return StoreStatus::Error(impl_->failure);
   rocksdb::WriteOptions wo;
   wo.sync = true;
+  const auto start = std::chrono::steady_clock::now();
   rocksdb::Status s = impl_->db->Put(wo, "m/probe", "1");
+  if (latency_s) {
+    *latency_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   impl_->healthy = s.ok();
   if (!s.ok()) {
     impl_->failure = "store not writable: " + s.ToString() +

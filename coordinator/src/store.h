@@ -79,6 +79,12 @@ class StoreBatch {
   void delete_deny(const std::string& topic, const std::string& key);
   // seq is assigned by Store::write.
   void append_audit(AuditEntry entry);
+  // Sets `version` on the audit entries that have none yet (0).
+  void stamp_audit_versions(uint64_t version) {
+    for (auto& a : audits_) {
+      if (a.version == 0) a.version = version;
+    }
+  }
   // A service record (e.g. cluster mode's state-topic checkpoint), read by Store::meta.
   void put_meta(const std::string& name, const std::string& value);
   bool empty() const { return puts_.empty() && deletes_.empty() && audits_.empty(); }
@@ -120,7 +126,7 @@ class Store {
   std::optional<std::string> meta(const std::string& name) const;
 
   // A small synced write that proves the store is writable (readiness).
-  StoreStatus probe();
+  StoreStatus probe(double* latency_s = nullptr);
   bool healthy() const;
 
  private:

@@ -28,11 +28,11 @@ SpaceSaving scaled_report_sketch(const Report& r) {
       const double x = std::round(scaled_records(r, static_cast<double>(v)));
       return x >= static_cast<double>(r.total) ? r.total : static_cast<uint64_t>(x);
     };
-    std::vector<SpaceSaving::Item> items;
+    std::vector<SpaceSaving::ItemView> items;
     items.reserve(r.items.size());
     for (const auto& it : r.items) items.push_back({it.key, scaled(it.count), scaled(it.error)});
     uint32_t capacity = r.sketch_capacity ? r.sketch_capacity : 1;
-    return SpaceSaving::from_items(capacity, scaled(r.sketch_total), std::move(items));
+    return SpaceSaving::from_items(capacity, scaled(r.sketch_total), items);
   } catch (const DecodeError&) {
     throw;
   } catch (const std::invalid_argument& e) {

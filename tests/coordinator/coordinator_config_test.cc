@@ -64,8 +64,8 @@ TEST(CoordinatorConfig, FlagsWinOverFileAndEnvironmentAddsTokens) {
   EXPECT_EQ(c->listen_port, 2222);
   EXPECT_EQ(c->data_dir, "/from/file");
   EXPECT_EQ(c->operator_tokens.size(), 3u);
-  EXPECT_EQ(c->operator_tokens.at("env"), "env-token-123");
-  EXPECT_EQ(c->operator_tokens.at("cli"), "cli-token-123");
+  EXPECT_EQ(c->operator_tokens.find("env")->second, "env-token-123");
+  EXPECT_EQ(c->operator_tokens.find("cli")->second, "cli-token-123");
   EXPECT_EQ(c->producer_token, "producer-env-token");
 
   const char* help[] = {"hotkey-coordinator", "--help"};

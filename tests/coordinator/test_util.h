@@ -110,7 +110,7 @@ inline CoordinatorConfig test_config() {
   c.warmup_ms = 0;
   c.http_threads = 8;
   c.max_waiters = 256;
-  c.operator_tokens["alice"] = "alice-operator-token";
+  c.operator_tokens.emplace("alice", "alice-operator-token");
   c.defaults.hold_ms = 5000;
   c.defaults.min_rate = 1;
   return c;

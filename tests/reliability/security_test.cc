@@ -414,9 +414,9 @@ TEST(TokenFiles, TokensComeFromPrivateFilesAndWork) {
                   "--producer-token-file", producer.string()});
   ASSERT_TRUE(c);
   EXPECT_EQ(c->operator_tokens.size(), 3u);
-  EXPECT_EQ(c->operator_tokens.at("alice"), "alice-file-token-1");
-  EXPECT_EQ(c->operator_tokens.at("bob"), "bob-file-token-2");
-  EXPECT_EQ(c->operator_tokens.at("operator"), "carol-bare-token");
+  EXPECT_EQ(c->operator_tokens.find("alice")->second, "alice-file-token-1");
+  EXPECT_EQ(c->operator_tokens.find("bob")->second, "bob-file-token-2");
+  EXPECT_EQ(c->operator_tokens.find("operator")->second, "carol-bare-token");
   EXPECT_EQ(c->producer_token, "producer-file-token");
 
   // The same through the config file and the environment.
@@ -429,7 +429,7 @@ TEST(TokenFiles, TokensComeFromPrivateFilesAndWork) {
   c = parse({"--config", json_cfg.string()});
   unsetenv("HOTKEY_PRODUCER_TOKEN_FILE");
   ASSERT_TRUE(c);
-  EXPECT_EQ(c->operator_tokens.at("bob"), "bob-file-token-2");
+  EXPECT_EQ(c->operator_tokens.find("bob")->second, "bob-file-token-2");
   EXPECT_EQ(c->producer_token, "producer-file-token");
 
   // The loaded tokens guard the API.

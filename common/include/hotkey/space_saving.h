@@ -69,6 +69,14 @@ class SpaceSaving {
   // total (>= count of each item), min_count equal to the smallest count when full.
   // std::invalid_argument with a message saying which rule failed.
   static SpaceSaving from_items(uint32_t capacity, uint64_t total, std::vector<Item> items);
+  // The same from items whose keys live elsewhere (a decoded report's): no key is copied
+  // twice, the summary's own slots are the only copy.
+  struct ItemView {
+    std::string_view key;
+    uint64_t count = 0;
+    uint64_t error = 0;
+  };
+  static SpaceSaving from_items(uint32_t capacity, uint64_t total, std::span<const ItemView> items);
 
   uint32_t capacity() const noexcept;
   size_t size() const noexcept;
