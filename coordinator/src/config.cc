@@ -25,7 +25,8 @@ using nlohmann::json;
 // "config: 'topics.t.max_salts' must be 1..100000, got -3" for a known setting, else a plain
 // "must be" message.
 [[noreturn]] void fail_number(const std::string& path, const json& j, const char* otherwise) {
-  const std::string name = path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+  const std::string name =
+      path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
   for (const SettingInfo& s : config_settings()) {
     if (name == s.name) fail("config: '" + path + "' must be " + s.range() + ", got " + j.dump());
   }
@@ -244,6 +245,7 @@ const std::vector<SettingInfo>& config_settings() {
       {"data_dir", "service", "—", "a directory path (required here or as --data)"},
       {"operator_tokens", "service", "{}", "{\"name\": \"token\"}, tokens >= 8 bytes"},
       {"producer_token", "service", "\"\"", "a token"},
+      {"metrics_require_token", "service", "false", "true or false"},
       {"operator_tokens_file", "service", "\"\"", "a file path (mode 0600 or 0640)"},
       {"producer_token_file", "service", "\"\"", "a file path (mode 0600 or 0640)"},
       {"tls_cert_file", "service", "\"\"", "a PEM file path"},
@@ -286,13 +288,11 @@ const std::vector<SettingInfo>& config_settings() {
       {"sketch_capacity", "window", "4096", nullptr, 16, 1048576, false, HK_GET(sketch_capacity)},
       {"producer_timeout_ms", "window", "30000", nullptr, 1, 86400000, false,
        HK_GET(producer_timeout_ms)},
-      {"plan_interval_ms", "window", "1000", nullptr, 10, 3600000, false,
-       HK_GET(plan_interval_ms)},
+      {"plan_interval_ms", "window", "1000", nullptr, 10, 3600000, false, HK_GET(plan_interval_ms)},
       {"warmup_ms", "window", "5000", nullptr, 0, 86400000, false, HK_GET(warmup_ms)},
       {"hot_fraction", "topic", "0.5", nullptr, 0, 1000, true, nullptr, HK_TOPIC(hot_fraction)},
       {"min_rate", "topic", "10", nullptr, 0, 1e12, false, nullptr, HK_TOPIC(min_rate)},
-      {"cold_fraction", "topic", "0.25", nullptr, 0, 1000, true, nullptr,
-       HK_TOPIC(cold_fraction)},
+      {"cold_fraction", "topic", "0.25", nullptr, 0, 1000, true, nullptr, HK_TOPIC(cold_fraction)},
       {"hold_ms", "topic", "30000", nullptr, 0, 86400000, false, nullptr, HK_TOPIC(hold_ms)},
       {"balance_target", "topic", "1.03", nullptr, 1, 1000, false, nullptr,
        HK_TOPIC(balance_target)},
@@ -345,7 +345,8 @@ void TopicSettings::validate() const {
   if (cold_fraction > hot_fraction) {
     fail("cold_fraction must be <= hot_fraction (" + std::to_string(hot_fraction) + ")");
   }
-  if (max_salts < min_salts) fail("max_salts must be >= min_salts (" + std::to_string(min_salts) + ")");
+  if (max_salts < min_salts)
+    fail("max_salts must be >= min_salts (" + std::to_string(min_salts) + ")");
   if (separator && !valid_separator(*separator)) {
     fail("separator must be 1-8 bytes, none of them a decimal digit");
   }
@@ -562,7 +563,8 @@ std::string usage_text() {
 std::string config_help_text() {
   std::string out =
       "Config file settings (--config FILE, a JSON object; docs/CONFIGURATION.md explains each).\n"
-      "Detection settings go under \"defaults\" (every topic) or \"topics\": {\"<topic>\": {...}}.\n";
+      "Detection settings go under \"defaults\" (every topic) or \"topics\": {\"<topic>\": "
+      "{...}}.\n";
   const char* section = "";
   for (const SettingInfo& s : config_settings()) {
     if (std::string_view(section) != s.section) {

@@ -861,8 +861,9 @@ void HttpServer::install_routes() {
                 }
                 auto r = owner.Get(req.path + "?n=" + std::to_string(n), h);
                 if (!r) {
-                  return send_error(res, 502, "the owner of '" + topic + "' (" + url +
-                                                  ") did not answer: ask it directly");
+                  return send_error(
+                      res, 502,
+                      "the owner of '" + topic + "' (" + url + ") did not answer: ask it directly");
                 }
                 res.status = r->status;
                 res.set_header("X-Hotkey-Owner", url);
