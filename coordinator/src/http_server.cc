@@ -1070,7 +1070,10 @@ void HttpServer::install_routes() {
   srv.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     std::unique_lock lock(ready_mu_);
     const auto now = std::chrono::steady_clock::now();
-    if (ready_checked_at_ms_ == 0 || now - ready_probed_ >= std::chrono::seconds(1)) {
+    // The cached answer is reused for a second, unless a write has failed since: readiness must
+    // turn 503 the moment the store is known to be failing (full disk), not a second later.
+    if (ready_checked_at_ms_ == 0 || now - ready_probed_ >= std::chrono::seconds(1) ||
+        (ready_.ok && !coord_.store().healthy())) {
       double latency = 0;
       ready_ = coord_.store().probe(&latency);
       if (ready_.ok) metrics_.store_write_latency(latency);  // a synced write like any other
