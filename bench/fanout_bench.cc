@@ -66,11 +66,15 @@ int main(int argc, char** argv) {
   int brokers = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string f = argv[i];
-    if (f == "--subscribers") subscribers = std::atoi(argv[i + 1]);
-    else if (f == "--rounds") rounds = std::atoi(argv[i + 1]);
-    else if (f == "--brokers") brokers = std::atoi(argv[i + 1]);
+    if (f == "--subscribers")
+      subscribers = std::atoi(argv[i + 1]);
+    else if (f == "--rounds")
+      rounds = std::atoi(argv[i + 1]);
+    else if (f == "--brokers")
+      brokers = std::atoi(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: hotkey-fanout-bench [--subscribers N] [--rounds R] [--brokers B]\n");
+      std::fprintf(stderr,
+                   "usage: hotkey-fanout-bench [--subscribers N] [--rounds R] [--brokers B]\n");
       return 2;
     }
   }
@@ -110,8 +114,8 @@ int main(int argc, char** argv) {
     std::string v = list_json(version);
     rd_kafka_producev(prk, RD_KAFKA_V_TOPIC("__hotkey_lists"), RD_KAFKA_V_PARTITION(part),
                       RD_KAFKA_V_KEY(topic.data(), topic.size()),
-                      RD_KAFKA_V_VALUE(v.data(), v.size()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                      RD_KAFKA_V_END);
+                      RD_KAFKA_V_VALUE(v.data(), v.size()),
+                      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
     rd_kafka_poll(prk, 0);
   };
   publish(1);
@@ -122,14 +126,14 @@ int main(int argc, char** argv) {
   for (int i = 0; i < subscribers; ++i) {
     auto s = std::make_unique<Subscriber>();
     rd_kafka_conf_t* c = rd_kafka_conf_new();
-    for (auto [k, v] : std::vector<std::pair<const char*, const char*>>{
-             {"bootstrap.servers", bootstrap.c_str()},
-             {"group.id", "hotkey.clients"},
-             {"enable.auto.commit", "false"},
-             {"enable.auto.offset.store", "false"},
-             {"auto.offset.reset", "earliest"},
-             {"fetch.wait.max.ms", "100"},
-             {"log_level", "2"}}) {
+    for (auto [k, v] :
+         std::vector<std::pair<const char*, const char*>>{{"bootstrap.servers", bootstrap.c_str()},
+                                                          {"group.id", "hotkey.clients"},
+                                                          {"enable.auto.commit", "false"},
+                                                          {"enable.auto.offset.store", "false"},
+                                                          {"auto.offset.reset", "earliest"},
+                                                          {"fetch.wait.max.ms", "100"},
+                                                          {"log_level", "2"}}) {
       rd_kafka_conf_set(c, k, v, errstr, sizeof errstr);
     }
     s->rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, errstr, sizeof errstr);
@@ -185,8 +189,9 @@ int main(int argc, char** argv) {
       if (lat.size() == subs.size()) break;
       rd_kafka_poll(prk, 1);
     }
-    std::printf("round %d: %zu/%d subscribers have the new version; ms p50 %.1f p99 %.1f max %.1f\n",
-                r, lat.size(), subscribers, pct(lat, 0.5), pct(lat, 0.99), pct(lat, 1.0));
+    std::printf(
+        "round %d: %zu/%d subscribers have the new version; ms p50 %.1f p99 %.1f max %.1f\n", r,
+        lat.size(), subscribers, pct(lat, 0.5), pct(lat, 0.99), pct(lat, 1.0));
     all.insert(all.end(), lat.begin(), lat.end());
     drain_all();
   }
@@ -195,9 +200,10 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 1000; ++i) (void)hotkey::parse_list_json(one);
   const double parse_us =
       std::chrono::duration<double, std::micro>(Clock::now() - tp).count() / 1000.0;
-  std::printf("summary: %d subscribers, %d rounds, publish -> subscriber queue ms: p50 %.1f p99 "
-              "%.1f max %.1f; parse+validate of the list %.1f us\n",
-              subscribers, rounds, pct(all, 0.5), pct(all, 0.99), pct(all, 1.0), parse_us);
+  std::printf(
+      "summary: %d subscribers, %d rounds, publish -> subscriber queue ms: p50 %.1f p99 "
+      "%.1f max %.1f; parse+validate of the list %.1f us\n",
+      subscribers, rounds, pct(all, 0.5), pct(all, 0.99), pct(all, 1.0), parse_us);
   for (auto& s : subs) {
     rd_kafka_queue_destroy(s->queue);
     rd_kafka_consumer_close(s->rk);

@@ -276,8 +276,7 @@ ClientConfig parse_client_config(const Properties& props) {
     }
   } else if (!kafka_overrides.empty()) {
     throw std::invalid_argument("property " + std::string(kKafkaPrefix) +
-                                kafka_overrides.front().first +
-                                " needs hotkey.transport=kafka");
+                                kafka_overrides.front().first + " needs hotkey.transport=kafka");
   }
   if (c.producer_id.empty()) c.producer_id = default_producer_id();
   return c;

@@ -81,7 +81,7 @@ struct KafkaTransport::Impl {
 
   rd_kafka_t* consumer = nullptr;
   std::mutex producer_mu;
-  rd_kafka_t* producer = nullptr;      // guarded by producer_mu (replaced after a fatal error)
+  rd_kafka_t* producer = nullptr;       // guarded by producer_mu (replaced after a fatal error)
   rd_kafka_topic_t* reports = nullptr;  // guarded by producer_mu
   std::atomic<bool> producer_fatal{false};
 

@@ -167,7 +167,7 @@ struct SettingInfo {
   double lo = 0;
   double hi = 0;
   bool lo_open = false;
-  double (*get)(const CoordinatorConfig&) = nullptr;  // service and window settings
+  double (*get)(const CoordinatorConfig&) = nullptr;    // service and window settings
   double (*get_topic)(const TopicSettings&) = nullptr;  // topic settings
   // "1..100000", "> 0", ">= 1.0", or `form`.
   std::string range() const;

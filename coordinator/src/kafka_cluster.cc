@@ -251,8 +251,9 @@ struct KafkaCluster::Impl {
       rd_kafka_conf_t* rc = base_conf(true, error);
       if (!rc) return false;
       // assign() needs a group.id; this one is never subscribed, so no group is joined.
-      const std::string gid =
-          cc.group + (h == &reader ? ".reader" : h == &tailer ? ".tailer" : ".state");
+      const std::string gid = cc.group + (h == &reader   ? ".reader"
+                                          : h == &tailer ? ".tailer"
+                                                         : ".state");
       rd_kafka_conf_set(rc, "group.id", gid.c_str(), errstr, sizeof errstr);
       rd_kafka_conf_set(rc, "enable.auto.commit", "false", errstr, sizeof errstr);
       rd_kafka_conf_set(rc, "enable.partition.eof", "false", errstr, sizeof errstr);
@@ -299,8 +300,8 @@ struct KafkaCluster::Impl {
     std::vector<rd_kafka_NewTopic_t*> topics;
     char errstr[512];
     for (const auto& [name, parts] : missing) {
-      rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(name.c_str(), parts, cc.replication_factor,
-                                                      errstr, sizeof errstr);
+      rd_kafka_NewTopic_t* nt =
+          rd_kafka_NewTopic_new(name.c_str(), parts, cc.replication_factor, errstr, sizeof errstr);
       if (!nt) {
         *error = errstr;
         for (auto* t : topics) rd_kafka_NewTopic_destroy(t);
@@ -420,14 +421,14 @@ struct KafkaCluster::Impl {
     const std::string& topic = list->list.topic;
     const std::string& value = list->json;
     for (int attempt = 0; attempt < 50; ++attempt) {
-      rd_kafka_resp_err_t err = rd_kafka_producev(
-          producer, RD_KAFKA_V_TOPIC(cc.lists_topic.c_str()), RD_KAFKA_V_PARTITION(p),
-          RD_KAFKA_V_KEY(topic.data(), topic.size()),
-          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-          RD_KAFKA_V_HEADER(kMemberHeader, advertised_url.data(),
-                            static_cast<ssize_t>(advertised_url.size())),
-          RD_KAFKA_V_END);
+      rd_kafka_resp_err_t err =
+          rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(cc.lists_topic.c_str()),
+                            RD_KAFKA_V_PARTITION(p), RD_KAFKA_V_KEY(topic.data(), topic.size()),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                            RD_KAFKA_V_HEADER(kMemberHeader, advertised_url.data(),
+                                              static_cast<ssize_t>(advertised_url.size())),
+                            RD_KAFKA_V_END);
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
         lists_produced.fetch_add(1);
         return;
@@ -587,8 +588,7 @@ struct KafkaCluster::Impl {
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
       // Rebuild the window: start each partition at the first report of the last window.
       PartitionList start(parts);
-      const int64_t from =
-          wall_ms() - static_cast<int64_t>(config.epoch_ms) * config.window_epochs;
+      const int64_t from = wall_ms() - static_cast<int64_t>(config.epoch_ms) * config.window_epochs;
       for (int i = 0; i < start.p->cnt; ++i) start.p->elems[i].offset = from;
       rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(rk, start.p, 5000);
       for (int i = 0; i < start.p->cnt; ++i) {
@@ -669,8 +669,7 @@ struct KafkaCluster::Impl {
     auto delivery = std::make_shared<Delivery>();
     auto* holder = new std::shared_ptr<Delivery>(delivery);
     rd_kafka_resp_err_t err = rd_kafka_producev(
-        producer, RD_KAFKA_V_TOPIC(cc.state_topic.c_str()),
-        RD_KAFKA_V_KEY(key.data(), key.size()),
+        producer, RD_KAFKA_V_TOPIC(cc.state_topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
         RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(holder),
         RD_KAFKA_V_HEADER(kMemberHeader, advertised_url.data(),
@@ -689,24 +688,24 @@ struct KafkaCluster::Impl {
       if (!delivery->cv.wait_for(lock, kStateAckTimeout, [&] { return delivery->done; })) {
         r.status = 503;
         r.reason = "state_topic";
-        r.error = "the state topic did not acknowledge the write in time; it may still apply: "
-                  "retry the call (writes are idempotent)";
+        r.error =
+            "the state topic did not acknowledge the write in time; it may still apply: "
+            "retry the call (writes are idempotent)";
         return r;
       }
       if (delivery->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         r.status = 503;
         r.reason = "state_topic";
-        r.error = std::string("the state topic refused the write: ") +
-                  rd_kafka_err2str(delivery->err);
+        r.error =
+            std::string("the state topic refused the write: ") + rd_kafka_err2str(delivery->err);
         return r;
       }
     }
     // Acknowledged. Answer once this member applied it, so a read that follows sees it.
     const std::pair<int32_t, int64_t> at{delivery->partition, delivery->offset};
     std::unique_lock lock(state_mu);
-    const bool applied = state_cv.wait_for(lock, kStateApplyTimeout, [&] {
-      return state_next[at.first] > at.second;
-    });
+    const bool applied = state_cv.wait_for(lock, kStateApplyTimeout,
+                                           [&] { return state_next[at.first] > at.second; });
     if (applied) {
       auto it = state_results.find(at);
       if (it != state_results.end()) {
@@ -1001,7 +1000,8 @@ bool KafkaCluster::start(std::string* error) {
   PartitionList sub(1);
   rd_kafka_topic_partition_list_add(sub.p, d.cc.reports_topic.c_str(), RD_KAFKA_PARTITION_UA);
   if (rd_kafka_resp_err_t err = rd_kafka_subscribe(d.consumer, sub.p)) {
-    *error = std::string("cannot subscribe to ") + d.cc.reports_topic + ": " + rd_kafka_err2str(err);
+    *error =
+        std::string("cannot subscribe to ") + d.cc.reports_topic + ": " + rd_kafka_err2str(err);
     return false;
   }
   d.loop_thread = std::thread([&d] { d.loop(); });

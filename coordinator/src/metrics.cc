@@ -124,10 +124,10 @@ Metrics::Metrics()
   store_healthy_->Set(1);
   // Labelled series that rules and panels use exist from the first scrape.
   for (const char* reason : kReportRejectionReasons) rejected_.Add({{"reason", reason}});
-  for (const auto& [reason, scope] : {std::pair{"rate_limit", "reports"},
-                                      std::pair{"rate_limit", "operator_writes"},
-                                      std::pair{"max_connections", "connection"},
-                                      std::pair{"max_connections_per_client", "connection"}}) {
+  for (const auto& [reason, scope] :
+       {std::pair{"rate_limit", "reports"}, std::pair{"rate_limit", "operator_writes"},
+        std::pair{"max_connections", "connection"},
+        std::pair{"max_connections_per_client", "connection"}}) {
     requests_rejected_.Add({{"reason", reason}, {"scope", scope}});
   }
 }

@@ -115,7 +115,9 @@ TEST(ClientConfig, KafkaTransportRejectsWhatCannotWork) {
   };
   bad({{"hotkey.transport", "grpc"}});
   bad({{"hotkey.transport", "kafka"}});  // no cluster
-  bad({{"hotkey.transport", "kafka"}, {"bootstrap.servers", "b:1"}, {"hotkey.report.format", "json"}});
+  bad({{"hotkey.transport", "kafka"},
+       {"bootstrap.servers", "b:1"},
+       {"hotkey.report.format", "json"}});
   bad({{"hotkey.transport", "kafka"}, {"bootstrap.servers", "b:1"}, {"hotkey.lists.topic", "a b"}});
   bad({{"hotkey.transport", "kafka"},
        {"bootstrap.servers", "b:1"},

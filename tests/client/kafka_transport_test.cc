@@ -236,12 +236,11 @@ std::vector<ReadReport> read_reports(const std::string& bootstraps, size_t at_le
       const void* v = nullptr;
       size_t n = 0;
       if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-          rd_kafka_header_get_last(hdrs, "hotkey.report.v", &v, &n) ==
-              RD_KAFKA_RESP_ERR_NO_ERROR) {
+          rd_kafka_header_get_last(hdrs, "hotkey.report.v", &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR) {
         r.version_header = std::string(static_cast<const char*>(v), n);
       }
-      r.report = decode_report_binary(
-          std::string_view(static_cast<const char*>(m->payload), m->len));
+      r.report =
+          decode_report_binary(std::string_view(static_cast<const char*>(m->payload), m->len));
       out.push_back(std::move(r));
     }
     rd_kafka_message_destroy(m);
@@ -334,12 +333,10 @@ TEST_F(KafkaTransportTest, SurvivesBrokerFaultsWithoutLosingOrRepeatingReports) 
   w.write(list("orders", 2, {"b"}));
   ASSERT_TRUE(c.wait_for_version(id, 2, 60s));
   // 2. Request errors on produce and fetch (retriable: librdkafka retries them).
-  rd_kafka_mock_push_request_errors(mc, kProduceApi, 3,
-                                    RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+  rd_kafka_mock_push_request_errors(mc, kProduceApi, 3, RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
                                     RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
                                     RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT);
-  rd_kafka_mock_push_request_errors(mc, kFetchApi, 2,
-                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+  rd_kafka_mock_push_request_errors(mc, kFetchApi, 2, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
                                     RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
   send_some(100);
   w.write(list("orders", 3, {"c"}));
@@ -416,8 +413,7 @@ TEST_F(KafkaTransportTest, ListsTopicCreatedLateIsPickedUp) {
   std::string json = list_to_json(list("late", 5, {"a"}));
   ASSERT_EQ(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC("late_lists"),
                               RD_KAFKA_V_PARTITION(meta_partition("late")),
-                              RD_KAFKA_V_KEY("late", 4),
-                              RD_KAFKA_V_VALUE(json.data(), json.size()),
+                              RD_KAFKA_V_KEY("late", 4), RD_KAFKA_V_VALUE(json.data(), json.size()),
                               RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
             RD_KAFKA_RESP_ERR_NO_ERROR);
   rd_kafka_flush(rk, 30000);

@@ -42,13 +42,13 @@ class FleetProducer {
       : status_(dir / ("producer-" + std::to_string(index) + ".json")),
         log_(dir / ("producer-" + std::to_string(index) + ".log")) {
     std::vector<std::string> args{"--bootstrap", bootstrap,
-                                  "--topics", join(topics),
+                                  "--topics",    join(topics),
                                   "--transport", transport,
-                                  "--id", "fleet-" + std::to_string(index),
-                                  "--rate", std::to_string(kRatePerProducer),
-                                  "--duration", std::to_string(duration_s),
-                                  "--seed", std::to_string(index + 1),
-                                  "--status", status_.string()};
+                                  "--id",        "fleet-" + std::to_string(index),
+                                  "--rate",      std::to_string(kRatePerProducer),
+                                  "--duration",  std::to_string(duration_s),
+                                  "--seed",      std::to_string(index + 1),
+                                  "--status",    status_.string()};
     if (!coordinator.empty()) {
       args.push_back("--coordinator");
       args.push_back(coordinator);
@@ -112,8 +112,8 @@ class SingleNode {
       FILE* f = std::freopen(log_.c_str(), "w", stderr);
       (void)f;
       std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
-      execl(bin.c_str(), bin.c_str(), "--listen", "127.0.0.1:0", "--data", data.c_str(),
-            "--config", cfg.c_str(), static_cast<char*>(nullptr));
+      execl(bin.c_str(), bin.c_str(), "--listen", "127.0.0.1:0", "--data", data.c_str(), "--config",
+            cfg.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     eventually(
@@ -323,8 +323,9 @@ TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoes
                                                     "kafka", "", 600));
   }
   std::map<int, size_t> owner;
-  ASSERT_TRUE(eventually([&] { return owned_once(nodes, &owner) && every_hot_key_listed(fleet, topics); },
-                         milliseconds(120000)))
+  ASSERT_TRUE(
+      eventually([&] { return owned_once(nodes, &owner) && every_hot_key_listed(fleet, topics); },
+                 milliseconds(120000)))
       << a.log() << b.log() << c.log();
 
   // The victim owns data-0; its topics and the version every producer routes them with.
@@ -347,8 +348,7 @@ TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoes
   // Owned by the others (the figure is printed; the goal is 3 x session.timeout.ms).
   ASSERT_TRUE(eventually([&] { return owned_once(survivors, &owner); },
                          milliseconds(3 * kSessionTimeoutMs + 30000)));
-  const auto owned_ms =
-      std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
+  const auto owned_ms = std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
   // Lists keep flowing: every producer routes the moved topics with a newer version (the new
   // owner's epoch) that still salts the hot key.
   ASSERT_TRUE(eventually(
@@ -367,10 +367,11 @@ TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoes
       milliseconds(60000)));
   const auto flowing_ms =
       std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
-  std::printf("kill -9: %zu topics owned by the others after %lld ms (goal %d ms), every "
-              "producer on the new owner's lists after %lld ms\n",
-              moved.size(), static_cast<long long>(owned_ms), 3 * kSessionTimeoutMs,
-              static_cast<long long>(flowing_ms));
+  std::printf(
+      "kill -9: %zu topics owned by the others after %lld ms (goal %d ms), every "
+      "producer on the new owner's lists after %lld ms\n",
+      moved.size(), static_cast<long long>(owned_ms), 3 * kSessionTimeoutMs,
+      static_cast<long long>(flowing_ms));
   // Keep sending a little longer on the new owners' lists, then check the fleet.
   std::this_thread::sleep_for(std::chrono::seconds(3));
   expect_fleet_healthy(fleet);

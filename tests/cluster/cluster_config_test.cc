@@ -34,9 +34,9 @@ TEST(ClusterConfig, FlagsFileAndPassThroughSettings) {
   const auto file = dir.path() / "c.json";
   std::ofstream(file) << R"({"kafka": {"bootstrap": "file:9092", "group": "g-file",
       "session.timeout.ms": 6000, "republish_interval_ms": 500, "security.protocol": "SSL"}})";
-  CoordinatorConfig c = parse({"--data", "/tmp/x", "--config", file.string(), "--group", "g-flag",
-                               "--lists-topic", "l", "--kafka-set", "kafka.linger.ms=7",
-                               "--kafka-set=fetch.wait.max.ms=10"});
+  CoordinatorConfig c =
+      parse({"--data", "/tmp/x", "--config", file.string(), "--group", "g-flag", "--lists-topic",
+             "l", "--kafka-set", "kafka.linger.ms=7", "--kafka-set=fetch.wait.max.ms=10"});
   EXPECT_TRUE(c.cluster.enabled());
   EXPECT_EQ(c.cluster.bootstrap, "file:9092");
   EXPECT_EQ(c.cluster.group, "g-flag");  // the flag wins over the file
@@ -62,17 +62,17 @@ TEST(ClusterConfig, RefusesManagedSettingsAndBadTopics) {
   EXPECT_THROW(parse({"--data", "/tmp/x", "--kafka", "k:1", "--kafka-set",
                       "partition.assignment.strategy=range"}),
                std::invalid_argument);
-  EXPECT_THROW(parse({"--data", "/tmp/x", "--kafka", "k:1", "--kafka-set",
-                      "enable.auto.commit=true"}),
-               std::invalid_argument);
+  EXPECT_THROW(
+      parse({"--data", "/tmp/x", "--kafka", "k:1", "--kafka-set", "enable.auto.commit=true"}),
+      std::invalid_argument);
   EXPECT_THROW(parse({"--data", "/tmp/x", "--kafka", "k:1", "--lists-topic", "bad topic"}),
                std::invalid_argument);
   EXPECT_THROW(parse({"--data", "/tmp/x", "--kafka", "k:1", "--lists-topic", "__hotkey_reports"}),
                std::invalid_argument);
   EXPECT_THROW(parse({"--data", "/tmp/x", "--kafka-set", "novalue"}), std::invalid_argument);
-  EXPECT_THROW(parse({"--data", "/tmp/x", "--kafka", "k:1", "--kafka-set",
-                      "republish_interval_ms=abc"}),
-               std::invalid_argument);
+  EXPECT_THROW(
+      parse({"--data", "/tmp/x", "--kafka", "k:1", "--kafka-set", "republish_interval_ms=abc"}),
+      std::invalid_argument);
 }
 
 }  // namespace

@@ -62,7 +62,8 @@ class MockKafka {
  public:
   // The internal topics with their default names; `lists_partitions` != kPartitions breaks the
   // co-partitioning on purpose, 0 leaves a topic out.
-  explicit MockKafka(int brokers = 3, int lists_partitions = kPartitions, int state_partitions = 1) {
+  explicit MockKafka(int brokers = 3, int lists_partitions = kPartitions,
+                     int state_partitions = 1) {
     char errstr[256];
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     rd_kafka_conf_set(conf, "log_level", "2", errstr, sizeof errstr);
@@ -70,9 +71,10 @@ class MockKafka {
     if (!rk_) throw std::runtime_error(errstr);
     mc_ = rd_kafka_mock_cluster_new(rk_, brokers);
     if (!mc_) throw std::runtime_error("rd_kafka_mock_cluster_new failed");
-    for (const auto& [t, n] : std::vector<std::pair<std::string, int>>{
-             {"__hotkey_reports", kPartitions}, {"__hotkey_lists", lists_partitions},
-             {"__hotkey_state", state_partitions}}) {
+    for (const auto& [t, n] :
+         std::vector<std::pair<std::string, int>>{{"__hotkey_reports", kPartitions},
+                                                  {"__hotkey_lists", lists_partitions},
+                                                  {"__hotkey_state", state_partitions}}) {
       if (n == 0) continue;
       if (rd_kafka_mock_topic_create(mc_, t.c_str(), n, 1) != RD_KAFKA_RESP_ERR_NO_ERROR) {
         throw std::runtime_error("cannot create " + t);
@@ -103,24 +105,15 @@ class Node {
     const auto cfg = dir / (name + ".json");
     std::ofstream(cfg) << R"({"warmup_ms": 0, "plan_interval_ms": 500, "epoch_ms": 500,
       "defaults": {"min_rate": 1, "hold_ms": 5000}})";
-    args_ = {"--listen",
-             "127.0.0.1:0",
-             "--data",
-             data_.string(),
-             "--config",
-             cfg.string(),
-             "--kafka",
-             bootstrap,
-             "--kafka-set",
-             "session.timeout.ms=" + std::to_string(kSessionTimeoutMs),
-             "--kafka-set",
-             "heartbeat.interval.ms=1000",
-             "--kafka-set",
-             "max.poll.interval.ms=7000",
-             "--kafka-set",
-             "republish_interval_ms=2000",
-             "--kafka-set",
-             "log_level=3"};
+    args_ = {"--listen",    "127.0.0.1:0",
+             "--data",      data_.string(),
+             "--config",    cfg.string(),
+             "--kafka",     bootstrap,
+             "--kafka-set", "session.timeout.ms=" + std::to_string(kSessionTimeoutMs),
+             "--kafka-set", "heartbeat.interval.ms=1000",
+             "--kafka-set", "max.poll.interval.ms=7000",
+             "--kafka-set", "republish_interval_ms=2000",
+             "--kafka-set", "log_level=3"};
     start();
   }
   ~Node() { kill9(); }
@@ -272,8 +265,8 @@ class ReportProducer {
         for (int producer = 0; producer < 2; ++producer) {
           std::map<std::string, uint64_t> counts{{"hot", 500}};
           coordinator::test::add_tail(counts, 500, 200, static_cast<uint32_t>(seq * 7 + producer));
-          Report r = coordinator::test::make_report(
-              "p" + std::to_string(producer) + "-" + topic, topic, 12, seq, counts, 64);
+          Report r = coordinator::test::make_report("p" + std::to_string(producer) + "-" + topic,
+                                                    topic, 12, seq, counts, 64);
           r.window_ms = 300;
           const std::string value = encode_report_binary(r);
           rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC("__hotkey_reports"),
@@ -363,8 +356,7 @@ class ListsReader {
         const void* v = nullptr;
         size_t n = 0;
         if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-            rd_kafka_header_get_last(hdrs, "hotkey.member", &v, &n) ==
-                RD_KAFKA_RESP_ERR_NO_ERROR) {
+            rd_kafka_header_get_last(hdrs, "hotkey.member", &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR) {
           rec.member.assign(static_cast<const char*>(v), n);
         }
         try {

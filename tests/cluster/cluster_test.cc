@@ -167,8 +167,7 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
   // ~11 s); the deadline adds slack for a loaded machine, the figure is printed.
   ASSERT_TRUE(eventually(taken_over, milliseconds(3 * kSessionTimeoutMs + 20000)))
       << describe(reader.latest());
-  const auto took =
-      std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
+  const auto took = std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
   std::printf("failover: kill -9 -> every topic republished by a new owner in %lld ms\n",
               static_cast<long long>(took));
   ASSERT_TRUE(eventually([&] { return owners_published(survivors); }, milliseconds(30000)))
@@ -463,13 +462,13 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
     std::this_thread::sleep_for(milliseconds(1500));
   }
   // Produce and fetch requests fail a few times (retriable errors).
-  rd_kafka_mock_push_request_errors(mc, 0 /* Produce */, 4, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
-                                    RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
-                                    RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE);
-  rd_kafka_mock_push_request_errors(mc, 1 /* Fetch */, 3, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
-                                    RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  rd_kafka_mock_push_request_errors(
+      mc, 0 /* Produce */, 4, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+      RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+      RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE);
+  rd_kafka_mock_push_request_errors(
+      mc, 1 /* Fetch */, 3, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+      RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
   std::this_thread::sleep_for(milliseconds(2000));
   // The state partition's leader goes down for 4 s.
   rd_kafka_mock_partition_set_leader(mc, "__hotkey_state", 0, 2);

@@ -50,17 +50,28 @@ int main(int argc, char** argv) {
   unsigned seed = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string f = argv[i], v = argv[i + 1];
-    if (f == "--bootstrap") bootstrap = v;
-    else if (f == "--transport") transport = v;
-    else if (f == "--coordinator") coordinator = v;
-    else if (f == "--id") id = v;
-    else if (f == "--topics") topics_arg = v;
-    else if (f == "--rate") rate = std::stod(v);
-    else if (f == "--duration") duration_s = std::stod(v);
-    else if (f == "--hot-share") hot_share = std::stod(v);
-    else if (f == "--tail-keys") tail_keys = std::stoi(v);
-    else if (f == "--seed") seed = static_cast<unsigned>(std::stoul(v));
-    else if (f == "--status") status_path = v;
+    if (f == "--bootstrap")
+      bootstrap = v;
+    else if (f == "--transport")
+      transport = v;
+    else if (f == "--coordinator")
+      coordinator = v;
+    else if (f == "--id")
+      id = v;
+    else if (f == "--topics")
+      topics_arg = v;
+    else if (f == "--rate")
+      rate = std::stod(v);
+    else if (f == "--duration")
+      duration_s = std::stod(v);
+    else if (f == "--hot-share")
+      hot_share = std::stod(v);
+    else if (f == "--tail-keys")
+      tail_keys = std::stoi(v);
+    else if (f == "--seed")
+      seed = static_cast<unsigned>(std::stoul(v));
+    else if (f == "--status")
+      status_path = v;
     else {
       std::fprintf(stderr, "hotkey-test-fleet-producer: unknown flag %s\n", f.c_str());
       return 2;

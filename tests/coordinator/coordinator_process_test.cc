@@ -2,9 +2,9 @@
 // keep pins, denies, lists and versions (never regressing); foreign and corrupt data dirs are
 // refused with a clear message and a non-zero exit, not a crash.
 #include <gtest/gtest.h>
-#include <rocksdb/db.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <rocksdb/db.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -403,7 +403,6 @@ TEST(CoordinatorProcess, DamagedListRecordIsSkippedAndTheTopicRepublished) {
   EXPECT_EQ(get_list(port)["version"], 2);
   EXPECT_EQ(again.terminate(), 0);
 }
-
 
 // Peak resident memory (VmHWM) of process `pid`, in MiB; -1 when unknown.
 double peak_rss_mib(pid_t pid) {

@@ -129,8 +129,7 @@ TEST(OperatorMonitoring, EveryRejectionReasonSeriesExistsFromTheStart) {
   Metrics metrics;
   const std::string m = metrics.serialize();
   for (const char* reason : kReportRejectionReasons) {
-    EXPECT_EQ(sample(m, std::string("hotkey_reports_rejected_total{reason=\"") + reason + "\"}"),
-              0)
+    EXPECT_EQ(sample(m, std::string("hotkey_reports_rejected_total{reason=\"") + reason + "\"}"), 0)
         << reason;
   }
   EXPECT_EQ(sample(m, "hotkey_requests_rejected_total{reason=\"rate_limit\",scope=\"reports\"}"),
@@ -139,8 +138,7 @@ TEST(OperatorMonitoring, EveryRejectionReasonSeriesExistsFromTheStart) {
 
 TEST(OperatorMonitoring, ReadyzWriteIsInTheStoreLatencyHistogram) {
   Harness h(test_config(), true);
-  const double before =
-      sample(h.metrics().serialize(), "hotkey_store_write_latency_seconds_count");
+  const double before = sample(h.metrics().serialize(), "hotkey_store_write_latency_seconds_count");
   auto r = h.client()->Get("/readyz");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200);

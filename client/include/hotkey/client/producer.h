@@ -1,5 +1,6 @@
-// hotkey::client::Producer (also reachable as hotkey::Producer): a librdkafka producer that salts hot keys (rekey or route mode), adds the
-// hotkey.salt / hotkey.version headers to salted records, samples and reports its traffic.
+// hotkey::client::Producer (also reachable as hotkey::Producer): a librdkafka producer that salts
+// hot keys (rekey or route mode), adds the hotkey.salt / hotkey.version headers to salted records,
+// samples and reports its traffic.
 #pragma once
 
 #include <cstdint>
@@ -92,6 +93,6 @@ namespace hotkey {
 using client::DeliveryCallback;
 using client::DeliveryReport;
 using client::Header;
-using client::ProduceResult;
 using client::Producer;
+using client::ProduceResult;
 }  // namespace hotkey
