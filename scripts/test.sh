@@ -32,7 +32,10 @@ echo "== tests =="
 
 if [ "${HOTKEY_SANITIZE_PASS:-1}" != "0" ]; then
   echo "== unit tests and coordinator fault tests under ASan+UBSan =="
-  configure build-asan "-DHOTKEY_SANITIZE=address;undefined" -DHOTKEY_BUILD_BENCH=OFF
+  # No -Werror here either: GCC 12 reports -Wmaybe-uninitialized false positives inside
+  # libstdc++ (std::function in std::regex) under ASan; the RelWithDebInfo build enforces warnings.
+  configure build-asan "-DHOTKEY_SANITIZE=address;undefined" -DHOTKEY_BUILD_BENCH=OFF \
+    -DHOTKEY_WERROR=OFF
   # Plus the fault tests that run the real coordinator binary (built with the sanitizers, so a
   # leak at a clean shutdown fails its exit-code check): kill -9 mid-load and during write
   # bursts, read-only/foreign/corrupt data dirs, full disk, clock jumps.
