@@ -125,6 +125,19 @@ bool valid_topic_name(std::string_view topic) noexcept {
   return true;
 }
 
+// Space-Saving's minimum is the bound for every unmonitored key: the smallest count once the
+// summary is full, zero before. Anything else would make merges unsound.
+static void check_sketch_min(const Report& report, uint64_t smallest) {
+  const bool full = report.items.size() == report.sketch_capacity;
+  if (full && report.sketch_min != smallest) {
+    fail("sketch.min", "must equal the smallest item count (" + std::to_string(smallest) +
+                           ") when the sketch is full");
+  }
+  if (!full && report.sketch_min != 0) {
+    fail("sketch.min", "must be 0 while the sketch holds fewer items than its capacity");
+  }
+}
+
 void validate_report(const Report& report, const ReportLimits& limits) {
   validate_id(report.producer, "producer", limits.max_id_bytes);
   if (report.topic.size() > limits.max_id_bytes || !valid_topic_name(report.topic)) {
@@ -203,16 +216,7 @@ void validate_report(const Report& report, const ReportLimits& limits) {
     }
     smallest = std::min(smallest, item.count);
   }
-  // Space-Saving's minimum is the bound for every unmonitored key: the smallest count once
-  // the summary is full, zero before. Anything else would make merges unsound.
-  const bool full = report.items.size() == report.sketch_capacity;
-  if (full && report.sketch_min != smallest) {
-    fail("sketch.min", "must equal the smallest item count (" + std::to_string(smallest) +
-                           ") when the sketch is full");
-  }
-  if (!full && report.sketch_min != 0) {
-    fail("sketch.min", "must be 0 while the sketch holds fewer items than its capacity");
-  }
+  check_sketch_min(report, smallest);
 }
 
 std::string report_to_json(const Report& report) {
@@ -480,14 +484,7 @@ SpaceSaving report_sketch(const Report& report) {
     items.push_back(SpaceSaving::ItemView{item.key, item.count, item.error});
     smallest = std::min(smallest, item.count);
   }
-  const bool full = report.items.size() == report.sketch_capacity;
-  if (full && report.sketch_min != smallest) {
-    fail("sketch.min", "must equal the smallest item count (" + std::to_string(smallest) +
-                           ") when the sketch is full");
-  }
-  if (!full && report.sketch_min != 0) {
-    fail("sketch.min", "must be 0 while the sketch holds fewer items than its capacity");
-  }
+  check_sketch_min(report, smallest);
   try {
     return SpaceSaving::from_items(report.sketch_capacity, report.sketch_total, items);
   } catch (const DecodeError&) {
