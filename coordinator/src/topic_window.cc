@@ -53,6 +53,7 @@ TopicWindow::Epoch& TopicWindow::epoch_for(int64_t now_ms) {
     e.partition_counts.assign(static_cast<size_t>(partitions_), 0);
     e.cold.assign(static_cast<size_t>(partitions_), 0.0);
     e.salted.clear();
+    e.home.clear();
     e.load_total = 0;
     e.load_reports = 0;
     e.total = 0;
@@ -72,7 +73,7 @@ void TopicWindow::flush(Epoch& e) {
 }
 
 void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, int32_t partitions,
-                      const HotKeyList* routed_with) {
+                      const HotKeyList* routed_with, const TrackedKeys& tracked) {
   if (partitions != partitions_) reset_partitions(partitions);
   Epoch& e = epoch_for(now_ms);
   if (routed_with && report.partitions == partitions_ &&
@@ -111,6 +112,19 @@ void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, 
         e.salted[k.key] += taken;
       }
     }
+    for (const auto& [key, c] : tracked) {
+      if (!(c.traffic > 0)) continue;
+      bool salted = false;
+      if (routed_with->partitions == partitions_) {
+        for (const auto& k : routed_with->keys) {
+          if (k.key == key) {
+            salted = !k.salts.empty();
+            break;
+          }
+        }
+      }
+      if (!salted) e.home[key] += c.traffic;
+    }
     for (size_t i = 0; i < n; ++i) e.cold[i] += cold[i];
     e.load_total += static_cast<double>(report.total);
     ++e.load_reports;
@@ -127,6 +141,7 @@ void TopicWindow::reset_partitions(int32_t partitions) {
     e.partition_counts.assign(static_cast<size_t>(partitions), 0);
     e.cold.assign(static_cast<size_t>(partitions), 0.0);
     e.salted.clear();
+    e.home.clear();
     e.load_total = 0;
     e.load_reports = 0;
   }
@@ -147,6 +162,7 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
                 0,
                 0,
                 0,
+                {},
                 {},
                 SpaceSaving(capacity_),
                 0,
@@ -169,6 +185,7 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
       snap.cold_load[i] += e.cold[i];
     }
     for (const auto& [key, count] : e.salted) snap.salted[key] += count;
+    for (const auto& [key, count] : e.home) snap.home[key] += count;
     snap.load_total += e.load_total;
     snap.load_reports += e.load_reports;
     snap.total += e.total;
