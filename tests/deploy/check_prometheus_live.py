@@ -6,11 +6,14 @@ live coordinator (issue 19).
 
 Starts build/bin/hotkey-coordinator and Debian's `prometheus` on loopback (scrape and rule
 evaluation every second) and feeds the coordinator producer reports over HTTP: naive producers
-on a skewed topic, an evenly spread topic, and rejected reports (no token, broken bodies).
-Through Prometheus' HTTP API it then checks that
+on a skewed topic, an evenly spread topic, and rejected reports (no token, broken bodies); and
+when the build has them, hotkey-loadgen producers send a skewed workload through the client
+library to hotkey-mock-kafka. Through Prometheus' HTTP API it then checks that
 
-  * the skew alert fires for the skewed topic and stays silent for the even one, the
-    rejection alert fires and the rejection series carry the reasons the runbook names;
+  * the skew alert fires for the skewed topic and stays silent for the even one; with the
+    client fleet it stays silent where the client salts the hot key and fires where the key
+    is denied; the rejection alert fires and the rejection series carry the reasons the
+    runbook names;
   * the store alert fires when the coordinator's disk fills (a file-size limit on the
     process), and the target-down alert when the coordinator goes away;
   * every PromQL expression of the dashboard returns data.
@@ -156,6 +159,62 @@ def report(producer, topic, seq, counts, keys):
         "window_ms": 1000, "sample_rate": 1.0, "total": total, "partition_counts": counts,
         "seq": seq, "list_version": 0,
         "sketch": {"capacity": 64, "min": 0, "total": total, "items": items}}).encode()
+
+
+class ClientFleet:
+    """The same skewed workload (60% of records on one key) sent by hotkey-loadgen through
+    the hotkey client library to the embedded mock Kafka cluster, on two topics: on
+    `client-salted` the client salts the hot key as the coordinator's list says; on
+    `client-denied` an operator denied the key (never salt it), so its partition stays hot.
+    None when the build has no hotkey-mock-kafka or hotkey-loadgen."""
+
+    TOPICS = ("client-salted", "client-denied")
+
+    def __init__(self, bin_dir, tmp, coord):
+        self.procs = []
+        mock, loadgen = (os.path.join(bin_dir, b) for b in ("hotkey-mock-kafka",
+                                                             "hotkey-loadgen"))
+        if not (os.path.exists(mock) and os.path.exists(loadgen)):
+            self.ok = False
+            return
+        self.ok = True
+        boot = os.path.join(tmp, "bootstrap")
+        args = [mock, "--brokers", "1", "--bootstrap-file", boot]
+        for t in self.TOPICS:
+            args += ["--topic", f"{t}:{PARTITIONS}"]
+        self._spawn(args, os.path.join(tmp, "mock-kafka.log"))
+        bootstrap = eventually(lambda: open(boot).read().strip(), timeout=60, step=0.2)
+        if not bootstrap:
+            sys.exit("hotkey-mock-kafka did not start")
+        status, text = coord.call(
+            "POST", "/v1/topics/client-denied/denies",
+            json.dumps({"key": "hot-0", "reason": "ordering-critical"}).encode(),
+            token=OPERATOR_TOKEN)
+        if status != 200:
+            sys.exit(f"deny refused: {status} {text}")
+        for t in self.TOPICS:
+            self._spawn([loadgen, "--bootstrap", bootstrap, "--topic", t, "--strategy", "hotkey",
+                         "--coordinator", coord.url, "--producer-id", "fleet-" + t,
+                         "--client-prop", "hotkey.token=" + PRODUCER_TOKEN,
+                         "--client-prop", "hotkey.report.interval.ms=250",
+                         "--rate", "400", "--duration", "3600", "--keys", "200",
+                         "--zipf", "0", "--hot-share", "0.6", "--hot-keys", "1",
+                         "--json-out", os.path.join(tmp, t + ".json")],
+                        os.path.join(tmp, t + ".log"))
+
+    def _spawn(self, args, log):
+        self.procs.append(subprocess.Popen(args, stdout=open(log, "w"),
+                                           stderr=subprocess.STDOUT))
+
+    def stop(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
 
 
 class Feeder(threading.Thread):
@@ -336,14 +395,18 @@ def main():
     with tempfile.TemporaryDirectory(prefix="hotkey-prometheus-live-") as tmp:
         coord = Coordinator(bin_dir, tmp)
         prom = None
+        fleet = None
         feeder = Feeder(coord)
         try:
             prom = Prometheus(src, tmp, f"127.0.0.1:{coord.port}")
+            fleet = ClientFleet(bin_dir, tmp, coord)
             feeder.start()
-            run(src, tmp, coord, prom, feeder, hold_minutes)
+            run(src, tmp, coord, prom, fleet, hold_minutes)
         finally:
             feeder.stopping.set()
             feeder.join(timeout=30)
+            if fleet:
+                fleet.stop()
             coord.stop()
             if prom:
                 prom.stop()
@@ -360,7 +423,7 @@ def main():
     return 0
 
 
-def run(src, tmp, coord, prom, feeder, hold_minutes):
+def run(src, tmp, coord, prom, fleet, hold_minutes):
     up = eventually(lambda: [r for r in prom.query('up{job="hotkey-coordinator"} == 1')])
     if not check(bool(up), "Prometheus scrapes the coordinator (up == 1)"):
         return
@@ -376,6 +439,26 @@ def run(src, tmp, coord, prom, feeder, hold_minutes):
         check(not [a for a in prom.alerts("HotkeyPartitionSkewHigh", state)
                    if a["labels"].get("topic") == "even"],
               f"HotkeyPartitionSkewHigh is not {state} for the even topic")
+
+    # The same skewed workload through the hotkey client: silent while the client salts the
+    # hot key, firing where an operator denied it (a skew the client must not fix).
+    if fleet.ok:
+        denied = eventually(lambda: [a for a in prom.alerts("HotkeyPartitionSkewHigh")
+                                     if a["labels"].get("topic") == "client-denied"])
+        check(bool(denied), "HotkeyPartitionSkewHigh fires for the client fleet's topic whose "
+              "hot key is denied")
+        salted = eventually(lambda: [r for r in prom.query(
+            'max_over_time(hotkey_partition_skew{topic="client-salted"}[5s]) < 2 and '
+            'hotkey_hot_keys{topic="client-salted"} > 0')], timeout=DEADLINE_S)
+        check(bool(salted), "the client fleet's salted topic settles below skew 2 with its "
+              "hot key listed")
+        if salted:
+            time.sleep(5)
+            check(not [a for a in prom.alerts("HotkeyPartitionSkewHigh")
+                       if a["labels"].get("topic") == "client-salted"],
+                  "HotkeyPartitionSkewHigh is not firing for the salted client topic")
+    else:
+        print("note: no hotkey-mock-kafka/hotkey-loadgen in the build: client fleet skipped")
 
     # Rejections: the alert fires and the series carry the reasons the runbook names.
     rejected = eventually(lambda: prom.alerts("HotkeyReportsRejected"))
