@@ -44,8 +44,12 @@ TopicWindow::TopicWindow(uint32_t epoch_ms, uint32_t window_epochs, uint32_t cap
     : epoch_ms_(epoch_ms), capacity_(capacity), epochs_(window_epochs) {}
 
 TopicWindow::Epoch& TopicWindow::epoch_for(int64_t now_ms) {
-  int64_t index = now_ms / epoch_ms_;
-  Epoch& e = epochs_[static_cast<size_t>(index % static_cast<int64_t>(epochs_.size()))];
+  // Floor division and a non-negative slot: a clock set before 1970 (negative now_ms) must
+  // not index outside the ring.
+  const int64_t em = static_cast<int64_t>(epoch_ms_);
+  const int64_t index = now_ms >= 0 ? now_ms / em : -((-now_ms + em - 1) / em);
+  const int64_t n = static_cast<int64_t>(epochs_.size());
+  Epoch& e = epochs_[static_cast<size_t>(((index % n) + n) % n)];
   if (e.index != index) {
     e.index = index;
     if (e.sketch) e.sketch->clear();
@@ -148,11 +152,12 @@ void TopicWindow::reset_partitions(int32_t partitions) {
 }
 
 TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
-  const int64_t current = now_ms / epoch_ms_;
+  const int64_t em = static_cast<int64_t>(epoch_ms_);
+  const int64_t current = now_ms >= 0 ? now_ms / em : -((-now_ms + em - 1) / em);
   const int64_t oldest = current - static_cast<int64_t>(epochs_.size()) + 1;
   // Half an epoch of reports is at least one report round of every producer at the client's
   // default interval; before that the previous epoch fills the recent view in.
-  const bool current_is_enough = now_ms % epoch_ms_ >= epoch_ms_ / 2;
+  const bool current_is_enough = now_ms - current * em >= em / 2;
   const int64_t recent_from = std::max(oldest, current_is_enough ? current : current - 1);
   std::vector<const SpaceSaving*> parts, recent_parts;
   Snapshot snap{SpaceSaving(capacity_),

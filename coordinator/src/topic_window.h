@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -75,7 +76,7 @@ class TopicWindow {
 
  private:
   struct Epoch {
-    int64_t index = -1;
+    int64_t index = std::numeric_limits<int64_t>::min();  // none yet (any index is valid)
     std::optional<SpaceSaving> sketch;
     std::vector<SpaceSaving> pending;  // merged in batches: n-way merges are cheaper
     std::vector<uint64_t> partition_counts;

@@ -262,3 +262,28 @@ TEST(CoordinatorSurge, HomePartitionIsNotOverloadedWhileProducersSwitchLists) {
 
 }  // namespace
 }  // namespace hotkey::coordinator::test
+
+namespace hotkey::coordinator::test {
+namespace {
+
+// A host clock before 1970 (negative milliseconds, a misconfigured VM) crossing into 1970:
+// the window's epochs stay inside their ring (a negative index went out of bounds) and a hot
+// key is still found and listed.
+TEST(CoordinatorSurge, ClockBefore1970KeepsTheWindowInBounds) {
+  CoordinatorConfig cfg = test_config();
+  cfg.defaults.balance_target = 1000;
+  Harness h(cfg);
+  const int32_t P = 16;
+  h.clock().set_ms(-4500);
+  uint64_t seq = 1;
+  for (int i = 0; i < 8; ++i, ++seq) {
+    round(h, 4, P, seq, traffic(seq, 2000, {{"hot", 400}}));
+  }
+  EXPECT_GT(h.clock().now_ms(), 0);
+  const HotKey* k = find(h.list(kTopic), "hot");
+  ASSERT_NE(k, nullptr) << list_to_json(h.list(kTopic));
+  EXPECT_GE(k->salts.size(), 2u);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::test
