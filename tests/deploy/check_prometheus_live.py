@@ -105,8 +105,12 @@ class Coordinator:
         self.data = os.path.join(tmp, "data")
         cfg = os.path.join(tmp, "coordinator.json")
         with open(cfg, "w") as f:
+            # client-salted runs in another family with another separator: the loadgen's
+            # client must report crc32 (--client-prop hotkey.hash, issue 18 item 5) or every
+            # report is refused as a hash mismatch and the hot key is never salted.
             json.dump({"plan_interval_ms": 200, "warmup_ms": 0, "epoch_ms": 500,
-                       "window_epochs": 4, "defaults": {"min_rate": 1}}, f)
+                       "window_epochs": 4, "defaults": {"min_rate": 1},
+                       "topics": {"client-salted": {"hash": "crc32", "separator": "~"}}}, f)
         env = dict(os.environ, HOTKEY_OPERATOR_TOKEN="live=" + OPERATOR_TOKEN,
                    HOTKEY_PRODUCER_TOKEN=PRODUCER_TOKEN)
         self.log = open(self.log_path, "w+")
@@ -193,13 +197,14 @@ class ClientFleet:
         if status != 200:
             sys.exit(f"deny refused: {status} {text}")
         for t in self.TOPICS:
+            family = ["--client-prop", "hotkey.hash=crc32"] if t == "client-salted" else []
             self._spawn([loadgen, "--bootstrap", bootstrap, "--topic", t, "--strategy", "hotkey",
                          "--coordinator", coord.url, "--producer-id", "fleet-" + t,
                          "--client-prop", "hotkey.token=" + PRODUCER_TOKEN,
                          "--client-prop", "hotkey.report.interval.ms=250",
                          "--rate", "400", "--duration", "3600", "--keys", "200",
                          "--zipf", "0", "--hot-share", "0.6", "--hot-keys", "1",
-                         "--json-out", os.path.join(tmp, t + ".json")],
+                         "--json-out", os.path.join(tmp, t + ".json")] + family,
                         os.path.join(tmp, t + ".log"))
 
     def _spawn(self, args, log):
@@ -452,6 +457,8 @@ def run(src, tmp, coord, prom, fleet, hold_minutes):
             'hotkey_hot_keys{topic="client-salted"} > 0')], timeout=DEADLINE_S)
         check(bool(salted), "the client fleet's salted topic settles below skew 2 with its "
               "hot key listed")
+        check(not prom.query('hotkey_reports_rejected_total{reason="hash_mismatch"} > 0'),
+              "no report was refused as a hash mismatch (the crc32 topic's client reports crc32)")
         if salted:
             time.sleep(5)
             check(not [a for a in prom.alerts("HotkeyPartitionSkewHigh")
