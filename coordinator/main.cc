@@ -28,8 +28,13 @@ namespace {
 using hotkey::coordinator::CoordinatorConfig;
 using nlohmann::json;
 
+// One JSON object per line on stderr, stamped like every other coordinator log line.
 void log_line(const json& j) {
-  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  json line = j;
+  line["ts_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   std::fwrite(text.data(), 1, text.size(), stderr);
   std::fflush(stderr);
 }

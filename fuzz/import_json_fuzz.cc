@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   std::vector<hotkeyctl::ImportOp> ops;
   try {
-    ops = hotkeyctl::parse_import_document(input, "fuzz.json");
+    // A fixed "now" keeps runs reproducible.
+    ops = hotkeyctl::parse_import_document(input, "fuzz.json", int64_t{1'800'000'000'000});
   } catch (const hotkeyctl::UsageError&) {
     return 0;
   }
@@ -36,6 +37,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     HOTKEY_FUZZ_CHECK(!key.empty());
     HOTKEY_FUZZ_CHECK(op.label == hotkey::printable_key(key));
+    HOTKEY_FUZZ_CHECK(op.key == key);
+    // A pin that will be sent with a deadline has one of at least a second; an expired one is
+    // never sent and carries none.
+    if (op.body.contains("ttl_s")) {
+      HOTKEY_FUZZ_CHECK(op.what == "pin" && !op.expired && op.body["ttl_s"].get<int64_t>() >= 1);
+    }
+    HOTKEY_FUZZ_CHECK(!op.expired || (op.what == "pin" && op.expires_at_ms > 0));
     HOTKEY_FUZZ_CHECK(op.body["reason"].is_string() &&
                       !op.body["reason"].get<std::string>().empty());
     // The body must be sendable: strict UTF-8 JSON.

@@ -158,6 +158,13 @@ void apply_topic_settings(TopicSettings& s, const json& j, const std::string& wh
 }
 
 void parse_listen(CoordinatorConfig& c, const std::string& value) {
+  // A URL is a common slip ("http://127.0.0.1:8470"); it used to pass as host "http://..."
+  // and fail later as "cannot bind" (exit 4) instead of a usage error.
+  if (value.find("://") != std::string::npos || value.find('/') != std::string::npos) {
+    fail("listen address must be HOST:PORT without a scheme or path, got '" + value +
+         "' (e.g. 127.0.0.1:8470; TLS is turned on with tls_cert_file/tls_key_file, not "
+         "https://)");
+  }
   auto colon = value.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == value.size()) {
     fail("listen address must be HOST:PORT, got '" + value + "'");

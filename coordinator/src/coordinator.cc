@@ -324,7 +324,7 @@ CallResult Coordinator::ingest(Report r) {
     if (r.partitions > t->partitions) t->partitions = r.partitions;
     if (t->first_report_ms < 0) t->first_report_ms = now;
     const size_t entries = r.items.size();
-    t->window.add(r, std::move(sketch), now, t->partitions, routed_with);
+    t->window.add(r, std::move(sketch), now, t->partitions, routed_with, p.last_keys);
     t->m.reports->Increment();
     t->m.entries->Increment(static_cast<double>(entries));
     if (!t->replan_wanted && shows_new_hot_key(*t, r, settings, now)) {
@@ -418,7 +418,10 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     in.load_scale = snap.total > 0 && load_ready ? snap.load_total / snap.total : 0.0;
     in.recent_items = snap.recent.items();
     in.recent_total = snap.recent_total;
-    if (load_ready) in.salted = std::move(snap.salted);
+    if (load_ready) {
+      in.salted = std::move(snap.salted);
+      in.home = std::move(snap.home);
+    }
     double rate = 0;
     for (const auto& [id, p] : t.producers) rate += p.rate;
     in.rate = rate;

@@ -241,10 +241,12 @@ PlanResult plan_topic(const PlanInput& in, std::map<std::string, HotState>& hot)
     auto it = in.salted.find(key);
     return it == in.salted.end() ? 0.0 : it->second;
   };
-  // A key's records inside cold_load (at its home partition): its window traffic in load
-  // units less what its lists salted out of the load.
+  // A key's records inside cold_load (at its home partition): counted by the window for the
+  // keys it tracked, else estimated as its window traffic in load units less what its lists
+  // salted out of the load.
   auto routed_of = [&](const std::string& key) {
     if (!(load_units > 0)) return 0.0;
+    if (auto it = in.home.find(key); it != in.home.end()) return finite_nonneg(it->second);
     return finite_nonneg(traffic_of(key) * in.load_scale - salted_of(key));
   };
   auto home_of = [&](const std::string& key) { return partition_for(in.hash, key, P); };

@@ -13,6 +13,7 @@
 #include "hotkey/hotkey_list.h"
 #include "hotkey/space_saving.h"
 #include "store.h"
+#include "topic_window.h"
 
 namespace hotkey::coordinator {
 
@@ -21,12 +22,6 @@ struct HotState {
   int64_t since_ms = 0;
   int64_t below_since_ms = -1;  // -1: not below its exit threshold
   double entry_share = 0;       // guaranteed share when it entered
-};
-
-// One key's records in the latest report round (see PlanInput::latest).
-struct LatestCount {
-  double guaranteed = 0;
-  double traffic = 0;  // midpoint of [guaranteed, count]
 };
 
 struct PlanInput {
@@ -61,6 +56,9 @@ struct PlanInput {
   // listed now has its remaining records (window traffic less these) in cold_load at home;
   // a key not listed now goes back home with these.
   std::map<std::string, double, std::less<>> salted;
+  // Records of each key left at its home partition in cold_load, for the keys the window
+  // tracked (TopicWindow::Snapshot::home); other keys are estimated from their window share.
+  std::map<std::string, double, std::less<>> home;
   double rate = 0;
   const std::map<std::string, Pin>* pins = nullptr;
   const std::map<std::string, Deny>* denies = nullptr;

@@ -44,8 +44,12 @@ TopicWindow::TopicWindow(uint32_t epoch_ms, uint32_t window_epochs, uint32_t cap
     : epoch_ms_(epoch_ms), capacity_(capacity), epochs_(window_epochs) {}
 
 TopicWindow::Epoch& TopicWindow::epoch_for(int64_t now_ms) {
-  int64_t index = now_ms / epoch_ms_;
-  Epoch& e = epochs_[static_cast<size_t>(index % static_cast<int64_t>(epochs_.size()))];
+  // Floor division and a non-negative slot: a clock set before 1970 (negative now_ms) must
+  // not index outside the ring.
+  const int64_t em = static_cast<int64_t>(epoch_ms_);
+  const int64_t index = now_ms >= 0 ? now_ms / em : -((-now_ms + em - 1) / em);
+  const int64_t n = static_cast<int64_t>(epochs_.size());
+  Epoch& e = epochs_[static_cast<size_t>(((index % n) + n) % n)];
   if (e.index != index) {
     e.index = index;
     if (e.sketch) e.sketch->clear();
@@ -53,6 +57,7 @@ TopicWindow::Epoch& TopicWindow::epoch_for(int64_t now_ms) {
     e.partition_counts.assign(static_cast<size_t>(partitions_), 0);
     e.cold.assign(static_cast<size_t>(partitions_), 0.0);
     e.salted.clear();
+    e.home.clear();
     e.load_total = 0;
     e.load_reports = 0;
     e.total = 0;
@@ -72,7 +77,7 @@ void TopicWindow::flush(Epoch& e) {
 }
 
 void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, int32_t partitions,
-                      const HotKeyList* routed_with) {
+                      const HotKeyList* routed_with, const TrackedKeys& tracked) {
   if (partitions != partitions_) reset_partitions(partitions);
   Epoch& e = epoch_for(now_ms);
   if (routed_with && report.partitions == partitions_ &&
@@ -111,6 +116,19 @@ void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, 
         e.salted[k.key] += taken;
       }
     }
+    for (const auto& [key, c] : tracked) {
+      if (!(c.traffic > 0)) continue;
+      bool salted = false;
+      if (routed_with->partitions == partitions_) {
+        for (const auto& k : routed_with->keys) {
+          if (k.key == key) {
+            salted = !k.salts.empty();
+            break;
+          }
+        }
+      }
+      if (!salted) e.home[key] += c.traffic;
+    }
     for (size_t i = 0; i < n; ++i) e.cold[i] += cold[i];
     e.load_total += static_cast<double>(report.total);
     ++e.load_reports;
@@ -127,17 +145,19 @@ void TopicWindow::reset_partitions(int32_t partitions) {
     e.partition_counts.assign(static_cast<size_t>(partitions), 0);
     e.cold.assign(static_cast<size_t>(partitions), 0.0);
     e.salted.clear();
+    e.home.clear();
     e.load_total = 0;
     e.load_reports = 0;
   }
 }
 
 TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
-  const int64_t current = now_ms / epoch_ms_;
+  const int64_t em = static_cast<int64_t>(epoch_ms_);
+  const int64_t current = now_ms >= 0 ? now_ms / em : -((-now_ms + em - 1) / em);
   const int64_t oldest = current - static_cast<int64_t>(epochs_.size()) + 1;
   // Half an epoch of reports is at least one report round of every producer at the client's
   // default interval; before that the previous epoch fills the recent view in.
-  const bool current_is_enough = now_ms % epoch_ms_ >= epoch_ms_ / 2;
+  const bool current_is_enough = now_ms - current * em >= em / 2;
   const int64_t recent_from = std::max(oldest, current_is_enough ? current : current - 1);
   std::vector<const SpaceSaving*> parts, recent_parts;
   Snapshot snap{SpaceSaving(capacity_),
@@ -147,6 +167,7 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
                 0,
                 0,
                 0,
+                {},
                 {},
                 SpaceSaving(capacity_),
                 0,
@@ -169,6 +190,7 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
       snap.cold_load[i] += e.cold[i];
     }
     for (const auto& [key, count] : e.salted) snap.salted[key] += count;
+    for (const auto& [key, count] : e.home) snap.home[key] += count;
     snap.load_total += e.load_total;
     snap.load_reports += e.load_reports;
     snap.total += e.total;

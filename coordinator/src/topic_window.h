@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -17,6 +18,16 @@
 
 namespace hotkey::coordinator {
 
+// One key's records in one report, scaled by 1/sample_rate: guaranteed (count - error) and
+// traffic (the midpoint of [guaranteed, count]).
+struct LatestCount {
+  double guaranteed = 0;
+  double traffic = 0;
+};
+
+// The keys of one report large enough to matter for planning (see TopicWindow::add).
+using TrackedKeys = std::vector<std::pair<std::string, LatestCount>>;
+
 class TopicWindow {
  public:
   TopicWindow(uint32_t epoch_ms, uint32_t window_epochs, uint32_t capacity);
@@ -26,9 +37,10 @@ class TopicWindow {
   // list switch). Partition counts are only taken from such reports whose partition count
   // equals `partitions`; the records of the keys that list salted are taken out of them by
   // its tables into the cold load, so the cold load (a property of the cold keys, not of the
-  // list) stays valid across versions.
+  // list) stays valid across versions. `tracked` (the report's keys near or above the hot
+  // threshold) that the list did not salt are counted at home (Snapshot::home).
   void add(const Report& report, SpaceSaving scaled_sketch, int64_t now_ms, int32_t partitions,
-           const HotKeyList* routed_with);
+           const HotKeyList* routed_with, const TrackedKeys& tracked = {});
 
   // Drops per-partition counts (partition count changed).
   void reset_partitions(int32_t partitions);
@@ -45,6 +57,11 @@ class TopicWindow {
     uint64_t reports = 0;
     // Records of each key taken out of cold_load (salted by its report's list; midpoints).
     std::map<std::string, double, std::less<>> salted;
+    // Records of each tracked key left in cold_load at its home partition (in the reports
+    // behind partition_load, where its list did not salt it). Exact for the keys a plan
+    // lists, where scaling the key's window records by load_total / total is not: the
+    // reports left out of the load (a list switch) are the ones a surge fills.
+    std::map<std::string, double, std::less<>> home;
     // The most recent traffic only: the current epoch once it is half over, else the
     // previous and the current epoch. Shares here follow a surge or a move within about a
     // second, where the whole window lags by up to its length.
@@ -59,12 +76,13 @@ class TopicWindow {
 
  private:
   struct Epoch {
-    int64_t index = -1;
+    int64_t index = std::numeric_limits<int64_t>::min();  // none yet (any index is valid)
     std::optional<SpaceSaving> sketch;
     std::vector<SpaceSaving> pending;  // merged in batches: n-way merges are cheaper
     std::vector<uint64_t> partition_counts;
     std::vector<double> cold;                           // partition_counts less salted keys
     std::map<std::string, double, std::less<>> salted;  // records taken out of cold
+    std::map<std::string, double, std::less<>> home;    // tracked unsalted records in cold
     double load_total = 0;
     uint64_t load_reports = 0;
     double total = 0;

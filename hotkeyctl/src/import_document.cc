@@ -1,5 +1,7 @@
 #include "import_document.h"
 
+#include <algorithm>
+
 #include "command.h"
 #include "hotkey/key_codec.h"
 #include "hotkey/report.h"
@@ -31,9 +33,16 @@ std::string key_member(const json& j) {
   return string_member(j, "key");
 }
 
+// The largest values any coordinator accepts (max_partitions' ceiling, 10 years of TTL); the
+// target refuses anything beyond its own limits with a message.
+constexpr uint64_t kMaxImportSalts = 100000;
+constexpr int64_t kMaxImportTtlS = int64_t{10} * 365 * 86400;
+constexpr uint64_t kMaxExpiresAtMs = uint64_t{1} << 53;
+
 }  // namespace
 
-std::vector<ImportOp> parse_import_document(std::string_view text, const std::string& source) {
+std::vector<ImportOp> parse_import_document(std::string_view text, const std::string& source,
+                                            int64_t now_ms) {
   const json doc = json::parse(text, nullptr, false);
   auto bad = [&](const std::string& why) {
     return UsageError("'" + source + "' is not a hotkeyctl export: " + why);
@@ -62,17 +71,43 @@ std::vector<ImportOp> parse_import_document(std::string_view text, const std::st
         std::string reason = string_member(it, "reason");
         if (reason.empty()) reason = "imported";
         json body{{std::string(ek.field), ek.value}, {"reason", reason}};
+        ImportOp op{topic, pin ? "pin" : "deny", key, hotkey::printable_key(key), json(), 0, false};
         if (pin && it.contains("salts")) {
-          if (!it["salts"].is_number_unsigned()) throw bad(at + ".salts must be a whole number");
-          body["salts"] = it["salts"];
-        }
-        if (pin && it.contains("ttl_s")) {
-          if (!it["ttl_s"].is_number_unsigned() || it["ttl_s"].get<uint64_t>() == 0) {
-            throw bad(at + ".ttl_s must be a positive whole number");
+          const json& salts = it["salts"];
+          if (!salts.is_number_unsigned() || salts.get<uint64_t>() < 1 ||
+              salts.get<uint64_t>() > kMaxImportSalts) {
+            throw bad(at + ".salts must be a whole number from 1 to the topic's partition count, " +
+                      "got " + salts.dump());
           }
-          body["ttl_s"] = it["ttl_s"];
+          body["salts"] = salts;
         }
-        ops.push_back({topic, pin ? "pin" : "deny", hotkey::printable_key(key), std::move(body)});
+        if (pin && it.contains("expires_at_ms")) {
+          // Exports carry the absolute deadline; "ttl_s" next to it is only for older readers.
+          const json& exp = it["expires_at_ms"];
+          if (!exp.is_number_unsigned() || exp.get<uint64_t>() == 0 ||
+              exp.get<uint64_t>() > kMaxExpiresAtMs) {
+            throw bad(at + ".expires_at_ms must be a positive whole number of milliseconds " +
+                      "since the epoch, got " + exp.dump());
+          }
+          op.expires_at_ms = static_cast<int64_t>(exp.get<uint64_t>());
+        } else if (pin && it.contains("ttl_s")) {
+          const json& ttl = it["ttl_s"];
+          if (!ttl.is_number_unsigned() || ttl.get<uint64_t>() == 0 ||
+              ttl.get<uint64_t>() > kMaxImportTtlS) {
+            throw bad(at + ".ttl_s must be a whole number of seconds from 1 to 10 years, got " +
+                      ttl.dump());
+          }
+          op.expires_at_ms = now_ms + static_cast<int64_t>(ttl.get<uint64_t>()) * 1000;
+        }
+        if (op.expires_at_ms > 0) {
+          // Whole seconds, rounded up, so the pin ends no earlier than the export said.
+          const int64_t left_ms = op.expires_at_ms - now_ms;
+          op.expired = left_ms <= 0;
+          if (!op.expired)
+            body["ttl_s"] = std::min<int64_t>((left_ms + 999) / 1000, kMaxImportTtlS);
+        }
+        op.body = std::move(body);
+        ops.push_back(std::move(op));
       }
     }
   }

@@ -707,9 +707,11 @@ int cmd_export(const Flags& flags, Remote& remote, std::ostream& out) {
       if (num(p, "salts") > 0) e["salts"] = p["salts"];
       const double exp = num(p, "expires_at_ms");
       if (exp > 0) {
-        // Carried as time left, so the pin keeps its deadline wherever it is imported.
+        // The absolute deadline, so a pin re-imported later ends when it would have (or is
+        // skipped once it has); ttl_s, the time left now, is for older importers.
         const double left_s = std::ceil((exp - static_cast<double>(now_ms)) / 1000.0);
         if (left_s <= 0) continue;
+        e["expires_at_ms"] = static_cast<int64_t>(exp);
         e["ttl_s"] = static_cast<int64_t>(left_s);
       }
       if (p.contains("by")) e["by"] = p["by"];
@@ -740,6 +742,23 @@ int cmd_export(const Flags& flags, Remote& remote, std::ostream& out) {
   return kExitOk;
 }
 
+// Whether `summary` (GET /v1/topics/{t}, null for an unknown topic) already holds what `op`
+// would set: a deny with the same reason, or a pin with the same salts and reason ending
+// within 2 s of the imported deadline (the pin call takes whole seconds).
+bool already_in_place(const json& summary, const ImportOp& op) {
+  if (!summary.is_object()) return false;
+  const std::string reason = str(op.body, "reason");
+  for (const json& e : array_field(summary, op.what == "pin" ? "pinned" : "denied")) {
+    if (json_key(e) != op.key || str(e, "reason") != reason) continue;
+    if (op.what == "deny") return true;
+    if (num(e, "salts") != num(op.body, "salts")) return false;
+    const double held_exp = num(e, "expires_at_ms");
+    if (op.expires_at_ms == 0 || held_exp == 0) return op.expires_at_ms == 0 && held_exp == 0;
+    return std::abs(held_exp - static_cast<double>(op.expires_at_ms)) <= 2000;
+  }
+  return false;
+}
+
 int cmd_import(const Flags& flags, Remote& remote, std::ostream& out) {
   need_positional(flags, 1, "import FILE|- [--dry-run]");
   const std::string& source = flags.positional()[0];
@@ -752,10 +771,38 @@ int cmd_import(const Flags& flags, Remote& remote, std::ostream& out) {
     text.assign(std::istreambuf_iterator<char>(f), {});
   }
   // Check the whole document before sending anything: no half-applied imports from typos.
-  const std::vector<ImportOp> ops = parse_import_document(text, source);
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  const std::vector<ImportOp> ops = parse_import_document(text, source, now_ms);
   const bool dry = flags.has("dry-run");
-  size_t done = 0;
+  // What the target holds now, per topic (null: topic unknown there). A pin or deny already
+  // in place is skipped, so re-importing a file adds no audit entries.
+  std::map<std::string, json> held;
+  size_t done = 0, skipped = 0;
   for (const ImportOp& op : ops) {
+    std::string skip;
+    if (op.expired) {
+      skip = "its ttl ended at " + utc_time(op.expires_at_ms);
+    } else {
+      if (!held.count(op.topic)) {
+        try {
+          held[op.topic] = remote.call("GET", topic_path(op.topic)).doc;
+        } catch (const CallFailure& f) {
+          if (f.code != kExitNotFound) throw;
+          held[op.topic] = json();
+        }
+      }
+      if (already_in_place(held[op.topic], op)) skip = "already in place";
+    }
+    if (!skip.empty()) {
+      ++skipped;
+      if (!flags.has("json")) {
+        out << "skipped " << op.what << ' ' << op.label << " on " << op.topic << ": " << skip
+            << '\n';
+      }
+      continue;
+    }
     if (dry) {
       if (!flags.has("json"))
         out << "would " << op.what << ' ' << op.label << " on " << op.topic << '\n';
@@ -775,12 +822,18 @@ int cmd_import(const Flags& flags, Remote& remote, std::ostream& out) {
       out << (op.what == "pin" ? "pinned " : "denied ") << op.label << " on " << op.topic << '\n';
     }
   }
+  const std::string skipped_text =
+      skipped ? ", " + std::to_string(skipped) + " skipped (already in place or expired)" : "";
   if (flags.has("json")) {
-    print_json(out, json{{"applied", done}, {"planned", ops.size()}, {"dry_run", dry}});
+    print_json(out, json{{"applied", done},
+                         {"planned", ops.size() - skipped},
+                         {"skipped", skipped},
+                         {"dry_run", dry}});
   } else if (dry) {
-    out << "dry run: " << ops.size() << " changes would be applied\n";
+    out << "dry run: " << ops.size() - skipped << " changes would be applied" << skipped_text
+        << '\n';
   } else {
-    out << done << " changes applied\n";
+    out << done << " changes applied" << skipped_text << '\n';
   }
   return kExitOk;
 }
@@ -828,6 +881,7 @@ int run_import(std::span<const std::string> args, Io io) {
   "\n"                                                                                       \
   "  --url URL      coordinator address (env HOTKEY_URL, default http://127.0.0.1:8470)\n"   \
   "  --token TOKEN  operator token (env HOTKEY_TOKEN); needed to change or read the audit\n" \
+  "                 (and for every read when the coordinator has a producer token)\n"        \
   "  --json         print the coordinator's JSON instead of a table\n"                       \
   "  --timeout S    seconds to wait for the coordinator (default 10)\n"                      \
   "  --cacert FILE  PEM CA certificate(s) to verify an https:// coordinator with\n"          \

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -271,6 +272,43 @@ TEST(CoordinatorProcess, SecondCoordinatorOnAHeldAddressExitsFourAndRestartReuse
   Process again(dir.path() / "one", dir.path() / "again.log", addr);
   EXPECT_EQ(again.wait_port(), port) << read_all(dir.path() / "again.log");
   EXPECT_EQ(again.terminate(), 0);
+}
+
+// Issue #18 item 8: `--listen http://127.0.0.1:39476` passed as host "http://127.0.0.1" and
+// failed as "cannot bind" (exit 4); it is a usage error (exit 2) naming the expected form.
+// The listening, shutdown and stopped lines carry a timestamp like every other log line.
+TEST(CoordinatorProcess, UrlAsListenAddressIsAUsageErrorAndLifecycleLinesAreStamped) {
+  TempDir dir;
+  {
+    Process p(dir.path() / "url", dir.path() / "url.log", "http://127.0.0.1:39476");
+    EXPECT_EQ(p.wait_exit(), 2) << read_all(dir.path() / "url.log");
+    const std::string log = read_all(dir.path() / "url.log");
+    EXPECT_NE(log.find("listen address must be HOST:PORT without a scheme"), std::string::npos)
+        << log;
+    EXPECT_EQ(log.find("bind"), std::string::npos) << log;
+  }
+  const auto before_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  Process p(dir.path() / "data", dir.path() / "run.log");
+  ASSERT_NE(p.wait_port(), 0) << read_all(dir.path() / "run.log");
+  EXPECT_EQ(p.terminate(), 0);
+  std::istringstream lines(read_all(dir.path() / "run.log"));
+  std::map<std::string, int64_t> stamped;
+  for (std::string line; std::getline(lines, line);) {
+    auto j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) continue;
+    const std::string event = j.value("event", "");
+    if (j.contains("ts_ms") && j["ts_ms"].is_number_integer()) {
+      stamped[event] = j["ts_ms"].get<int64_t>();
+    }
+  }
+  for (const char* event : {"listening", "shutdown", "stopped"}) {
+    ASSERT_TRUE(stamped.count(event)) << event << " line has no ts_ms:\n"
+                                      << read_all(dir.path() / "run.log");
+    EXPECT_GE(stamped[event], before_ms) << event;
+  }
+  EXPECT_LE(stamped["listening"], stamped["stopped"]);
 }
 
 bool alive(int port) {

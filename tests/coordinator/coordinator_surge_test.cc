@@ -191,3 +191,99 @@ TEST(CoordinatorSurge, ReportWithANewHotKeyIsPlannedBeforeTheNextTick) {
 
 }  // namespace
 }  // namespace hotkey::coordinator::test
+
+namespace hotkey::coordinator::test {
+namespace {
+
+// The first report of each producer after it switched lists is left out of the partition
+// loads (it mixes two lists), and in a surge those reports carry most of the new key's
+// records. The key's records still at its home partition must come from the reports that
+// were counted, not from its window share scaled by the counted fraction: that estimate took
+// the surge's records out of home twice, home looked idle, and the next tables sent it three
+// times its share (balance bench seller45: home at 1.76x the average for seconds).
+TEST(CoordinatorSurge, HomePartitionIsNotOverloadedWhileProducersSwitchLists) {
+  CoordinatorConfig cfg = test_config();
+  Harness h(cfg);
+  const int32_t P = 64;
+  const int kProducers = 16;
+  const uint64_t kRecords = 1000;  // per producer and epoch
+  const std::string kKey = "seller-0";
+  const auto home = static_cast<size_t>(partition_for(HashFamily::kMurmur2, kKey, P));
+  uint64_t seq = 1;
+  for (int i = 0; i < 10; ++i, ++seq) round(h, kProducers, P, seq, traffic(seq, kRecords, {}));
+  ASSERT_TRUE(h.list(kTopic).keys.empty());
+
+  double worst_weight = 0, worst_load = 0;
+  std::string worst_list;
+  for (int i = 0; i < 10; ++i, ++seq) {
+    // The key ramps up (6% of the first epoch, then 45%), so the first table is too small
+    // and the next plan must size it while the fleet switches lists. Half the fleet reports first;
+    // a plan can publish between the halves (a surge report triggers one), so the second half
+    // switches lists mid-epoch like a real fleet.
+    std::vector<uint64_t> load(static_cast<size_t>(P), 0);
+    for (int half = 0; half < 2; ++half) {
+      HotKeyList list = h.list(kTopic);
+      for (int p = half * kProducers / 2; p < (half + 1) * kProducers / 2; ++p) {
+        Report r =
+            make_report("producer-" + std::to_string(p), kTopic, P, seq,
+                        traffic(seq, kRecords, {{kKey, i == 0 ? 60u : 450u}})(p), 256, &list);
+        for (size_t j = 0; j < load.size(); ++j) load[j] += r.partition_counts[j];
+        ASSERT_TRUE(h.coord().ingest(std::move(r)).ok());
+      }
+      h.clock().advance_ms(500);
+      h.coord().plan_triggered();
+    }
+    h.coord().tick();
+    if (i >= 2) worst_load = std::max(worst_load, max_avg(load));
+    const HotKeyList list = h.list(kTopic);
+    const HotKey* k = find(list, kKey);
+    if (!k) continue;
+    uint64_t sum = 0, at_home = 0;
+    for (const auto& s : k->salts) {
+      sum += s.weight;
+      if (static_cast<size_t>(s.partition) == home) at_home += s.weight;
+    }
+    const double ratio = static_cast<double>(at_home) * static_cast<double>(k->salts.size()) /
+                         static_cast<double>(sum);
+    if (ratio > worst_weight) {
+      worst_weight = ratio;
+      worst_list = list_to_json(list);
+    }
+  }
+  ASSERT_NE(find(h.list(kTopic), kKey), nullptr);
+  // Home's weight relative to the key's mean salt weight: about 1 when home carries the
+  // same cold load as the rest.
+  EXPECT_LE(worst_weight, 1.5) << worst_list;
+  EXPECT_LE(worst_load, 1.25);
+  // One list for the ramp, one sized for it, and then no churn (the old estimate chased
+  // its own error for five versions).
+  EXPECT_LE(h.list(kTopic).version, 3u);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::test
+
+namespace hotkey::coordinator::test {
+namespace {
+
+// A host clock before 1970 (negative milliseconds, a misconfigured VM) crossing into 1970:
+// the window's epochs stay inside their ring (a negative index went out of bounds) and a hot
+// key is still found and listed.
+TEST(CoordinatorSurge, ClockBefore1970KeepsTheWindowInBounds) {
+  CoordinatorConfig cfg = test_config();
+  cfg.defaults.balance_target = 1000;
+  Harness h(cfg);
+  const int32_t P = 16;
+  h.clock().set_ms(-4500);
+  uint64_t seq = 1;
+  for (int i = 0; i < 8; ++i, ++seq) {
+    round(h, 4, P, seq, traffic(seq, 2000, {{"hot", 400}}));
+  }
+  EXPECT_GT(h.clock().now_ms(), 0);
+  const HotKey* k = find(h.list(kTopic), "hot");
+  ASSERT_NE(k, nullptr) << list_to_json(h.list(kTopic));
+  EXPECT_GE(k->salts.size(), 2u);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::test

@@ -53,11 +53,15 @@ inline void route(const HotKeyList* list, HashFamily hash, int32_t partitions,
       if (k.key != key || k.salts.empty()) continue;
       uint64_t sum = 0;
       for (const auto& s : k.salts) sum += s.weight;
-      uint64_t given = 0;
-      for (size_t i = 0; i < k.salts.size(); ++i) {
-        uint64_t part = i + 1 == k.salts.size() ? count - given : count * k.salts[i].weight / sum;
-        out[static_cast<size_t>(k.salts[i].partition)] += part;
-        given += part;
+      // Cumulative rounding: every salt within one record of its weight's share, as the
+      // client's weighted round robin keeps it (flooring each part would leave up to one
+      // record per salt for the last one).
+      uint64_t cum = 0, given = 0;
+      for (const auto& salt : k.salts) {
+        cum += salt.weight;
+        const uint64_t upto = (count * cum + sum / 2) / sum;
+        out[static_cast<size_t>(salt.partition)] += upto - given;
+        given = upto;
       }
       return;
     }

@@ -437,6 +437,62 @@ TEST_F(HotkeyctlRemote, ExportThenImportIntoAnotherCoordinator) {
   EXPECT_GT(summary["pinned"][0]["expires_at_ms"].get<int64_t>(), 0);
   ASSERT_EQ(summary["denied"].size(), 1u);
   EXPECT_EQ(summary["denied"][0]["key_b64"], b64);
+  // The export carries the pin's absolute deadline, and the import kept it (whole seconds).
+  const int64_t exported_exp = tp["pins"][0]["expires_at_ms"].get<int64_t>();
+  EXPECT_NEAR(static_cast<double>(summary["pinned"][0]["expires_at_ms"].get<int64_t>()),
+              static_cast<double>(exported_exp), 2000.0);
+
+  // Issue #18 item 8: importing the same file again changes nothing and adds no audit
+  // entries (it added a pin and a deny entry each time).
+  auto audit_size = [&] {
+    Result a = ctl({"audit", "--json"}, env);
+    EXPECT_EQ(a.code, 0) << a.err;
+    return json::parse(a.out)["entries"].size();
+  };
+  const size_t audit_before = audit_size();
+  EXPECT_EQ(audit_before, 2u);
+  r = ctl({"import", file.string()}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "0 changes applied, 2 skipped")) << r.out;
+  EXPECT_TRUE(contains(r.out, "skipped pin book-B1001 on orders: already in place")) << r.out;
+  EXPECT_EQ(audit_size(), audit_before);
+
+  // A pin whose deadline passed since the export is not brought back: the file says when it
+  // ends, not how long it had left when written.
+  json old_doc = doc;
+  old_doc["topics"][0]["denies"] = json::array();
+  old_doc["topics"][0]["pins"][0]["key"] = "book-B2002";
+  old_doc["topics"][0]["pins"][0]["expires_at_ms"] = exported_exp - int64_t{3} * 3600 * 1000;
+  std::ofstream(dir_ / "old.json") << old_doc.dump();
+  r = ctl({"import", (dir_ / "old.json").string(), "--json"}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  json applied = json::parse(r.out);
+  EXPECT_EQ(applied["applied"], 0) << r.out;
+  EXPECT_EQ(applied["skipped"], 1) << r.out;
+  r = ctl({"import", (dir_ / "old.json").string()}, env);
+  EXPECT_TRUE(contains(r.out, "skipped pin book-B2002 on orders: its ttl ended at")) << r.out;
+  EXPECT_EQ(other.get("/v1/topics/orders")["pinned"].size(), 1u);
+  EXPECT_EQ(audit_size(), audit_before);
+
+  // A changed reason is a real change: applied, audited.
+  json changed = doc;
+  changed["topics"][0]["denies"][0]["reason"] = "still ordered";
+  std::ofstream(dir_ / "changed.json") << changed.dump();
+  r = ctl({"import", (dir_ / "changed.json").string()}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "1 changes applied, 1 skipped")) << r.out;
+  EXPECT_EQ(audit_size(), audit_before + 1);
+
+  // Negative salts name the range and the value, not "must be a whole number".
+  json negative = doc;
+  negative["topics"][0]["pins"][0]["salts"] = -3;
+  std::ofstream(dir_ / "negative.json") << negative.dump();
+  r = ctl({"import", (dir_ / "negative.json").string()}, env);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       "topics[0].pins[0].salts must be a whole number from 1 to the "
+                       "topic's partition count, got -3"))
+      << r.err;
 
   // A file that is not an export is refused before anything is sent.
   std::ofstream(dir_ / "bad.json") << R"({"format": "something-else", "topics": []})";
