@@ -898,16 +898,21 @@ std::vector<std::shared_ptr<const PublishedList>> Coordinator::published_lists()
 }
 
 namespace {
-TopicSummary summary_locked(const std::string& name, int32_t partitions,
-                            const std::optional<HashFamily>& hash,
+// The configured hash/separator win over what reports or the store brought (they are what
+// planning uses); then the first report's; then the defaults.
+TopicSummary summary_locked(const std::string& name, const TopicSettings& settings,
+                            int32_t partitions, const std::optional<HashFamily>& hash,
                             const std::optional<std::string>& separator, const TopicSummary& stats,
                             size_t producers, const std::shared_ptr<const PublishedList>& pub,
                             size_t pins, size_t denies) {
   TopicSummary s = stats;
   s.topic = name;
   s.partitions = partitions;
-  s.hash = hash.value_or(HashFamily::kMurmur2);
-  s.separator = separator.value_or(std::string(kDefaultSeparator));
+  s.hash = settings.hash ? *settings.hash : hash.value_or(HashFamily::kMurmur2);
+  s.hash_source = settings.hash ? "config" : hash ? "reports" : "default";
+  s.separator =
+      settings.separator ? *settings.separator : separator.value_or(std::string(kDefaultSeparator));
+  s.separator_source = settings.separator ? "config" : separator ? "reports" : "default";
   s.producers = static_cast<uint32_t>(producers);
   s.version = pub ? pub->list.version : 0;
   s.hot_keys = pub ? static_cast<uint32_t>(pub->list.keys.size()) : 0;
@@ -927,9 +932,9 @@ std::vector<TopicSummary> Coordinator::topics() const {
   for (const auto& t : all) {
     std::lock_guard lock(t->mu);
     if (t->removed.load()) continue;
-    out.push_back(summary_locked(t->name, t->partitions, t->hash, t->separator, t->stats,
-                                 t->producers.size(), t->published, t->pins.size(),
-                                 t->denies.size()));
+    out.push_back(summary_locked(t->name, config_.settings_for(t->name), t->partitions, t->hash,
+                                 t->separator, t->stats, t->producers.size(), t->published,
+                                 t->pins.size(), t->denies.size()));
   }
   return out;
 }
@@ -939,8 +944,9 @@ std::optional<TopicSummary> Coordinator::topic(const std::string& name) const {
   if (!t) return std::nullopt;
   std::lock_guard lock(t->mu);
   if (t->removed.load()) return std::nullopt;
-  return summary_locked(t->name, t->partitions, t->hash, t->separator, t->stats,
-                        t->producers.size(), t->published, t->pins.size(), t->denies.size());
+  return summary_locked(t->name, config_.settings_for(t->name), t->partitions, t->hash,
+                        t->separator, t->stats, t->producers.size(), t->published, t->pins.size(),
+                        t->denies.size());
 }
 
 std::optional<std::vector<double>> Coordinator::partition_load(const std::string& name) const {

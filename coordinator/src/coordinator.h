@@ -49,6 +49,10 @@ struct TopicSummary {
   int32_t partitions = 0;
   HashFamily hash = HashFamily::kMurmur2;
   std::string separator;
+  // Where hash / separator come from: "config" (the topic's settings, authoritative),
+  // "reports" (adopted from the first report or the stored list) or "default".
+  const char* hash_source = "default";
+  const char* separator_source = "default";
   double rate = 0;
   double skew = 1.0;
   double predicted_skew = 1.0;

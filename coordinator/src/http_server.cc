@@ -10,6 +10,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <iterator>
 #include <limits>
@@ -148,6 +149,28 @@ json summary_json(const TopicSummary& s) {
               {"denies", s.denies},
               {"window_reports", s.window_reports},
               {"window_total", s.window_total}};
+}
+
+// The settings in force for a topic (GET /v1/topics/{t}): every per-topic setting after the
+// topic's override (or the defaults), and the hash family / separator with their source.
+json effective_settings_json(const CoordinatorConfig& cfg, const TopicSummary& s) {
+  const TopicSettings& ts = cfg.settings_for(s.topic);
+  json j = json::object();
+  for (const SettingInfo& info : config_settings()) {
+    if (!info.get_topic) continue;
+    const double v = info.get_topic(ts);
+    if (v == std::floor(v) && std::fabs(v) < 9.0e15) {
+      j[info.name] = static_cast<int64_t>(v);
+    } else {
+      j[info.name] = v;
+    }
+  }
+  j["hash"] = std::string(to_string(s.hash));
+  j["hash_source"] = s.hash_source;
+  j["separator"] = s.separator;
+  j["separator_source"] = s.separator_source;
+  j["from"] = cfg.topic_overrides.count(s.topic) ? "topics." + s.topic : std::string("defaults");
+  return j;
 }
 
 json pin_json(const Pin& p) {
@@ -789,13 +812,18 @@ void HttpServer::install_routes() {
       res.set_content(list->json, "application/json");
       return;
     }
-    // No list yet: an empty version-0 list, so clients route everything normally.
+    // No list yet: an empty version-0 list, so clients route everything normally. A topic's
+    // configured hash and separator hold from this first answer on, reports or not.
     HotKeyList empty;
     empty.topic = topic;
     if (auto s = coord_.topic(topic)) {
       empty.partitions = s->partitions;
       empty.hash = s->hash;
       empty.separator = s->separator;
+    } else {
+      const TopicSettings& ts = cfg.settings_for(topic);
+      if (ts.hash) empty.hash = *ts.hash;
+      if (ts.separator) empty.separator = *ts.separator;
     }
     res.set_header("ETag", "\"0\"");
     res.status = 200;
@@ -846,6 +874,7 @@ void HttpServer::install_routes() {
             j["pinned"] = pins;
             j["denied"] = denies;
             j["partition_load"] = coord_.partition_load(topic).value_or(std::vector<double>{});
+            j["settings"] = effective_settings_json(coord_.config(), *s);
             send_json(res, 200, j);
           });
   srv.Get(R"(/v1/topics/([A-Za-z0-9._-]{1,249})/top)",

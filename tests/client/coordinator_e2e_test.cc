@@ -16,12 +16,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "hotkey/client/merge.h"
 #include "hotkey/client/producer.h"
+#include "hotkey/partitioner.h"
 #include "mock_cluster.h"
 #include "test_util.h"
 
@@ -60,13 +62,15 @@ int free_port() {
 // A hotkey-coordinator child process.
 class CoordinatorProcess {
  public:
-  CoordinatorProcess(int port, std::filesystem::path dir) : port_(port), dir_(std::move(dir)) {
+  // `topics` is the config file's "topics" section (per-topic overrides).
+  CoordinatorProcess(int port, std::filesystem::path dir, const std::string& topics = "{}")
+      : port_(port), dir_(std::move(dir)) {
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "config.json") << R"({
       "epoch_ms": 200, "window_epochs": 5, "plan_interval_ms": 100, "warmup_ms": 0,
       "producer_timeout_ms": 5000,
-      "defaults": {"min_rate": 1, "hold_ms": 60000, "balance_min_fraction": 1.5}
-    })";
+      "defaults": {"min_rate": 1, "hold_ms": 60000, "balance_min_fraction": 1.5},
+      "topics": )" << topics << "}";
   }
   ~CoordinatorProcess() { kill(); }
 
@@ -340,6 +344,146 @@ std::map<std::string, uint64_t> reports_by_topic(int port) {
   }
   return out;
 }
+
+// Issue #18 item 5: a topic configured with a hash family and a non-default separator, used
+// end to end through hotkey::Producer on the mock cluster. The configured family and
+// separator hold from the coordinator's first answer (before any report it answered
+// murmur2/#), reports in that family are accepted, the client salts with the separator of
+// the list it receives, and every salted record sits where the family's hash of
+// key<separator><salt> puts it. GET /v1/topics/{t} shows the effective settings.
+struct FamilyCase {
+  const char* family;
+  const char* partitioner;  // librdkafka's partitioner of that family
+  const char* separator;
+};
+
+void PrintTo(const FamilyCase& c, std::ostream* os) {
+  *os << c.family << " with separator '" << c.separator << "'";
+}
+
+class ConfiguredFamily : public ::testing::TestWithParam<FamilyCase> {};
+
+httplib::Result get_json(int port, const std::string& path, nlohmann::json* out) {
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_read_timeout(10, 0);
+  auto r = cli.Get(path);
+  if (r && r->status == 200) *out = nlohmann::json::parse(r->body, nullptr, false);
+  return r;
+}
+
+TEST_P(ConfiguredFamily, SaltsWithTheTopicsFamilyAndSeparatorEndToEnd) {
+  const FamilyCase fc = GetParam();
+  std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << bin << " is not built";
+  const std::string topic = std::string("fam-") + fc.family;
+  const HashFamily family = *parse_hash_family(fc.family);
+  constexpr int kP = 8;
+  auto dir = std::filesystem::temp_directory_path() /
+             ("hotkey-e2e-" + topic + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  nlohmann::json topics;
+  topics[topic] = {{"hash", fc.family}, {"separator", fc.separator}};
+  CoordinatorProcess coordinator(free_port(), dir, topics.dump());
+  ASSERT_TRUE(coordinator.start()) << "see " << (dir / "coordinator.log");
+
+  // The first answer, before any report, already carries the configured family/separator.
+  nlohmann::json list;
+  auto r = get_json(coordinator.port(), "/v1/hotkeys?topic=" + topic, &list);
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_EQ(list["hash"], fc.family) << list.dump();
+  EXPECT_EQ(list["separator"], fc.separator) << list.dump();
+  EXPECT_EQ(list["version"], 0);
+
+  test::MockCluster mc;
+  mc.create_topic(topic, kP);
+  Producer producer(Properties{{"bootstrap.servers", mc.bootstraps()},
+                               {"partitioner", fc.partitioner},
+                               {"hotkey.hash", fc.family},
+                               {"linger.ms", "5"},
+                               {"hotkey.coordinator.url", coordinator.url()},
+                               {"hotkey.producer.id", "family-" + std::string(fc.family)},
+                               {"hotkey.report.interval.ms", "100"},
+                               {"hotkey.poll.wait.ms", "500"},
+                               {"hotkey.backoff.initial.ms", "20"},
+                               {"hotkey.backoff.max.ms", "200"},
+                               {"hotkey.http.timeout.ms", "5000"}});
+  uint64_t sent = 0;
+  auto send_some = [&] {
+    for (int i = 0; i < 200; ++i, ++sent) {
+      const std::string key = sent % 2 == 0 ? "hot-tenant" : "cold-" + std::to_string(sent % 40);
+      ProduceResult pr = producer.produce(topic, key, "v");
+      ASSERT_TRUE(pr.ok());
+    }
+    producer.poll(0);
+  };
+  auto hot_listed = [&] {
+    auto l = producer.client().router().list(0);
+    if (!l || l->version == 0) return false;
+    for (const auto& k : l->keys) {
+      if (k.key == "hot-tenant") return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually(
+      [&] {
+        send_some();
+        std::this_thread::sleep_for(milliseconds(20));
+        return hot_listed();
+      },
+      std::chrono::seconds(60)))
+      << "the hot key was never listed; see " << (dir / "coordinator.log");
+  const uint64_t salted_from = sent;
+  for (int i = 0; i < 10; ++i) send_some();
+  ASSERT_TRUE(producer.flush(30000).ok());
+  EXPECT_EQ(producer.stats().reports_rejected, 0u);
+
+  // The published list is in the topic's family and separator.
+  ASSERT_TRUE(get_json(coordinator.port(), "/v1/hotkeys?topic=" + topic, &list));
+  EXPECT_EQ(list["hash"], fc.family);
+  EXPECT_EQ(list["separator"], fc.separator);
+  ASSERT_FALSE(list["keys"].empty()) << list.dump();
+
+  // Every record in Kafka: a salted one carries key<separator><salt> and sits on the
+  // partition the family's hash of that key gives; the hot key was spread.
+  auto records = test::consume_all(mc.bootstraps(), topic, kP, sent, std::chrono::seconds(60));
+  ASSERT_EQ(records.size(), sent);
+  std::set<int32_t> hot_partitions;
+  size_t salted = 0;
+  for (const auto& c : records) {
+    ASSERT_TRUE(c.has_key);
+    EXPECT_EQ(c.partition, partition_for(family, c.key, kP)) << c.key;
+    if (!c.salt_header) continue;
+    ++salted;
+    EXPECT_EQ(c.key, "hot-tenant" + std::string(fc.separator) + *c.salt_header);
+    hot_partitions.insert(c.partition);
+  }
+  EXPECT_GT(salted, 0u);
+  EXPECT_LE(salted, sent - salted_from);
+  EXPECT_GE(hot_partitions.size(), 2u);
+
+  // The effective settings, and where the family and separator come from.
+  nlohmann::json summary;
+  ASSERT_TRUE(get_json(coordinator.port(), "/v1/topics/" + topic, &summary));
+  const nlohmann::json& s = summary["settings"];
+  EXPECT_EQ(s["hash"], fc.family) << summary.dump();
+  EXPECT_EQ(s["hash_source"], "config");
+  EXPECT_EQ(s["separator"], fc.separator);
+  EXPECT_EQ(s["separator_source"], "config");
+  EXPECT_EQ(s["from"], "topics." + topic);
+  EXPECT_EQ(s["min_rate"], 1);
+  EXPECT_EQ(s["hold_ms"], 60000);
+  EXPECT_EQ(summary["hash"], fc.family);
+  EXPECT_EQ(summary["separator"], fc.separator);
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, ConfiguredFamily,
+                         ::testing::Values(FamilyCase{"murmur2", "murmur2_random", "~"},
+                                           FamilyCase{"crc32", "consistent_random", "::"},
+                                           FamilyCase{"fnv1a", "fnv1a_random", "|"}),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param.family);
+                         });
 
 // Issue #14: one client writing N topics; a healthy coordinator must receive every topic's
 // report every round (the reporter used to keep only the last hotkey.report.queue.max = 4

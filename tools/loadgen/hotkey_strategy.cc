@@ -19,12 +19,13 @@ namespace hotkey::loadgen {
 namespace {
 
 // The client in rekey mode, the way an application that links hotkey::client sends: the
-// router decides, a salted record carries key<sep><salt> (which murmur2 places on the
+// router decides, a salted record carries key<sep><salt> (which hotkey.hash, murmur2 unless
+// --client-prop sets another family, places on the
 // decided partition) and the hotkey.salt / hotkey.version headers.
 class HotkeyStrategy final : public Strategy {
  public:
   explicit HotkeyStrategy(const StrategyOptions& options)
-      : producer_(options), client_(client_props(options), HashFamily::kMurmur2) {
+      : producer_(options), client_(client_props(options)) {
     topic_ = client_.topic(options.topic);
   }
 
