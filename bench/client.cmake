@@ -6,6 +6,14 @@ target_link_libraries(client_bench PRIVATE
   hotkey::client hotkey::common PkgConfig::RDKAFKA benchmark::benchmark hotkey_warnings)
 
 # Fixed-count routing driver for callgrind instruction counts (docs/BENCHMARKS.md, "Client").
-add_executable(route_instructions ${CMAKE_CURRENT_LIST_DIR}/route_instructions.cc)
+add_executable(route_instructions ${CMAKE_CURRENT_LIST_DIR}/route_instructions.cc
+  ${CMAKE_CURRENT_LIST_DIR}/alloc_counter.cc)
 target_link_libraries(route_instructions PRIVATE
   hotkey::client hotkey::common PkgConfig::RDKAFKA hotkey_warnings)
+# CI guard: instructions per record of routing and of route + sampler, and zero allocations,
+# against bench/route_budget.json (docs/BENCHMARKS.md, "Client").
+add_test(NAME perf.route_instructions
+         COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/route_cost_check.py
+                 ${CMAKE_RUNTIME_OUTPUT_DIRECTORY} ${CMAKE_CURRENT_LIST_DIR}/route_budget.json)
+set_tests_properties(perf.route_instructions PROPERTIES
+  LABELS "perf" SKIP_RETURN_CODE 77 TIMEOUT 600)

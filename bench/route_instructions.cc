@@ -1,14 +1,18 @@
 // Fixed-count routing driver for instruction counting under callgrind (repeatable on a loaded
-// machine, unlike wall-clock timings). Routes N records and prints a checksum:
+// machine, unlike wall-clock timings). Routes N records and prints a checksum, then the heap
+// allocations made inside the loop:
 //
-//   route_instructions MODE N     MODE: librdkafka | cold | hot
+//   route_instructions MODE N     MODE: librdkafka | cold | hot | sampled_cold | sampled_hot
 //
-// Cost per record = (instructions at N=200000 - instructions at N=100000) / 100000, e.g.
-//   for n in 100000 200000; do
-//     valgrind --tool=callgrind --callgrind-out-file=cg.$n build/bin/route_instructions cold $n
-//   done
-// The same keys and list as client_bench's BM_Route_* (1,024 cold keys, 16 hot keys with 8
-// salts, 64 partitions, murmur2). Figures in docs/BENCHMARKS.md, "Client".
+// cold / hot: Router::route alone; sampled_*: the whole send path of hotkey::client::Client
+// (route, then the sampler at rate 1 with surge detection on), as Client::route does.
+// Only the loop is counted under callgrind (CALLGRIND_TOGGLE_COLLECT), so
+//   instructions per record = Ir / N of
+//   valgrind --tool=callgrind --collect-atstart=no build/bin/route_instructions MODE N
+// (without --collect-atstart=no, take the difference of two N instead). The same keys and list
+// as client_bench's BM_Route_* (1,024 cold keys, 16 hot keys with 8 salts, 64 partitions,
+// murmur2). Figures in docs/BENCHMARKS.md, "Client"; guarded by bench/route_cost_check.py
+// (ctest perf.route_instructions).
 #include <librdkafka/rdkafka.h>
 
 #include <cstdio>
@@ -16,8 +20,16 @@
 #include <string>
 #include <vector>
 
+#include "alloc_counter.h"
 #include "hotkey/client/router.h"
+#include "hotkey/client/sampler.h"
 #include "hotkey/salt_planner.h"
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_TOGGLE_COLLECT
+#endif
 
 namespace {
 
@@ -50,32 +62,59 @@ hotkey::HotKeyList make_list(const std::vector<std::string>& hot) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 3 ? argv[1] : "";
-  if (mode != "librdkafka" && mode != "cold" && mode != "hot") {
-    std::fprintf(stderr, "usage: route_instructions librdkafka|cold|hot N\n");
+  // No string compare per record.
+  const int m = mode == "librdkafka"     ? 0
+                : mode == "cold"         ? 1
+                : mode == "hot"          ? 2
+                : mode == "sampled_cold" ? 3
+                : mode == "sampled_hot"  ? 4
+                                         : -1;
+  if (m < 0) {
+    std::fprintf(stderr,
+                 "usage: route_instructions librdkafka|cold|hot|sampled_cold|sampled_hot N\n");
     return 2;
   }
   const long n = std::atol(argv[2]);
-  const int m = mode == "librdkafka" ? 0 : mode == "cold" ? 1 : 2;  // no string compare per record
   hotkey::client::Router router(hotkey::client::RouterOptions{HashFamily::kMurmur2});
   const auto topic = router.topic("bench");
   const auto hot = make_keys(16, "hot-");
   router.publish(make_list(hot));
   const auto cold = make_keys(1024, "user-");
+  // Client's defaults: capacity 256, rate 1, surge factor 1 (as with a coordinator URL).
+  hotkey::client::Sampler sampler(256, 1.0, 1.0);
+  sampler.set_partitions(kPartitions);
   router.route(topic, "w", 1, {}, kPartitions);  // warm the per-thread snapshot cache
+  // Warm the sampler's shard: its sketch full of the keys the loop sends, every partition seen.
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& keys : {cold, hot}) {
+      for (const auto& k : keys) {
+        auto d = router.route(topic, k.data(), k.size(), {}, kPartitions);
+        sampler.record(k, d.partition, d.salted);
+      }
+    }
+  }
   long sink = 0;
+  const uint64_t allocs_before = hotkey::allocation_count();
+  CALLGRIND_TOGGLE_COLLECT;
   for (long i = 0; i < n; ++i) {
     if (m == 0) {
       const std::string& k = cold[static_cast<size_t>(i & 1023)];
       sink += rd_kafka_msg_partitioner_murmur2_random(nullptr, k.data(), k.size(), kPartitions,
                                                       nullptr, nullptr);
-    } else if (m == 1) {
+    } else if (m == 1 || m == 3) {
       const std::string& k = cold[static_cast<size_t>(i & 1023)];
-      sink += router.route(topic, k.data(), k.size(), {}, kPartitions).partition;
+      auto d = router.route(topic, k.data(), k.size(), {}, kPartitions);
+      if (m == 3) sampler.record(k, d.partition, d.salted);
+      sink += d.partition;
     } else {
       const std::string& k = hot[static_cast<size_t>(i & 15)];
-      sink += router.route(topic, k.data(), k.size(), {}, kPartitions).partition;
+      auto d = router.route(topic, k.data(), k.size(), {}, kPartitions);
+      if (m == 4) sampler.record(k, d.partition, d.salted);
+      sink += d.partition;
     }
   }
-  std::printf("%ld\n", sink);
+  CALLGRIND_TOGGLE_COLLECT;
+  const uint64_t allocs = hotkey::allocation_count() - allocs_before;
+  std::printf("%ld\nallocations %llu\n", sink, static_cast<unsigned long long>(allocs));
   return 0;
 }

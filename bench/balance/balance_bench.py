@@ -26,12 +26,23 @@ import urllib.error
 import urllib.request
 
 STRATEGIES = ["naive", "static", "adaptive", "hotkey"]
+# Variants of the hotkey strategy, run only when named in --strategies (same coordinator, own
+# topic): the same client with these extra client properties, for before/after comparisons in
+# one run.
+VARIANTS = {
+    "hotkey_nosurge": ["hotkey.surge.interval.ms=0"],
+}
 LABELS = {
     "naive": "naive murmur2",
     "static": "static whitelist, 8 random salts",
     "adaptive": "per-process adaptive, 8 round-robin salts",
     "hotkey": "hotkey (fleet-wide coordinator)",
+    "hotkey_nosurge": "hotkey without surge reports (hotkey.surge.interval.ms=0)",
 }
+
+
+def is_hotkey(strategy):
+    return strategy == "hotkey" or strategy in VARIANTS
 
 # Scenario fields: partitions, producers, total fleet rate (records/s), duration and
 # measurement window start (s into the run), the workload flags every producer gets, and the
@@ -195,16 +206,16 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
         out = os.path.join(work, f"{topic}{tag}-p{i}.json")
         outs.append(out)
         args = [f"{bindir}/hotkey-loadgen", "--bootstrap", bootstrap, "--topic", topic,
-                "--strategy", strategy, "--producer-id", f"{topic}-p{i}",
+                "--strategy", "hotkey" if is_hotkey(strategy) else strategy, "--producer-id", f"{topic}-p{i}",
                 "--rate", f"{per_rate:g}", "--duration", str(scn["duration"]),
                 "--start-at-ms", str(start_at_ms), "--seed", str(seed_base + i),
                 "--json-out", out, "--value-bytes", str(VALUE_BYTES)] + scn["workload"]
         if strategy == "static":
             for k in scn["whitelist"]:
                 args += ["--whitelist", k]
-        if strategy == "hotkey":
+        if is_hotkey(strategy):
             args += ["--coordinator", ctx["coordinator_url"]]
-            for kv in ctx["client_props"]:
+            for kv in ctx["client_props"] + VARIANTS.get(strategy, []):
                 args += ["--client-prop", kv]
         procs.append(fleet.start(args, stdout=subprocess.DEVNULL,
                                  stderr=open(out + ".log", "w")))
@@ -274,7 +285,7 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
     r["detect_p99_s"] = percentile(det, 99)
     r["throughput"] = sum(s["throughput"] for s in summaries)
     r["target_rate"] = scn["rate"]
-    if strategy == "hotkey":
+    if is_hotkey(strategy):
         # List churn: versions the coordinator published for the topic during the run.
         r["list_versions"] = topic_version(ctx["coordinator_url"], topic)
         if r["list_versions"] is not None:
@@ -301,7 +312,7 @@ def run_scenario(args, name, scn, strategies, fleet):
     try:
         ctx["bootstrap"] = wait_for(lambda: os.path.exists(bsfile) and open(bsfile).read().strip(),
                                     20, "the mock cluster")
-        if "hotkey" in strategies:
+        if any(is_hotkey(s) for s in strategies):
             port = free_port()
             cmd = [f"{args.bindir}/hotkey-coordinator", "--listen", f"127.0.0.1:{port}",
                    "--data", os.path.join(work, "coordinator-data")]
@@ -317,7 +328,7 @@ def run_scenario(args, name, scn, strategies, fleet):
                                    + open(os.path.join(work, "coordinator.log")).read()[-2000:])
         results = []
         for i, strategy in enumerate(strategies):
-            print(f"  {name:<9} {strategy:<9}", end="", flush=True)
+            print(f"  {name:<9} {strategy:<14}", end="", flush=True)
             r = run_strategy(ctx, name, scn, strategy, seed_base=1000)
             results.append(r)
             det = r["detect_p99_s"]
@@ -325,7 +336,7 @@ def run_scenario(args, name, scn, strategies, fleet):
                   f"keys salted {r['keys_salted']:>5} ({r['keys_salted_share']*100:.3f}%)  "
                   f"records salted {r['records_salted_share']*100:5.1f}%  "
                   f"detect p99 {fmt_s(det)}  {r['throughput']:7.0f} rec/s"
-                  + (f"  list versions {versions(r)}" if strategy == "hotkey" else ""),
+                  + (f"  list versions {versions(r)}" if is_hotkey(strategy) else ""),
                   flush=True)
         if scn.get("saturation") and not args.no_saturation:
             # The topic (and, for hotkey, its list) is warm from the balance run.
@@ -477,7 +488,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help=f"reduced set for CI: {QUICK}")
     ap.add_argument("--scenarios", help="comma-separated subset of: " + ",".join(FULL))
     ap.add_argument("--strategies", default=",".join(STRATEGIES),
-                    help="comma-separated subset of: " + ",".join(STRATEGIES))
+                    help="comma-separated subset of: " + ",".join(STRATEGIES + list(VARIANTS)))
     ap.add_argument("--coordinator-config", help="config file passed to hotkey-coordinator")
     ap.add_argument("--client-prop", action="append", default=[],
                     help="extra hotkey.* client property K=V for the hotkey strategy")
@@ -496,7 +507,7 @@ def main():
         if n not in SCENARIOS:
             ap.error(f"unknown scenario {n}")
     for s in strategies:
-        if s not in STRATEGIES:
+        if s not in STRATEGIES and s not in VARIANTS:
             ap.error(f"unknown strategy {s}")
     if args.quick:
         args.no_saturation = True

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -80,7 +81,7 @@ struct Client::Impl {
   std::atomic<Sampler*> sampler_by_id[Router::kMaxTopics] = {};
 
   std::atomic<uint64_t> reports_sent{0}, reports_failed{0}, reports_rejected{0}, reports_dropped{0},
-      list_updates{0}, list_errors{0};
+      reports_surge{0}, list_updates{0}, list_errors{0};
   // Reports of each topic dropped because its queue was full (indexed by TopicId).
   std::unique_ptr<std::atomic<uint64_t>[]> topic_reports_dropped =
       std::make_unique<std::atomic<uint64_t>[]>(Router::kMaxTopics);
@@ -384,6 +385,57 @@ struct Client::Impl {
     return all;
   }
 
+  // Surge reports (reporter thread only): per topic, when its last early report went and which
+  // keys' fingerprints are muted until when.
+  struct SurgeState {
+    Clock::time_point last{};
+    std::array<Clock::time_point, Sampler::kMuteSlots> muted_until{};
+    uint32_t next_slot = 0;
+  };
+  // How often the reporter looks for surges between rounds, and how long a key that had its
+  // early report stays muted (its topic's regular reports carry it meanwhile; a key the
+  // coordinator keeps cold, e.g. denied, costs one early report per mute, not one per
+  // hotkey.surge.interval.ms).
+  static constexpr milliseconds kSurgeTick{10};
+  milliseconds surge_mute() const {
+    return std::max(milliseconds(5000), milliseconds(uint64_t{config.report_interval_ms} * 10));
+  }
+  bool surges_on() const { return config.surge_interval_ms > 0; }
+
+  // The topics whose samplers saw a surge since the last look and may send an early report
+  // now (hotkey.surge.interval.ms since their last one); mutes the surging keys.
+  std::vector<TopicId> take_surges(std::vector<SurgeState>& state, Clock::time_point now) {
+    std::vector<TopicId> due;
+    size_t n = router.topic_count();
+    if (state.size() < n) state.resize(n);
+    for (TopicId id = 0; id < n; ++id) {
+      Sampler* sampler = sampler_by_id[id].load(std::memory_order_acquire);
+      if (sampler == nullptr) continue;
+      int32_t partitions = router.live_partitions(id);
+      if (partitions < 1) {
+        if (auto list = router.list(id)) partitions = list->partitions;
+      }
+      sampler->set_partitions(partitions);
+      SurgeState& st = state[id];
+      for (uint32_t slot = 0; slot < Sampler::kMuteSlots; ++slot) {
+        if (st.muted_until[slot] != Clock::time_point{} && now >= st.muted_until[slot]) {
+          sampler->set_muted(slot, 0);
+          st.muted_until[slot] = Clock::time_point{};
+        }
+      }
+      uint64_t fingerprint = sampler->take_surge();
+      if (fingerprint == 0) continue;
+      // Too soon after the last one: dropped; the key's next sampled record notices it again.
+      if (now - st.last < milliseconds(config.surge_interval_ms)) continue;
+      st.last = now;
+      sampler->set_muted(st.next_slot, fingerprint);
+      st.muted_until[st.next_slot] = now + surge_mute();
+      st.next_slot = (st.next_slot + 1) % Sampler::kMuteSlots;
+      due.push_back(id);
+    }
+    return due;
+  }
+
   void report_loop() {
     detail::block_sigpipe_in_this_thread();
     std::unique_ptr<httplib::Client> http;
@@ -393,25 +445,47 @@ struct Client::Impl {
       reporter_http = http.get();
     }
     Backoff backoff(config.backoff_initial_ms, config.backoff_max_ms);
-    std::vector<std::deque<Pending>> queues;  // indexed by TopicId
+    std::vector<std::deque<Pending>> queues;      // indexed by TopicId
+    std::vector<Clock::time_point> window_start;  // per topic: its sampler's last drain
+    std::vector<SurgeState> surge;                // indexed by TopicId
     Clock::time_point next = Clock::now() + milliseconds(config.report_interval_ms);
     Clock::time_point retry_at = Clock::now();
-    Clock::time_point window_start = Clock::now();
+    Clock::time_point last_round = Clock::now();  // a new topic's window starts there
     uint64_t seq = 0;
     for (;;) {
       bool forced = false;
       {
         std::unique_lock lock(mu);
-        cv.wait_until(lock, next, [&] { return stopping || report_requested; });
+        Clock::time_point until = next;
+        if (surges_on()) until = std::min(until, Clock::now() + kSurgeTick);
+        cv.wait_until(lock, until, [&] { return stopping || report_requested; });
         if (stopping) break;
         forced = report_requested;
         report_requested = false;
       }
       Clock::time_point now = Clock::now();
+      size_t n = router.topic_count();
+      if (window_start.size() < n) window_start.resize(n, last_round);
+      if (!forced && now < next) {
+        // Between rounds: early reports of the topics that saw a surge, sent at once unless
+        // the coordinator is being backed off from (they then wait in their queues).
+        std::vector<TopicId> due = take_surges(surge, now);
+        size_t built = 0;
+        for (TopicId id : due) built += build_report(queues, id, window_start[id], now, seq);
+        if (built == 0) continue;
+        reports_surge.fetch_add(built);
+        if (now >= retry_at) {
+          if (flush_queues(http.get(), queues)) {
+            backoff.reset();
+          } else {
+            retry_at = Clock::now() + backoff.next();
+          }
+        }
+        continue;
+      }
       if (now >= next) next = now + milliseconds(config.report_interval_ms);
-      auto window_ms = std::chrono::duration_cast<milliseconds>(now - window_start).count();
-      window_start = now;
-      build_reports(queues, static_cast<uint32_t>(std::max<int64_t>(window_ms, 1)), seq);
+      last_round = now;
+      for (TopicId id = 0; id < n; ++id) build_report(queues, id, window_start[id], now, seq);
       if (forced || now >= retry_at) {
         if (flush_queues(http.get(), queues)) {
           backoff.reset();
@@ -429,53 +503,56 @@ struct Client::Impl {
     reporter_http = nullptr;
   }
 
-  // Adds this window's report of every topic to its queue; a topic's queue holds at most
-  // hotkey.report.queue.max reports, beyond which that topic's oldest is dropped and counted.
-  void build_reports(std::vector<std::deque<Pending>>& queues, uint32_t window_ms, uint64_t& seq) {
-    size_t n = router.topic_count();
-    if (queues.size() < n) queues.resize(n);
-    for (TopicId id = 0; id < n; ++id) {
-      Sampler* sampler = sampler_by_id[id].load(std::memory_order_acquire);
-      if (sampler == nullptr) continue;
-      int32_t partitions = router.live_partitions(id);
-      auto list = router.list(id);
-      if (partitions < 1 && list) partitions = list->partitions;
-      if (partitions < 1) continue;  // nothing sent yet
-      Sampler::Window w = sampler->drain(partitions);
-      if (w.total == 0) continue;
-      Report r;
-      r.producer = config.producer_id;
-      r.topic = router.topic_name(id);
-      r.partitions = partitions;
-      r.hash = family;
-      if (list) r.separator = list->separator;
-      r.window_ms = window_ms;
-      r.sample_rate = config.sample_rate;
-      r.total = w.total;
-      r.partition_counts = std::move(w.partition_counts);
-      r.seq = ++seq;
-      r.sent_at_ms = wall_ms();
-      r.list_version = router.version(id);
-      r.sketch_capacity = w.sketch.capacity();
-      r.sketch_min = w.sketch.min_count();
-      r.sketch_total = w.sketch_total;
-      for (auto& item : w.sketch.items()) {
-        r.items.push_back(ReportItem{std::move(item.key), item.count, item.error});
-      }
-      std::deque<Pending>& q = queues[id];
-      try {
-        q.push_back(Pending{id, r.seq, r.topic,
-                            config.report_json ? report_to_json(r) : encode_report_binary(r)});
-      } catch (const std::exception&) {
-        reports_rejected.fetch_add(1);
-        continue;
-      }
-      while (q.size() > config.report_queue_max) {
-        q.pop_front();
-        reports_dropped.fetch_add(1);
-        topic_reports_dropped[id].fetch_add(1, std::memory_order_relaxed);
-      }
+  // Adds the report of topic `id`'s window (since `window_start`, which becomes `now`) to its
+  // queue; a topic's queue holds at most hotkey.report.queue.max reports, beyond which that
+  // topic's oldest is dropped and counted. Returns the number of reports queued (0 or 1).
+  size_t build_report(std::vector<std::deque<Pending>>& queues, TopicId id,
+                      Clock::time_point& window_start, Clock::time_point now, uint64_t& seq) {
+    if (queues.size() <= id) queues.resize(id + 1);
+    Sampler* sampler = sampler_by_id[id].load(std::memory_order_acquire);
+    if (sampler == nullptr) return 0;
+    const auto window_ms = std::chrono::duration_cast<milliseconds>(now - window_start).count();
+    window_start = now;
+    int32_t partitions = router.live_partitions(id);
+    auto list = router.list(id);
+    if (partitions < 1 && list) partitions = list->partitions;
+    if (partitions < 1) return 0;  // nothing sent yet
+    if (surges_on()) sampler->set_partitions(partitions);
+    Sampler::Window w = sampler->drain(partitions);
+    if (w.total == 0) return 0;
+    Report r;
+    r.producer = config.producer_id;
+    r.topic = router.topic_name(id);
+    r.partitions = partitions;
+    r.hash = family;
+    if (list) r.separator = list->separator;
+    r.window_ms = static_cast<uint32_t>(std::clamp<int64_t>(window_ms, 1, UINT32_MAX));
+    r.sample_rate = config.sample_rate;
+    r.total = w.total;
+    r.partition_counts = std::move(w.partition_counts);
+    r.seq = ++seq;
+    r.sent_at_ms = wall_ms();
+    r.list_version = router.version(id);
+    r.sketch_capacity = w.sketch.capacity();
+    r.sketch_min = w.sketch.min_count();
+    r.sketch_total = w.sketch_total;
+    for (auto& item : w.sketch.items()) {
+      r.items.push_back(ReportItem{std::move(item.key), item.count, item.error});
     }
+    std::deque<Pending>& q = queues[id];
+    try {
+      q.push_back(Pending{id, r.seq, r.topic,
+                          config.report_json ? report_to_json(r) : encode_report_binary(r)});
+    } catch (const std::exception&) {
+      reports_rejected.fetch_add(1);
+      return 0;
+    }
+    while (q.size() > config.report_queue_max) {
+      q.pop_front();
+      reports_dropped.fetch_add(1);
+      topic_reports_dropped[id].fetch_add(1, std::memory_order_relaxed);
+    }
+    return 1;
   }
 
   void stop_all() {
@@ -538,8 +615,10 @@ TopicId Client::topic(std::string_view name) {
   std::lock_guard lock(impl_->topics_mu);
   TopicId id = impl_->router.topic(name);
   if (impl_->sampler_by_id[id].load() == nullptr) {
-    impl_->samplers.push_back(
-        std::make_unique<Sampler>(impl_->config.sketch_capacity, impl_->config.sample_rate));
+    impl_->samplers.push_back(std::make_unique<Sampler>(
+        impl_->config.sketch_capacity, impl_->config.sample_rate,
+        impl_->enabled() && impl_->config.surge_interval_ms > 0 ? impl_->config.surge_factor
+                                                                : 0.0));
     impl_->sampler_by_id[id].store(impl_->samplers.back().get(), std::memory_order_release);
     if (impl_->kafka) {
       impl_->kafka->add_topic(id);
@@ -599,6 +678,7 @@ ClientStats Client::stats() const {
   }
   s.reports_rejected = impl_->reports_rejected.load();
   s.reports_dropped = impl_->reports_dropped.load();
+  s.reports_surge = impl_->reports_surge.load();
   s.list_updates = impl_->list_updates.load();
   s.list_errors = impl_->list_errors.load();
   size_t n = impl_->router.topic_count();

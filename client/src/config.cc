@@ -42,6 +42,16 @@ double parse_rate(std::string_view name, std::string_view value) {
   return out;
 }
 
+double parse_factor(std::string_view name, std::string_view value) {
+  double out = 0;
+  auto res = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size()) {
+    bad(name, value, "expected a number");
+  }
+  if (!(out >= 0.01 && out <= 1000.0)) bad(name, value, "must be in [0.01, 1000]");
+  return out;
+}
+
 std::string default_producer_id() {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') std::snprintf(host, 8, "host");
@@ -198,6 +208,10 @@ ClientConfig parse_client_config(const Properties& props) {
       c.backoff_initial_ms = parse_u32(name, value, 1, 600000);
     } else if (name == "hotkey.backoff.max.ms") {
       c.backoff_max_ms = parse_u32(name, value, 1, 3600000);
+    } else if (name == "hotkey.surge.interval.ms") {
+      c.surge_interval_ms = parse_u32(name, value, 0, 3600000);
+    } else if (name == "hotkey.surge.factor") {
+      c.surge_factor = parse_factor(name, value);
     } else if (name == "hotkey.report.queue.max") {
       c.report_queue_max = parse_u32(name, value, 1, 1024);
     } else if (name == "hotkey.report.format") {

@@ -356,21 +356,24 @@ struct SpaceSaving::Impl {
     }
   }
 
-  void update(std::string_view key, uint64_t weight) {
+  // Adds weight to key; returns the key's entry after the update.
+  Updated update(std::string_view key, uint64_t weight) {
     total = sat_add(total, weight);
     const uint64_t h = key_hash(key);
     bool found = false;
     size_t at = probe(key, h, &found);
     if (found) {
-      const uint32_t p = pos[static_cast<uint32_t>(index[at]) - 1];
+      const uint32_t id = static_cast<uint32_t>(index[at]) - 1;
+      const uint32_t p = pos[id];
       heap[p].count = sat_add(heap[p].count, weight);
+      const Updated out{heap[p].count, slots[id].error, h};
       sift_down(p);
-      return;
+      return out;
     }
     if (size < capacity) {
       push_unordered(key, h, weight, 0);
       sift_up(size - 1);
-      return;
+      return Updated{weight, 0, h};
     }
     // Replace the minimum: the newcomer inherits its count as error (Metwally et al.).
     const uint32_t id = heap[0].id;
@@ -380,8 +383,10 @@ struct SpaceSaving::Impl {
     s.hash = h;
     s.error = heap[0].count;
     heap[0].count = sat_add(heap[0].count, weight);
+    const Updated out{heap[0].count, s.error, h};
     index_insert(id);
     sift_down(0);
+    return out;
   }
 
   // The slot id holding key, or -1.
@@ -476,6 +481,11 @@ SpaceSaving::~SpaceSaving() { delete impl_; }
 void SpaceSaving::update(std::string_view key, uint64_t weight) {
   if (weight == 0) return;
   impl_->update(key, weight);
+}
+
+SpaceSaving::Updated SpaceSaving::update_and_get(std::string_view key, uint64_t weight) {
+  if (weight == 0) return Updated{0, 0, key_hash(key)};
+  return impl_->update(key, weight);
 }
 
 void SpaceSaving::merge(const SpaceSaving& other) {

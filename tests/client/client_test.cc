@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "hotkey/report.h"
 #include "hotkey/report_batch.h"
@@ -429,6 +430,84 @@ TEST(Client, RejectedReportsAreNotRetried) {
   c.report_now();
   EXPECT_EQ(c.stats().reports_rejected, 1u);
   EXPECT_EQ(c.stats().reports_failed, 0u);
+}
+
+// Issue #14: a key that surges is reported at once, not at the next report interval, so the
+// coordinator's triggered plan runs on it.
+TEST(Client, SurgingKeySendsAnEarlyReport) {
+  CoordinatorPeer peer;
+  peer.enable_batch();
+  Client c(props_for(peer, {{"hotkey.report.interval.ms", "60000"}}));
+  TopicId t = c.topic("orders");
+  for (int i = 0; i < 1000; ++i) send(c, t, "u" + std::to_string(i));
+  ASSERT_TRUE(eventually([&] {
+    for (int i = 0; i < 20; ++i) send(c, t, "hot");
+    return !peer.reports().empty();
+  }));
+  std::vector<Report> reports = peer.reports();
+  ASSERT_EQ(reports.size(), 1u);
+  ASSERT_FALSE(reports[0].items.empty());
+  EXPECT_EQ(reports[0].items[0].key, "hot");
+  EXPECT_GE(reports[0].total, 1000u);
+  EXPECT_EQ(c.stats().reports_surge, 1u);
+  ASSERT_TRUE(eventually([&] { return c.stats().reports_sent == 1; }));
+  // The key is muted after its early report: more of it sends nothing more early.
+  for (int i = 0; i < 2000; ++i) send(c, t, "hot");
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(c.stats().reports_surge, 1u);
+  // Another key surging is reported (hotkey.surge.interval.ms, 100 ms, has passed).
+  ASSERT_TRUE(eventually([&] {
+    for (int i = 0; i < 20; ++i) send(c, t, "next");
+    return c.stats().reports_surge == 2;
+  }));
+  ASSERT_TRUE(eventually([&] { return peer.reports().size() == 2; }));
+  const Report r = peer.reports()[1];
+  EXPECT_TRUE(std::any_of(r.items.begin(), r.items.end(), [](const ReportItem& item) {
+    return item.key == "next" && item.count >= 32;
+  }));
+}
+
+// Keys on the list (salted) are no surge; hotkey.surge.interval.ms=0 turns surges off; within
+// hotkey.surge.interval.ms a topic sends at most one early report, whatever surges.
+TEST(Client, SurgeReportsSkipListedKeysAndAreRateLimited) {
+  CoordinatorPeer peer;
+  peer.serve(make_list("orders", 3, 8, HashFamily::kMurmur2, {"listed"}, 4));
+  {
+    Client c(props_for(
+        peer, {{"hotkey.report.interval.ms", "60000"}, {"hotkey.surge.interval.ms", "600000"}}));
+    TopicId t = c.topic("orders");
+    ASSERT_TRUE(c.wait_for_version(t, 3, std::chrono::seconds(10)));
+    for (int i = 0; i < 100; ++i) send(c, t, "u" + std::to_string(i));
+    for (int round = 0; round < 10; ++round) {
+      for (int i = 0; i < 200; ++i) EXPECT_TRUE(send(c, t, "listed").salted);
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    EXPECT_EQ(c.stats().reports_surge, 0u);
+    EXPECT_TRUE(peer.reports().empty());
+    // An unlisted key surging is: the control for the above.
+    ASSERT_TRUE(eventually([&] {
+      for (int i = 0; i < 20; ++i) send(c, t, "a");
+      return c.stats().reports_surge == 1 && peer.reports().size() == 1;
+    }));
+    // Another key surges within hotkey.surge.interval.ms: no second early report.
+    for (int round = 0; round < 20; ++round) {
+      for (int i = 0; i < 200; ++i) send(c, t, "b");
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    EXPECT_EQ(c.stats().reports_surge, 1u);
+    EXPECT_EQ(peer.reports().size(), 1u);
+  }
+  {
+    Client c(props_for(
+        peer, {{"hotkey.report.interval.ms", "60000"}, {"hotkey.surge.interval.ms", "0"}}));
+    TopicId t = c.topic("orders");
+    for (int round = 0; round < 20; ++round) {
+      for (int i = 0; i < 200; ++i) send(c, t, "a");
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    EXPECT_EQ(c.stats().reports_surge, 0u);
+    EXPECT_EQ(peer.reports().size(), 1u);
+  }
 }
 
 }  // namespace

@@ -16,6 +16,8 @@ TEST(ClientConfig, Defaults) {
   EXPECT_EQ(c.salt_policy, SaltPolicy::kWeightedRoundRobin);
   EXPECT_EQ(c.expired_policy, ExpiredPolicy::kKeep);
   EXPECT_FALSE(c.producer_id.empty());
+  EXPECT_EQ(c.surge_interval_ms, 100u);
+  EXPECT_EQ(c.surge_factor, 1.0);
 }
 
 TEST(ClientConfig, ParsesEveryProperty) {
@@ -33,6 +35,8 @@ TEST(ClientConfig, ParsesEveryProperty) {
       {"hotkey.hash", "murmur2"},
       {"hotkey.topics", "a, b.c"},
       {"hotkey.report.format", "json"},
+      {"hotkey.surge.interval.ms", "0"},
+      {"hotkey.surge.factor", "2.5"},
       {"bootstrap.servers", "ignored:9092"},
   });
   EXPECT_EQ(c.coordinator_url, "http://127.0.0.1:8080");
@@ -48,6 +52,8 @@ TEST(ClientConfig, ParsesEveryProperty) {
   EXPECT_EQ(c.hash, HashFamily::kMurmur2);
   EXPECT_TRUE(c.report_json);
   EXPECT_EQ(c.topics, (std::vector<std::string>{"a", "b.c"}));
+  EXPECT_EQ(c.surge_interval_ms, 0u);
+  EXPECT_EQ(c.surge_factor, 2.5);
 }
 
 TEST(ClientConfig, RejectsUnknownAndBadValues) {
@@ -61,6 +67,9 @@ TEST(ClientConfig, RejectsUnknownAndBadValues) {
   EXPECT_THROW(parse_client_config({{"hotkey.coordinator.url", "ftp://x"}}), std::invalid_argument);
   EXPECT_THROW(parse_client_config({{"hotkey.hash", "md5"}}), std::invalid_argument);
   EXPECT_THROW(parse_client_config({{"hotkey.topics", "bad topic"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.surge.factor", "0"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.surge.factor", "1e4"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.surge.interval.ms", "x"}}), std::invalid_argument);
   try {
     parse_client_config({{"hotkey.sketch.capacity", "0"}});
     FAIL();

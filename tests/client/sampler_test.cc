@@ -77,5 +77,48 @@ TEST(Sampler, RejectsBadArguments) {
   EXPECT_THROW(Sampler(8, 2.0), std::invalid_argument);
 }
 
+// Issue #14: the sampler notices an unsalted key that reaches factor / partitions of the
+// window's sampled records (and kSurgeMinRecords), and nothing else.
+TEST(Sampler, NoticesASurgingUnsaltedKeyOnly) {
+  Sampler sampler(64, 1.0, 1.0);
+  for (int i = 0; i < 400; ++i) sampler.record("k" + std::to_string(i), i % 8, false);
+  // Partitions unknown: nothing is noticed, whatever the key does.
+  for (int i = 0; i < 100; ++i) sampler.record("hot", 1, false);
+  EXPECT_EQ(sampler.take_surge(), 0u);
+  sampler.drain(8);
+  sampler.set_partitions(8);
+  // Uniform traffic is no surge; 40 records of "hot" in a window of 440 (< 1/8) are none yet.
+  for (int i = 0; i < 400; ++i) sampler.record("k" + std::to_string(i), i % 8, false);
+  for (int i = 0; i < 40; ++i) sampler.record("hot", 1, false);
+  EXPECT_EQ(sampler.take_surge(), 0u);
+  // 1/8 of the window: noticed, once per take.
+  for (int i = 0; i < 30; ++i) sampler.record("hot", 1, false);
+  uint64_t fingerprint = sampler.take_surge();
+  EXPECT_NE(fingerprint, 0u);
+  EXPECT_EQ(sampler.take_surge(), 0u);
+  sampler.record("hot", 1, false);
+  EXPECT_EQ(sampler.take_surge(), fingerprint);
+  // Muted: not noticed again; salted records (the key is on the list) are never noticed.
+  sampler.set_muted(3, fingerprint);
+  sampler.record("hot", 1, false);
+  sampler.record("hot", 1, true);
+  EXPECT_EQ(sampler.take_surge(), 0u);
+  sampler.set_muted(3, 0);
+  sampler.record("hot", 1, false);
+  EXPECT_EQ(sampler.take_surge(), fingerprint);
+  // A short window needs kSurgeMinRecords of the key, not only the share.
+  sampler.drain(8);
+  for (int i = 0; i < 31; ++i) sampler.record("hot", 1, false);
+  EXPECT_EQ(sampler.take_surge(), 0u);
+  sampler.record("hot", 1, false);
+  EXPECT_EQ(sampler.take_surge(), fingerprint);
+  // Factor 0: surges are not looked for.
+  Sampler off(64, 1.0);
+  off.set_partitions(8);
+  for (int i = 0; i < 100; ++i) off.record("hot", 1, false);
+  EXPECT_EQ(off.take_surge(), 0u);
+  EXPECT_THROW(Sampler(64, 1.0, -1.0), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace hotkey::client

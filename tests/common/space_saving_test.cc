@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -178,6 +179,28 @@ TEST(SpaceSaving, ExactWhileNotFull) {
     EXPECT_EQ(it.count, exact.at(it.key));
     EXPECT_EQ(it.error, 0u);
   }
+}
+
+// update_and_get returns the entry find() sees right after the update, on every path (found,
+// inserted while not full, replacing the minimum), and one hash per key.
+TEST(SpaceSaving, UpdateAndGetMatchesFind) {
+  SpaceSaving s(8);
+  std::mt19937 rng(7);
+  std::map<std::string, uint64_t> hashes;
+  for (int i = 0; i < 5000; ++i) {
+    std::string key = "k" + std::to_string(rng() % (i % 3 == 0 ? 4 : 40));
+    uint64_t w = 1 + rng() % 3;
+    SpaceSaving::Updated u = s.update_and_get(key, w);
+    auto item = s.find(key);
+    ASSERT_TRUE(item.has_value());
+    EXPECT_EQ(u.count, item->count);
+    EXPECT_EQ(u.error, item->error);
+    auto [it, fresh] = hashes.emplace(key, u.hash);
+    if (!fresh) {
+      EXPECT_EQ(it->second, u.hash);
+    }
+  }
+  EXPECT_EQ(s.update_and_get("k1", 0).count, 0u);
 }
 
 TEST(SpaceSaving, BasicOperations) {

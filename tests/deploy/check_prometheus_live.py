@@ -202,7 +202,7 @@ class ClientFleet:
                          "--coordinator", coord.url, "--producer-id", "fleet-" + t,
                          "--client-prop", "hotkey.token=" + PRODUCER_TOKEN,
                          "--client-prop", "hotkey.report.interval.ms=250",
-                         "--rate", "400", "--duration", "3600", "--keys", "200",
+                         "--rate", "1000", "--duration", "3600", "--keys", "200",
                          "--zipf", "0", "--hot-share", "0.6", "--hot-keys", "1",
                          "--json-out", os.path.join(tmp, t + ".json")] + family,
                         os.path.join(tmp, t + ".log"))

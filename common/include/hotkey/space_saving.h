@@ -53,6 +53,15 @@ class SpaceSaving {
   // the top, O(log k) worst case; no allocation after warm-up for keys that fit the slot's
   // existing buffer.
   void update(std::string_view key, uint64_t weight = 1);
+  // update() that also returns the key's entry after it (weight 0: nothing added, {0, 0}) and
+  // the key's 64-bit hash (a fingerprint for callers that remember keys without copying
+  // them), at no extra lookup: a sampler's per-record check of one key's share.
+  struct Updated {
+    uint64_t count = 0;
+    uint64_t error = 0;
+    uint64_t hash = 0;
+  };
+  Updated update_and_get(std::string_view key, uint64_t weight = 1);
 
   // Merges `other` into this summary (capacity stays this->capacity()): a key missing from one
   // side counts that side's minimum (0 when that side is not full), counts and errors add,

@@ -36,6 +36,7 @@ struct ClientStats {
   uint64_t reports_failed = 0;    // send attempts that failed (network, 5xx, 401/403, 429)
   uint64_t reports_rejected = 0;  // answered 4xx as invalid: dropped, never retried
   uint64_t reports_dropped = 0;   // dropped because a topic had hotkey.report.queue.max pending
+  uint64_t reports_surge = 0;     // early reports built between rounds for a surging key
   uint64_t list_updates = 0;      // lists accepted (newer version, valid)
   uint64_t list_errors = 0;       // failed polls, garbage bodies, stale or foreign lists
   std::vector<TopicStats> topics;

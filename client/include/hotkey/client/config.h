@@ -61,13 +61,17 @@ struct ClientConfig {
   SaltPolicy salt_policy = SaltPolicy::kWeightedRoundRobin;  // hotkey.salt.policy
   uint32_t list_ttl_ms = 600000;                             // hotkey.list.ttl.ms
   ExpiredPolicy expired_policy = ExpiredPolicy::kKeep;       // hotkey.list.expired.policy
-  HashFamily hash = HashFamily::kCrc32;    // hotkey.hash; the family keyed records use
-  bool hash_set = false;                   // hotkey.hash was given explicitly
-  uint32_t poll_wait_ms = 30000;           // hotkey.poll.wait.ms: long-poll wait per request
-  uint32_t http_timeout_ms = 5000;         // hotkey.http.timeout.ms: connect/read/write timeout
-  uint32_t backoff_initial_ms = 100;       // hotkey.backoff.initial.ms
-  uint32_t backoff_max_ms = 10000;         // hotkey.backoff.max.ms
-  uint32_t report_queue_max = 4;           // hotkey.report.queue.max: pending reports per topic
+  HashFamily hash = HashFamily::kCrc32;  // hotkey.hash; the family keyed records use
+  bool hash_set = false;                 // hotkey.hash was given explicitly
+  uint32_t poll_wait_ms = 30000;         // hotkey.poll.wait.ms: long-poll wait per request
+  uint32_t http_timeout_ms = 5000;       // hotkey.http.timeout.ms: connect/read/write timeout
+  uint32_t backoff_initial_ms = 100;     // hotkey.backoff.initial.ms
+  uint32_t backoff_max_ms = 10000;       // hotkey.backoff.max.ms
+  uint32_t report_queue_max = 4;         // hotkey.report.queue.max: pending reports per topic
+  // Surge reports: a topic's report goes early (at most one per surge_interval_ms per topic;
+  // 0: never) when an unsalted key reaches surge_factor / partitions of the window's records.
+  uint32_t surge_interval_ms = 100;        // hotkey.surge.interval.ms
+  double surge_factor = 1.0;               // hotkey.surge.factor
   bool report_json = false;                // hotkey.report.format=json|binary (default binary)
   std::vector<std::string> topics;         // hotkey.topics: subscribe before the first send
   Transport transport = Transport::kHttp;  // hotkey.transport=http|kafka
