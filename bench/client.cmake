@@ -17,3 +17,8 @@ add_test(NAME perf.route_instructions
                  ${CMAKE_RUNTIME_OUTPUT_DIRECTORY} ${CMAKE_CURRENT_LIST_DIR}/route_budget.json)
 set_tests_properties(perf.route_instructions PROPERTIES
   LABELS "perf" SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# Fixed-count produce driver for callgrind: one produce call, plain librdkafka vs the wrapper.
+add_executable(produce_instructions ${CMAKE_CURRENT_LIST_DIR}/produce_instructions.cc)
+target_link_libraries(produce_instructions PRIVATE
+  hotkey::client hotkey::common PkgConfig::RDKAFKA hotkey_warnings)

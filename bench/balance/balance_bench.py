@@ -31,6 +31,7 @@ STRATEGIES = ["naive", "static", "adaptive", "hotkey"]
 # one run.
 VARIANTS = {
     "hotkey_nosurge": ["hotkey.surge.interval.ms=0"],
+    "hotkey_noheaders": ["hotkey.salt.headers=false"],
 }
 LABELS = {
     "naive": "naive murmur2",
@@ -38,6 +39,7 @@ LABELS = {
     "adaptive": "per-process adaptive, 8 round-robin salts",
     "hotkey": "hotkey (fleet-wide coordinator)",
     "hotkey_nosurge": "hotkey without surge reports (hotkey.surge.interval.ms=0)",
+    "hotkey_noheaders": "hotkey without salt headers (hotkey.salt.headers=false)",
 }
 
 

@@ -208,6 +208,14 @@ ClientConfig parse_client_config(const Properties& props) {
       c.backoff_initial_ms = parse_u32(name, value, 1, 600000);
     } else if (name == "hotkey.backoff.max.ms") {
       c.backoff_max_ms = parse_u32(name, value, 1, 3600000);
+    } else if (name == "hotkey.salt.headers") {
+      if (value == "true") {
+        c.salt_headers = true;
+      } else if (value == "false") {
+        c.salt_headers = false;
+      } else {
+        bad(name, value, "expected true or false");
+      }
     } else if (name == "hotkey.surge.interval.ms") {
       c.surge_interval_ms = parse_u32(name, value, 0, 3600000);
     } else if (name == "hotkey.surge.factor") {

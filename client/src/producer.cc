@@ -32,6 +32,7 @@ struct Producer::Impl {
 
   std::unique_ptr<client::Client> client;
   RoutingMode mode = RoutingMode::kRekey;
+  bool salt_headers = true;
   HashFamily family = HashFamily::kCrc32;
   rd_kafka_t* rk = nullptr;
   DeliveryCallback on_delivery;
@@ -116,6 +117,7 @@ Producer::Producer(const client::Properties& props, DeliveryCallback on_delivery
   }
   impl_->family = family;
   impl_->mode = config.routing_mode;
+  impl_->salt_headers = config.salt_headers;
   impl_->on_delivery = std::move(on_delivery);
 
   char errstr[512];
@@ -198,10 +200,13 @@ ProduceResult Producer::produce(std::string_view topic, const void* key, size_t 
       add(RD_KAFKA_VTYPE_KEY).u.mem = {const_cast<void*>(key), keylen};
       add(RD_KAFKA_VTYPE_PARTITION).u.i32 = d.partition;
     }
-    rd_kafka_vu_t& hs = add(RD_KAFKA_VTYPE_HEADER);
-    hs.u.header = {client::kSaltHeader.data(), salt_text, static_cast<ssize_t>(salt_len)};
-    rd_kafka_vu_t& hv = add(RD_KAFKA_VTYPE_HEADER);
-    hv.u.header = {client::kVersionHeader.data(), version_text, static_cast<ssize_t>(version_len)};
+    if (impl_->salt_headers) {
+      rd_kafka_vu_t& hs = add(RD_KAFKA_VTYPE_HEADER);
+      hs.u.header = {client::kSaltHeader.data(), salt_text, static_cast<ssize_t>(salt_len)};
+      rd_kafka_vu_t& hv = add(RD_KAFKA_VTYPE_HEADER);
+      hv.u.header = {client::kVersionHeader.data(), version_text,
+                     static_cast<ssize_t>(version_len)};
+    }
   } else {
     if (key != nullptr) add(RD_KAFKA_VTYPE_KEY).u.mem = {const_cast<void*>(key), keylen};
     add(RD_KAFKA_VTYPE_PARTITION).u.i32 = RD_KAFKA_PARTITION_UA;

@@ -109,6 +109,10 @@ struct ClusterHooks {
   // Operator writes go here instead of being applied locally (the state topic); the result is
   // the caller's answer.
   std::function<CallResult(const OperatorOp& op)> operator_write;
+  // A report posted over HTTP for a topic another member owns: written to the reports topic
+  // (the owner ingests it from there) and the result is the caller's answer. nullopt: this
+  // member owns the topic and ingests the report itself.
+  std::function<std::optional<CallResult>(const Report& report)> forward_report;
 };
 
 class Coordinator final : public ReportSink {

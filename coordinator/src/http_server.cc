@@ -691,7 +691,11 @@ void HttpServer::install_routes() {
       return std::pair<int, json>(400, json{{"error", std::string("bad report: ") + e.what()}});
     }
     const std::string topic = report.topic;
-    CallResult r = coord_.ingest(std::move(report));
+    // Cluster mode: a topic another member owns goes to the reports topic, where its owner
+    // reads it (else it would land in a window nobody plans).
+    std::optional<CallResult> forwarded;
+    if (const auto& forward = coord_.cluster_hooks().forward_report) forwarded = forward(report);
+    CallResult r = forwarded ? std::move(*forwarded) : coord_.ingest(std::move(report));
     if (!r.ok()) return std::pair<int, json>(r.status, call_error_json(r));
     auto pub = coord_.board().get(topic);
     return std::pair<int, json>(200, json{{"accepted", !r.duplicate},

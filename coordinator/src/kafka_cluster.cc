@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <stdexcept>
@@ -76,6 +77,8 @@ std::optional<std::string> header(const rd_kafka_message_t* m, const char* name)
 // member to have applied it.
 constexpr auto kStateAckTimeout = std::chrono::seconds(15);
 constexpr auto kStateApplyTimeout = std::chrono::seconds(5);
+// A report forwarded to the reports topic (HTTP to a non-owner) waits this long for Kafka.
+constexpr auto kReportAckTimeout = std::chrono::seconds(5);
 
 // The outcome of one state-topic write, filled by the delivery report.
 struct Delivery {
@@ -172,6 +175,7 @@ struct KafkaCluster::Impl {
 
   std::atomic<uint64_t> rebalances{0};
   std::atomic<uint64_t> reports_ingested{0};
+  std::atomic<uint64_t> reports_forwarded{0};
   std::atomic<uint64_t> reports_skipped{0};
   std::atomic<uint64_t> lists_produced{0};
   std::atomic<uint64_t> lists_dropped{0};
@@ -818,6 +822,47 @@ struct KafkaCluster::Impl {
 
   // --- reports -----------------------------------------------------------------------------
 
+  // The forward_report hook: a report posted over HTTP for a topic another member owns is
+  // written to the reports topic as the client's kafka transport writes it (keyed by topic,
+  // in the topic's partition), and acknowledged once Kafka has it.
+  std::optional<CallResult> forward_report(const Report& r) {
+    if (owns(r.topic)) return std::nullopt;
+    const std::string value = encode_report_binary(r);
+    auto delivery = std::make_shared<Delivery>();
+    auto* holder = new std::shared_ptr<Delivery>(delivery);
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        producer, RD_KAFKA_V_TOPIC(cc.reports_topic.c_str()),
+        RD_KAFKA_V_PARTITION(partition_of(r.topic)), RD_KAFKA_V_KEY(r.topic.data(), r.topic.size()),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(holder),
+        RD_KAFKA_V_HEADER(kReportVersionHeader, "1", 1), RD_KAFKA_V_END);
+    CallResult res;
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      delete holder;
+      res.status = 503;
+      res.reason = "reports_topic";
+      res.error =
+          std::string("cannot forward the report to the reports topic: ") + rd_kafka_err2str(err);
+      return res;
+    }
+    std::unique_lock lock(delivery->mu);
+    if (!delivery->cv.wait_for(lock, kReportAckTimeout, [&] { return delivery->done; })) {
+      res.status = 503;
+      res.reason = "reports_topic";
+      res.error = "the reports topic did not acknowledge the forwarded report in time";
+      return res;
+    }
+    if (delivery->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      res.status = 503;
+      res.reason = "reports_topic";
+      res.error = std::string("the reports topic refused the forwarded report: ") +
+                  rd_kafka_err2str(delivery->err);
+      return res;
+    }
+    reports_forwarded.fetch_add(1);
+    return res;
+  }
+
   void on_report(const rd_kafka_message_t* m) {
     if (auto v = header(m, kReportVersionHeader); v && *v != "1") {
       reports_skipped.fetch_add(1);
@@ -964,6 +1009,7 @@ struct KafkaCluster::Impl {
                 {"owned_partitions", owned_parts},
                 {"partitions", partitions},
                 {"reports_ingested", reports_ingested.load()},
+                {"reports_forwarded", reports_forwarded.load()},
                 {"reports_skipped", reports_skipped.load()},
                 {"lists_produced", lists_produced.load()},
                 {"lists_dropped", lists_dropped.load()}}
@@ -993,6 +1039,7 @@ bool KafkaCluster::start(std::string* error) {
   hooks.on_publish = [&d](const std::shared_ptr<const PublishedList>& l) { d.publish(l); };
   hooks.status_json = [&d] { return d.status(); };
   hooks.operator_write = [&d](const OperatorOp& op) { return d.write_state(op); };
+  hooks.forward_report = [&d](const Report& r) { return d.forward_report(r); };
   hooks.owner_elsewhere = [&d](const std::string& t) { return d.owner_elsewhere(t); };
   d.coordinator.set_cluster_hooks(std::move(hooks));
   // Operator state first: a member that takes over a topic plans with every pin it can know.

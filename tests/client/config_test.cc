@@ -18,6 +18,7 @@ TEST(ClientConfig, Defaults) {
   EXPECT_FALSE(c.producer_id.empty());
   EXPECT_EQ(c.surge_interval_ms, 100u);
   EXPECT_EQ(c.surge_factor, 1.0);
+  EXPECT_TRUE(c.salt_headers);
 }
 
 TEST(ClientConfig, ParsesEveryProperty) {
@@ -37,6 +38,7 @@ TEST(ClientConfig, ParsesEveryProperty) {
       {"hotkey.report.format", "json"},
       {"hotkey.surge.interval.ms", "0"},
       {"hotkey.surge.factor", "2.5"},
+      {"hotkey.salt.headers", "false"},
       {"bootstrap.servers", "ignored:9092"},
   });
   EXPECT_EQ(c.coordinator_url, "http://127.0.0.1:8080");
@@ -54,6 +56,7 @@ TEST(ClientConfig, ParsesEveryProperty) {
   EXPECT_EQ(c.topics, (std::vector<std::string>{"a", "b.c"}));
   EXPECT_EQ(c.surge_interval_ms, 0u);
   EXPECT_EQ(c.surge_factor, 2.5);
+  EXPECT_FALSE(c.salt_headers);
 }
 
 TEST(ClientConfig, RejectsUnknownAndBadValues) {
@@ -68,6 +71,7 @@ TEST(ClientConfig, RejectsUnknownAndBadValues) {
   EXPECT_THROW(parse_client_config({{"hotkey.hash", "md5"}}), std::invalid_argument);
   EXPECT_THROW(parse_client_config({{"hotkey.topics", "bad topic"}}), std::invalid_argument);
   EXPECT_THROW(parse_client_config({{"hotkey.surge.factor", "0"}}), std::invalid_argument);
+  EXPECT_THROW(parse_client_config({{"hotkey.salt.headers", "no"}}), std::invalid_argument);
   EXPECT_THROW(parse_client_config({{"hotkey.surge.factor", "1e4"}}), std::invalid_argument);
   EXPECT_THROW(parse_client_config({{"hotkey.surge.interval.ms", "x"}}), std::invalid_argument);
   try {

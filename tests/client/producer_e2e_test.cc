@@ -157,6 +157,39 @@ TEST(ProducerE2E, RekeySpreadsTheHotKeyAndConsumersRecoverIt) {
   EXPECT_EQ(stats.list_version, 7u);
 }
 
+// Issue #14: hotkey.salt.headers=false drops the two merge headers (librdkafka's costliest
+// part of a salted record); a rekeyed key is still recovered by its suffix.
+TEST(ProducerE2E, SaltHeadersOffSendsRekeyedKeysWithoutHeaders) {
+  MockCluster mc;
+  constexpr int kPartitions = 8;
+  mc.create_topic("orders", kPartitions);
+  Producer producer(
+      producer_props(mc, HashFamily::kMurmur2,
+                     {{"hotkey.routing.mode", "rekey"}, {"hotkey.salt.headers", "false"}}));
+  warm_up(producer, "orders");
+  ASSERT_TRUE(producer.client().router().publish(
+      make_list("orders", 7, kPartitions, HashFamily::kMurmur2, {"hot"}, 4)));
+  constexpr int kHot = 40;
+  for (int i = 0; i < kHot; ++i) ASSERT_TRUE(producer.produce("orders", "hot", "h").ok());
+  ASSERT_TRUE(producer.produce("orders", "cold", "c").ok());
+  ASSERT_TRUE(producer.flush(15000).ok());
+  auto records = consume_all(mc.bootstraps(), "orders", kPartitions, 1 + kHot + 1);
+  ASSERT_EQ(records.size(), static_cast<size_t>(1 + kHot + 1));
+  int hot = 0;
+  for (const auto& r : records) {
+    EXPECT_FALSE(r.salt_header.has_value());
+    EXPECT_FALSE(r.version_header.has_value());
+    RecoveredKey rk = recover_logical_key(r.key, std::nullopt, std::nullopt);
+    if (rk.logical_key != "hot") continue;
+    ++hot;
+    EXPECT_TRUE(rk.salted);
+    EXPECT_FALSE(rk.from_headers);
+    EXPECT_EQ(partition_for(HashFamily::kMurmur2, r.key, kPartitions), r.partition);
+  }
+  EXPECT_EQ(hot, kHot);
+  EXPECT_EQ(producer.stats().topics.at(0).salted, static_cast<uint64_t>(kHot));
+}
+
 TEST(ProducerE2E, RouteKeepsTheKeyAndUsesTheSaltTable) {
   MockCluster mc;
   constexpr int kPartitions = 6;

@@ -128,6 +128,39 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
     EXPECT_NE(r->body.find("\"hot\""), std::string::npos) << r->body;
   }
 
+  // Reports posted over HTTP to a member that does not own their topic reach the owner
+  // through the reports topic: the owner lists the topic's hot key.
+  {
+    const std::string topic = "via-http";
+    Node* owner_node = nodes[owner[partition_of(topic)]];
+    Node* other = owner_node == &a ? &b : &a;
+    httplib::Client cli("127.0.0.1", other->port());
+    cli.set_read_timeout(10, 0);
+    uint64_t seq = 0;
+    std::string last;
+    auto listed = [&] {
+      ++seq;
+      for (int p = 0; p < 2; ++p) {
+        std::map<std::string, uint64_t> counts{{"surge", 500}};
+        coordinator::test::add_tail(counts, 500, 200, static_cast<uint32_t>(seq * 7 + p));
+        Report r =
+            coordinator::test::make_report("http-" + std::to_string(p), topic, 12, seq, counts, 64);
+        r.window_ms = 300;
+        auto res =
+            cli.Post("/v1/reports", encode_report_binary(r), std::string(kReportBinaryContentType));
+        last = res ? std::to_string(res->status) + " " + res->body : "no answer";
+        if (!res || res->status != 200) return false;
+      }
+      auto latest = reader.latest();
+      auto it = latest.find(topic);
+      return it != latest.end() && it->second.member == owner_node->url() &&
+             it->second.keys.find("surge,") != std::string::npos;
+    };
+    ASSERT_TRUE(eventually(listed, milliseconds(60000))) << last << "\n"
+                                                         << describe(reader.latest());
+    EXPECT_GT(other->cluster().value("reports_forwarded", 0), 0);
+  }
+
   // hotkeyctl cluster against any member prints the owner of every topic it knows.
   {
     const std::string cmd = std::string(HOTKEY_BIN_DIR) + "/hotkeyctl cluster --url " + b.url();

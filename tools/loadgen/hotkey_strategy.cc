@@ -21,7 +21,8 @@ namespace {
 // The client in rekey mode, the way an application that links hotkey::client sends: the
 // router decides, a salted record carries key<sep><salt> (which hotkey.hash, murmur2 unless
 // --client-prop sets another family, places on the
-// decided partition) and the hotkey.salt / hotkey.version headers.
+// decided partition) and the hotkey.salt / hotkey.version headers (none with
+// hotkey.salt.headers=false, as the wrapper).
 class HotkeyStrategy final : public Strategy {
  public:
   explicit HotkeyStrategy(const StrategyOptions& options)
@@ -37,7 +38,8 @@ class HotkeyStrategy final : public Strategy {
     buf_.resize(key.size() + kMaxSaltSuffixBytes);
     buf_.resize(d.write_salted_key(key, buf_.data()));
     const KafkaProducer::SaltHeaders h{d.salt, d.version};
-    return producer_.produce(buf_, value, d.partition, &h);
+    return producer_.produce(buf_, value, d.partition,
+                             client_.config().salt_headers ? &h : nullptr);
   }
   void poll(int timeout_ms) override { producer_.poll(timeout_ms); }
   bool flush(int timeout_ms) override { return producer_.flush(timeout_ms); }
