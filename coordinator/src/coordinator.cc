@@ -107,6 +107,7 @@ struct Coordinator::Topic {
   // next tick (at most every min_replan_ms).
   bool replan_wanted = false;
   int64_t last_plan_ms = -1;
+  int64_t last_triggered_ms = -1;  // the last plan a report triggered (plan_triggered)
   TopicMetrics m;
   // Set (under mu, last of retire_locked) when the topic is dropped from memory; lookups skip
   // it and holders of a reference retry with a fresh lookup.
@@ -594,12 +595,15 @@ int64_t Coordinator::plan_triggered() {
     if (!owns(t->name)) continue;
     std::lock_guard lock(t->mu);
     if (t->removed.load() || !t->replan_wanted) continue;  // dropped, or a tick planned it
-    const int64_t wait = t->last_plan_ms < 0 ? 0 : t->last_plan_ms + min_gap - now;
+    // Only triggered plans count against the gap: a regular tick just before a surge's first
+    // reports must not hold its plan back by another quarter tick.
+    const int64_t wait = t->last_triggered_ms < 0 ? 0 : t->last_triggered_ms + min_gap - now;
     if (wait > 0) {
       later.push_back(t);
       next = next < 0 ? wait : std::min(next, wait);
       continue;
     }
+    t->last_triggered_ms = now;
     try {
       StoreStatus st = replan_locked(*t, StoreBatch{}, "surge", nullptr, nullptr, nullptr,
                                      std::nullopt, /*triggered=*/true);

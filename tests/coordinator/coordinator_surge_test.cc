@@ -287,3 +287,25 @@ TEST(CoordinatorSurge, ClockBefore1970KeepsTheWindowInBounds) {
 
 }  // namespace
 }  // namespace hotkey::coordinator::test
+
+namespace hotkey::coordinator::test {
+namespace {
+
+// The gap between triggered plans counts triggered plans only: a surge whose first reports
+// arrive just after a regular tick is planned at once, not a quarter tick later.
+TEST(CoordinatorSurge, SurgeRightAfterARegularTickIsPlannedAtOnce) {
+  CoordinatorConfig cfg = test_config();
+  cfg.defaults.balance_target = 1000;
+  cfg.plan_interval_ms = 1000;
+  Harness h(cfg);
+  const int32_t P = 16;
+  uint64_t seq = 1;
+  for (int i = 0; i < 3; ++i, ++seq) round(h, 4, P, seq, traffic(seq, 2000, {}));
+  h.clock().advance_ms(10);  // round() ticked 10 ms ago
+  send(h, 4, P, seq, traffic(seq, 2000, {{"flash", 600}}));
+  EXPECT_EQ(h.coord().plan_triggered(), -1) << "held back by the regular tick's plan";
+  EXPECT_NE(find(h.list(kTopic), "flash"), nullptr);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::test
