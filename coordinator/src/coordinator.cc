@@ -368,9 +368,11 @@ bool Coordinator::shows_new_hot_key(const Topic& t, const Report& r, const Topic
 }
 
 int64_t Coordinator::fast_detect_after_ms() const {
-  // One epoch of reports holds at least one report round of every producer at the client's
-  // default interval: enough for an unambiguous key, not for the whole window's picture.
-  return std::min<int64_t>(config_.warmup_ms, config_.epoch_ms);
+  // From the topic's first report: the fast path only lists a key at twice the hot threshold
+  // of the latest reports with kFastEntryMinRecords records behind it (unambiguous even before
+  // every producer reported), so a key hot from a topic's first second is salted within a
+  // report round. Waiting an epoch here cost every cold start about a second (#16).
+  return 0;
 }
 
 StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::string& cause,
