@@ -56,6 +56,14 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
   send_json(res, status, json{{"error", message}});
 }
 
+// A refused coordinator call: the message, and the machine-readable reason when it has one
+// (too_many_pins, too_many_topics, not_found...; docs/API.md lists them).
+json call_error_json(const CallResult& r) {
+  json j{{"error", r.error}};
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  return j;
+}
+
 // Constant-time in the length of the longer input: no early exit on the first mismatch.
 bool constant_time_equal(std::string_view a, std::string_view b) {
   const size_t n = std::max(a.size(), b.size());
@@ -713,7 +721,7 @@ void HttpServer::install_routes() {
     std::optional<CallResult> forwarded;
     if (const auto& forward = coord_.cluster_hooks().forward_report) forwarded = forward(report);
     CallResult r = forwarded ? std::move(*forwarded) : coord_.ingest(std::move(report));
-    if (!r.ok()) return std::pair<int, json>(r.status, json{{"error", r.error}});
+    if (!r.ok()) return std::pair<int, json>(r.status, call_error_json(r));
     auto pub = coord_.board().get(topic);
     return std::pair<int, json>(200, json{{"accepted", !r.duplicate},
                                           {"duplicate", r.duplicate},
@@ -987,7 +995,7 @@ void HttpServer::install_routes() {
     return key;
   };
   auto send_result = [](httplib::Response& res, const CallResult& r) {
-    if (!r.ok()) return send_error(res, r.status, r.error);
+    if (!r.ok()) return send_json(res, r.status, call_error_json(r));
     send_json(res, 200, json{{"ok", true}, {"version", r.version}});
   };
 

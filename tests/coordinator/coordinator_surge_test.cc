@@ -287,3 +287,49 @@ TEST(CoordinatorSurge, ClockBefore1970KeepsTheWindowInBounds) {
 
 }  // namespace
 }  // namespace hotkey::coordinator::test
+
+namespace hotkey::coordinator::test {
+namespace {
+
+// The gap between triggered plans counts triggered plans only: a surge whose first reports
+// arrive just after a regular tick is planned at once, not a quarter tick later.
+TEST(CoordinatorSurge, SurgeRightAfterARegularTickIsPlannedAtOnce) {
+  CoordinatorConfig cfg = test_config();
+  cfg.defaults.balance_target = 1000;
+  cfg.plan_interval_ms = 1000;
+  Harness h(cfg);
+  const int32_t P = 16;
+  uint64_t seq = 1;
+  for (int i = 0; i < 3; ++i, ++seq) round(h, 4, P, seq, traffic(seq, 2000, {}));
+  h.clock().advance_ms(10);  // round() ticked 10 ms ago
+  send(h, 4, P, seq, traffic(seq, 2000, {{"flash", 600}}));
+  EXPECT_EQ(h.coord().plan_triggered(), -1) << "held back by the regular tick's plan";
+  EXPECT_NE(find(h.list(kTopic), "flash"), nullptr);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::test
+
+namespace hotkey::coordinator::test {
+namespace {
+
+// Cold start: a key far above the threshold in a topic's very first reports is listed by the
+// plan those reports trigger (no epoch of waiting); a key just over the threshold waits for
+// the window, and nothing below it is listed.
+TEST(CoordinatorSurge, KeyHotFromTheTopicsFirstReportsIsListedByTheirPlan) {
+  CoordinatorConfig cfg = test_config();
+  cfg.warmup_ms = 5000;
+  cfg.defaults.balance_target = 1000;
+  Harness h(cfg);
+  const int32_t P = 16;  // threshold 0.5 / 16 = 3.1%
+  send(h, 4, P, 1, traffic(1, 2000, {{"big", 400}, {"mid", 80}, {"low", 40}}));
+  EXPECT_EQ(h.coord().plan_triggered(), -1);
+  const HotKeyList list = h.list(kTopic);
+  EXPECT_NE(find(list, "big"), nullptr) << "not listed by the first reports' plan";
+  EXPECT_EQ(find(list, "mid"), nullptr) << "an ambiguous key skipped the warm-up";
+  EXPECT_EQ(find(list, "low"), nullptr);
+  EXPECT_EQ(list.keys.size(), 1u) << list_to_json(list);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::test
