@@ -66,6 +66,13 @@ CallResult error_result(int status, std::string reason, std::string message) {
   return r;
 }
 
+// 404 for an unpin or allow of a key that holds no pin (deny) in `topic`, or of a topic the
+// coordinator does not know.
+CallResult not_found(const std::string& what, const std::string& topic) {
+  return error_result(404, "not_found",
+                      "no such " + what + " for this key in topic '" + topic + "'");
+}
+
 }  // namespace
 
 struct Coordinator::Topic {
@@ -102,6 +109,9 @@ struct Coordinator::Topic {
   int64_t last_plan_ms = -1;
   int64_t last_triggered_ms = -1;  // the last plan a report triggered (plan_triggered)
   TopicMetrics m;
+  // Set (under mu, last of retire_locked) when the topic is dropped from memory; lookups skip
+  // it and holders of a reference retry with a fresh lookup.
+  std::atomic<bool> removed{false};
 };
 
 namespace {
@@ -149,7 +159,10 @@ Coordinator::Coordinator(const CoordinatorConfig& config, Store& store, Metrics&
               << std::endl;
   }
   for (auto& [name, st] : stored) {
-    auto t = std::make_unique<Topic>(name, config_, metrics_.topic(name));
+    // Only the version counter of a dropped topic: no topic to track (a topic of that name
+    // created later starts above the counter).
+    if (!st.list && !st.meta && st.pins.empty() && st.denies.empty()) continue;
+    auto t = std::make_shared<Topic>(name, config_, metrics_.topic(name));
     t->pins = std::move(st.pins);
     t->denies = std::move(st.denies);
     t->version = st.version;
@@ -183,26 +196,49 @@ Coordinator::~Coordinator() {
   board_.close();
 }
 
-Coordinator::Topic* Coordinator::find_topic(const std::string& name) const {
+std::shared_ptr<Coordinator::Topic> Coordinator::find_topic(const std::string& name) const {
   std::shared_lock lock(topics_mu_);
   auto it = topics_.find(name);
-  return it == topics_.end() ? nullptr : it->second.get();
+  if (it == topics_.end() || it->second->removed.load()) return nullptr;
+  return it->second;
 }
 
-Coordinator::Topic* Coordinator::get_or_create_topic(const std::string& name, bool* limit_hit) {
-  *limit_hit = false;
-  if (Topic* t = find_topic(name)) return t;
+std::shared_ptr<Coordinator::Topic> Coordinator::get_or_create_topic(const std::string& name,
+                                                                     bool* created) {
+  *created = false;
+  if (auto t = find_topic(name)) return t;
   std::unique_lock lock(topics_mu_);
   auto it = topics_.find(name);
-  if (it != topics_.end()) return it->second.get();
-  if (topics_.size() >= config_.max_topics) {
-    *limit_hit = true;
-    return nullptr;
+  if (it != topics_.end()) {
+    if (!it->second->removed.load()) return it->second;
+    topics_.erase(it);  // dropped; its remover erases it too when it gets here first
   }
-  auto t = std::make_unique<Topic>(name, config_, metrics_.topic(name));
-  Topic* raw = t.get();
-  topics_.emplace(name, std::move(t));
-  return raw;
+  if (topics_.size() >= config_.max_topics) return nullptr;
+  auto t = std::make_shared<Topic>(name, config_, metrics_.topic(name));
+  t->version = store_.version_counter(name).value_or(0);
+  topics_.emplace(name, t);
+  *created = true;
+  return t;
+}
+
+void Coordinator::retire_locked(Topic& t) {
+  board_.unpublish(t.name);
+  metrics_.remove_topic(t.m);
+  t.m = TopicMetrics{};
+  t.removed.store(true);
+}
+
+void Coordinator::discard_if_unused(const std::shared_ptr<Topic>& t) {
+  std::unique_lock lock(topics_mu_);
+  std::lock_guard topic_lock(t->mu);
+  if (t->removed.load() || t->published || !t->pins.empty() || !t->denies.empty() ||
+      !t->producers.empty() || t->first_report_ms >= 0 || t->partitions > 0) {
+    return;
+  }
+  auto it = topics_.find(t->name);
+  if (it == topics_.end() || it->second != t) return;
+  retire_locked(*t);
+  topics_.erase(it);
 }
 
 CallResult Coordinator::ingest(Report r) {
@@ -222,18 +258,24 @@ CallResult Coordinator::ingest(Report r) {
     metrics_.rejected("invalid_sketch");
     return error_result(400, "invalid_sketch", e.what());
   }
-  bool limit_hit = false;
-  Topic* t = get_or_create_topic(r.topic, &limit_hit);
-  if (!t) {
-    metrics_.rejected("too_many_topics");
-    return error_result(429, "too_many_topics",
-                        "the coordinator already tracks max_topics=" +
-                            std::to_string(config_.max_topics) + " topics");
+  std::shared_ptr<Topic> t;
+  bool created = false;
+  std::unique_lock<std::mutex> topic_lock;
+  for (;;) {
+    t = get_or_create_topic(r.topic, &created);
+    if (!t) {
+      metrics_.rejected("too_many_topics");
+      return error_result(429, "too_many_topics",
+                          "the coordinator already tracks max_topics=" +
+                              std::to_string(config_.max_topics) + " topics");
+    }
+    topic_lock = std::unique_lock(t->mu);
+    if (!t->removed.load()) break;
+    topic_lock.unlock();
   }
   CallResult result;
   bool wake = false;
   {
-    std::lock_guard lock(t->mu);
     if (!settings.hash && t->hash && *t->hash != r.hash) {
       metrics_.rejected("hash_mismatch");
       return error_result(409, "hash_mismatch",
@@ -291,6 +333,7 @@ CallResult Coordinator::ingest(Report r) {
       wake = true;
     }
   }
+  topic_lock.unlock();
   if (wake) {
     {
       std::lock_guard lock(bg_mu_);
@@ -459,13 +502,13 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
 }
 
 void Coordinator::tick() {
-  std::vector<Topic*> all;
+  std::vector<std::shared_ptr<Topic>> all;
   {
     std::shared_lock lock(topics_mu_);
-    for (auto& [name, t] : topics_) all.push_back(t.get());
+    for (auto& [name, t] : topics_) all.push_back(t);
   }
   const int64_t now = clock_.now_ms();
-  for (Topic* t : all) {
+  for (const auto& t : all) {
     if (!owns(t->name)) continue;
     // One topic's failure (a plan that throws) is logged, counted and skipped: the topic
     // keeps its published list, and the other topics are planned as usual.
@@ -482,6 +525,7 @@ void Coordinator::tick() {
 void Coordinator::tick_topic(Topic& topic, int64_t now) {
   Topic* t = &topic;
   std::lock_guard lock(t->mu);
+  if (t->removed.load()) return;
   int32_t live_partitions = 0;
   uint64_t oldest = std::numeric_limits<uint64_t>::max(), newest = 0;
   for (auto it = t->producers.begin(); it != t->producers.end();) {
@@ -538,7 +582,7 @@ void Coordinator::plan_failed(const std::string& topic, const std::string& what)
 }
 
 int64_t Coordinator::plan_triggered() {
-  std::vector<Topic*> wanted;
+  std::vector<std::shared_ptr<Topic>> wanted;
   {
     std::lock_guard lock(bg_mu_);
     wanted.swap(wanted_);
@@ -548,11 +592,11 @@ int64_t Coordinator::plan_triggered() {
   const int64_t min_gap = std::max<int64_t>(config_.plan_interval_ms / 4, 1);
   const int64_t now = clock_.now_ms();
   int64_t next = -1;
-  std::vector<Topic*> later;
-  for (Topic* t : wanted) {
+  std::vector<std::shared_ptr<Topic>> later;
+  for (const auto& t : wanted) {
     if (!owns(t->name)) continue;
     std::lock_guard lock(t->mu);
-    if (!t->replan_wanted) continue;  // a tick planned it meanwhile
+    if (t->removed.load() || !t->replan_wanted) continue;  // dropped, or a tick planned it
     // Only triggered plans count against the gap: a regular tick just before a surge's first
     // reports must not hold its plan back by another quarter tick.
     const int64_t wait = t->last_triggered_ms < 0 ? 0 : t->last_triggered_ms + min_gap - now;
@@ -625,29 +669,50 @@ void Coordinator::stop_background() {
 
 CallResult Coordinator::operator_change(
     const std::string& topic, const std::string& key, const std::string& who,
-    const std::string& action, const std::string& detail,
-    const std::function<bool(std::map<std::string, Pin>&, std::map<std::string, Deny>&,
-                             StoreBatch&)>& mutate,
+    const std::string& action, const std::string& detail, bool creates,
+    const std::function<std::optional<CallResult>(
+        std::map<std::string, Pin>&, std::map<std::string, Deny>&, StoreBatch&)>& mutate,
     const std::function<void(StoreBatch&)>& extra) {
-  bool limit_hit = false;
-  Topic* t = get_or_create_topic(topic, &limit_hit);
-  if (!t) {
-    return error_result(429, "too_many_topics", "the coordinator already tracks max_topics topics");
-  }
-  std::lock_guard lock(t->mu);
-  std::map<std::string, Pin> pins = t->pins;
-  std::map<std::string, Deny> denies = t->denies;
-  StoreBatch batch;
-  if (!mutate(pins, denies, batch)) {
+  // A refused write still moves the caller's checkpoint (cluster mode's state topic).
+  auto refuse = [&](CallResult refusal) {
     if (extra) {
       StoreBatch only;
       extra(only);
       StoreStatus st = store_.write(only);
       if (!st.ok) return error_result(503, "store", st.error);
     }
-    return error_result(404, "not_found",
-                        "no such " + std::string(action == "unpin" ? "pin" : "deny") +
-                            " for this key in topic '" + topic + "'");
+    return refusal;
+  };
+  std::shared_ptr<Topic> t;
+  bool created = false;
+  std::unique_lock<std::mutex> topic_lock;
+  for (;;) {
+    if (creates) {
+      t = get_or_create_topic(topic, &created);
+      if (!t) {
+        return refuse(error_result(429, "too_many_topics",
+                                   "the coordinator already tracks max_topics=" +
+                                       std::to_string(config_.max_topics) + " topics"));
+      }
+    } else {
+      t = find_topic(topic);
+      // Nothing to remove from a topic the coordinator does not know; do not create it.
+      if (!t) return refuse(not_found(action == "unpin" ? "pin" : "deny", topic));
+    }
+    topic_lock = std::unique_lock(t->mu);
+    if (!t->removed.load()) break;
+    topic_lock.unlock();
+  }
+  const auto fail = [&](CallResult r) {
+    topic_lock.unlock();
+    if (created) discard_if_unused(t);
+    return r;
+  };
+  std::map<std::string, Pin> pins = t->pins;
+  std::map<std::string, Deny> denies = t->denies;
+  StoreBatch batch;
+  if (std::optional<CallResult> refusal = mutate(pins, denies, batch)) {
+    return fail(refuse(std::move(*refusal)));
   }
   if (extra) extra(batch);
   AuditEntry a;
@@ -663,42 +728,59 @@ CallResult Coordinator::operator_change(
     st = replan_locked(*t, std::move(batch), action, &version, &pins, &denies, std::move(a));
   } catch (const std::exception& e) {
     plan_failed(topic, e.what());
-    return error_result(500, "plan_failed",
-                        std::string("the change was not applied: planning failed: ") + e.what());
+    return fail(
+        error_result(500, "plan_failed",
+                     std::string("the change was not applied: planning failed: ") + e.what()));
   }
   if (!st.ok) {
     metrics_.set_store_healthy(false);
-    return error_result(503, "store", st.error);
+    return fail(error_result(503, "store", st.error));
   }
   CallResult r;
   r.version = version;
   return r;
 }
 
+std::optional<CallResult> Coordinator::pin_limit(const std::string& topic,
+                                                 const std::map<std::string, Pin>& pins,
+                                                 const std::string& key) const {
+  // Pins count against max_hot_keys (detected keys get the room pins leave): a pin that would
+  // make the list longer than the limit is refused rather than silently exceeding it.
+  const uint32_t limit = config_.settings_for(topic).max_hot_keys;
+  if (pins.contains(key) || pins.size() < limit) return std::nullopt;
+  return error_result(409, "too_many_pins",
+                      "topic '" + topic + "' already has " + std::to_string(pins.size()) +
+                          " pins and max_hot_keys=" + std::to_string(limit) +
+                          " (pins count against it): unpin a key or raise max_hot_keys");
+}
+
 CallResult Coordinator::apply_operator(const OperatorOp& op,
                                        const std::function<void(StoreBatch&)>& extra) {
   const std::string& topic = op.topic;
   const std::string& key = op.key;
+  using Refusal = std::optional<CallResult>;
   if (op.op == "pin") {
     json detail{{"reason", op.reason}, {"salts", op.salts}, {"ttl_s", op.ttl_s}};
     return operator_change(
         topic, key, op.who, "pin", detail.dump(-1, ' ', false, json::error_handler_t::replace),
-        [&](auto& pins, auto& denies, StoreBatch& batch) {
+        true,
+        [&](auto& pins, auto& denies, StoreBatch& batch) -> Refusal {
+          if (Refusal full = pin_limit(topic, pins, key)) return full;
           if (denies.erase(key)) batch.delete_deny(topic, key);
           Pin p{key, op.salts, op.expires_at_ms, op.reason, op.who, op.at_ms};
           batch.put_pin(topic, p);
           pins[key] = p;
-          return true;
+          return std::nullopt;
         },
         extra);
   }
   if (op.op == "unpin") {
     return operator_change(
-        topic, key, op.who, "unpin", "{}",
-        [&](auto& pins, auto&, StoreBatch& batch) {
-          if (!pins.erase(key)) return false;
+        topic, key, op.who, "unpin", "{}", false,
+        [&](auto& pins, auto&, StoreBatch& batch) -> Refusal {
+          if (!pins.erase(key)) return not_found("pin", topic);
           batch.delete_pin(topic, key);
-          return true;
+          return std::nullopt;
         },
         extra);
   }
@@ -706,22 +788,23 @@ CallResult Coordinator::apply_operator(const OperatorOp& op,
     json detail{{"reason", op.reason}};
     return operator_change(
         topic, key, op.who, "deny", detail.dump(-1, ' ', false, json::error_handler_t::replace),
-        [&](auto& pins, auto& denies, StoreBatch& batch) {
+        true,
+        [&](auto& pins, auto& denies, StoreBatch& batch) -> Refusal {
           if (pins.erase(key)) batch.delete_pin(topic, key);
           Deny d{key, op.reason, op.who, op.at_ms};
           batch.put_deny(topic, d);
           denies[key] = d;
-          return true;
+          return std::nullopt;
         },
         extra);
   }
   if (op.op == "allow") {
     return operator_change(
-        topic, key, op.who, "allow", "{}",
-        [&](auto&, auto& denies, StoreBatch& batch) {
-          if (!denies.erase(key)) return false;
+        topic, key, op.who, "allow", "{}", false,
+        [&](auto&, auto& denies, StoreBatch& batch) -> Refusal {
+          if (!denies.erase(key)) return not_found("deny", topic);
           batch.delete_deny(topic, key);
-          return true;
+          return std::nullopt;
         },
         extra);
   }
@@ -732,18 +815,20 @@ CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
   if (!hooks_.operator_write) return apply_operator(op);
   // Cluster mode: the state topic decides; a removal of what this member's materialized state
   // does not hold is answered here, as in single-node mode.
+  if (op.op == "pin") {
+    if (std::shared_ptr<Topic> t = find_topic(op.topic)) {
+      std::lock_guard lock(t->mu);
+      if (std::optional<CallResult> full = pin_limit(op.topic, t->pins, op.key)) return *full;
+    }
+  }
   if (op.op == "unpin" || op.op == "allow") {
-    Topic* t = find_topic(op.topic);
+    std::shared_ptr<Topic> t = find_topic(op.topic);
     bool present = false;
     if (t) {
       std::lock_guard lock(t->mu);
       present = op.op == "unpin" ? t->pins.contains(op.key) : t->denies.contains(op.key);
     }
-    if (!present) {
-      return error_result(404, "not_found",
-                          "no such " + std::string(op.op == "unpin" ? "pin" : "deny") +
-                              " for this key in topic '" + op.topic + "'");
-    }
+    if (!present) return not_found(op.op == "unpin" ? "pin" : "deny", op.topic);
   }
   return hooks_.operator_write(op);
 }
@@ -771,9 +856,10 @@ CallResult Coordinator::allow(const std::string& topic, const std::string& key,
 }
 
 void Coordinator::release_topic(const std::string& name) {
-  Topic* t = find_topic(name);
+  std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return;
   std::lock_guard lock(t->mu);
+  if (t->removed.load()) return;
   t->window = TopicWindow(config_.epoch_ms, config_.window_epochs, config_.sketch_capacity);
   t->producers.clear();
   t->hot.clear();
@@ -786,10 +872,16 @@ void Coordinator::release_topic(const std::string& name) {
 }
 
 uint64_t Coordinator::adopt_list(HotKeyList list) {
-  bool limit_hit = false;
-  Topic* t = get_or_create_topic(list.topic, &limit_hit);
-  if (!t) return 0;
-  std::lock_guard lock(t->mu);
+  std::shared_ptr<Topic> t;
+  bool created = false;
+  std::unique_lock<std::mutex> lock;
+  for (;;) {
+    t = get_or_create_topic(list.topic, &created);
+    if (!t) return 0;
+    lock = std::unique_lock(t->mu);
+    if (!t->removed.load()) break;
+    lock.unlock();
+  }
   const uint64_t floor = hooks_.version_floor ? hooks_.version_floor(list.topic) : 0;
   list.version = std::max(t->version, floor) + 1;
   StoreBatch batch;
@@ -818,15 +910,15 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
 }
 
 std::vector<std::shared_ptr<const PublishedList>> Coordinator::published_lists() const {
-  std::vector<Topic*> all;
+  std::vector<std::shared_ptr<Topic>> all;
   {
     std::shared_lock lock(topics_mu_);
-    for (auto& [name, t] : topics_) all.push_back(t.get());
+    for (auto& [name, t] : topics_) all.push_back(t);
   }
   std::vector<std::shared_ptr<const PublishedList>> out;
-  for (Topic* t : all) {
+  for (const auto& t : all) {
     std::lock_guard lock(t->mu);
-    if (t->published) out.push_back(t->published);
+    if (!t->removed.load() && t->published) out.push_back(t->published);
   }
   return out;
 }
@@ -857,14 +949,15 @@ TopicSummary summary_locked(const std::string& name, const TopicSettings& settin
 }  // namespace
 
 std::vector<TopicSummary> Coordinator::topics() const {
-  std::vector<Topic*> all;
+  std::vector<std::shared_ptr<Topic>> all;
   {
     std::shared_lock lock(topics_mu_);
-    for (auto& [name, t] : topics_) all.push_back(t.get());
+    for (auto& [name, t] : topics_) all.push_back(t);
   }
   std::vector<TopicSummary> out;
-  for (Topic* t : all) {
+  for (const auto& t : all) {
     std::lock_guard lock(t->mu);
+    if (t->removed.load()) continue;
     out.push_back(summary_locked(t->name, config_.settings_for(t->name), t->partitions, t->hash,
                                  t->separator, t->stats, t->producers.size(), t->published,
                                  t->pins.size(), t->denies.size()));
@@ -873,25 +966,28 @@ std::vector<TopicSummary> Coordinator::topics() const {
 }
 
 std::optional<TopicSummary> Coordinator::topic(const std::string& name) const {
-  Topic* t = find_topic(name);
+  std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
   std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
   return summary_locked(t->name, config_.settings_for(t->name), t->partitions, t->hash,
                         t->separator, t->stats, t->producers.size(), t->published, t->pins.size(),
                         t->denies.size());
 }
 
 std::optional<std::vector<double>> Coordinator::partition_load(const std::string& name) const {
-  Topic* t = find_topic(name);
+  std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
   std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
   return t->partition_load;
 }
 
 std::optional<std::vector<TopEntry>> Coordinator::top(const std::string& name, size_t n) {
-  Topic* t = find_topic(name);
+  std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
   std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
   TopicWindow::Snapshot snap = t->window.snapshot(clock_.now_ms());
   double rate = 0;
   for (const auto& [id, p] : t->producers) rate += p.rate;
@@ -919,16 +1015,18 @@ std::optional<std::vector<TopEntry>> Coordinator::top(const std::string& name, s
 }
 
 std::optional<std::map<std::string, Pin>> Coordinator::pins(const std::string& name) const {
-  Topic* t = find_topic(name);
+  std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
   std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
   return t->pins;
 }
 
 std::optional<std::map<std::string, Deny>> Coordinator::denies(const std::string& name) const {
-  Topic* t = find_topic(name);
+  std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
   std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
   return t->denies;
 }
 

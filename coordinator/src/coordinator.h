@@ -177,8 +177,22 @@ class Coordinator final : public ReportSink {
 
  private:
   struct Topic;
-  Topic* find_topic(const std::string& name) const;
-  Topic* get_or_create_topic(const std::string& name, bool* limit_hit);
+  // The live topic `name`, or null (unknown, or being removed).
+  std::shared_ptr<Topic> find_topic(const std::string& name) const;
+  // The live topic `name`, created when missing (its version counter seeded from the store, so
+  // a topic dropped before never republishes a lower version); null when max_topics topics are
+  // tracked. *created says whether this call created it. Callers lock the topic and check
+  // `removed` (a topic can be dropped between the lookup and the lock), and retry when set.
+  std::shared_ptr<Topic> get_or_create_topic(const std::string& name, bool* created);
+  // Drops `t` again when it is still untouched (no report, pin, deny, list or partitions): a
+  // call that created it and then failed leaves nothing behind (no topic slot, no metric
+  // series). Caller holds no lock.
+  void discard_if_unused(const std::shared_ptr<Topic>& t);
+  // The last steps of dropping a topic from memory (caller holds topics_mu_ or t.mu as the
+  // callers document): its list leaves the board, its metric series and partition budget are
+  // released, and `removed` is set last, so a topic of the same name created afterwards starts
+  // clean.
+  void retire_locked(Topic& t);
   // Re-plans `t` (caller holds t.mu) and, when the list changed materially or `batch`
   // carries operator writes, persists and publishes. Returns the store status.
   StoreStatus replan_locked(Topic& t, StoreBatch batch, const std::string& cause,
@@ -196,13 +210,23 @@ class Coordinator final : public ReportSink {
   void tick_topic(Topic& t, int64_t now);
   // Logs and counts a failed plan (`topic` empty: outside any one topic).
   void plan_failed(const std::string& topic, const std::string& what) const;
+  // Applies one operator write to `topic`: `mutate` changes copies of its pins and denies and
+  // queues the store writes, or returns the refusal (then nothing changes). `creates`: the
+  // write may create the topic (pin, deny); removals (unpin, allow) of an unknown topic are
+  // answered 404 without creating it. A call that fails changes nothing: no store write
+  // besides `extra`, no topic slot, no metric series.
   CallResult operator_change(
       const std::string& topic, const std::string& key, const std::string& who,
-      const std::string& action, const std::string& detail,
-      const std::function<bool(std::map<std::string, Pin>&, std::map<std::string, Deny>&,
-                               StoreBatch&)>& mutate,
+      const std::string& action, const std::string& detail, bool creates,
+      const std::function<std::optional<CallResult>(
+          std::map<std::string, Pin>&, std::map<std::string, Deny>&, StoreBatch&)>& mutate,
       const std::function<void(StoreBatch&)>& extra = nullptr);
   CallResult forward_or_apply(const OperatorOp& op);
+  // The 409 too_many_pins refusal when pinning `key` would put more than max_hot_keys pins on
+  // `topic`; nullopt when the pin fits (or replaces one).
+  std::optional<CallResult> pin_limit(const std::string& topic,
+                                      const std::map<std::string, Pin>& pins,
+                                      const std::string& key) const;
   void log_list_change(const HotKeyList& before, const HotKeyList& after,
                        const std::string& cause) const;
 
@@ -216,14 +240,16 @@ class Coordinator final : public ReportSink {
   ListBoard board_;
   const int64_t started_ms_;
 
+  // Topics are shared: lookups hand out references that stay valid while a topic is dropped
+  // (idle expiry, DELETE, a failed call's rollback); `Topic::removed` tells the holder.
   mutable std::shared_mutex topics_mu_;
-  std::map<std::string, std::unique_ptr<Topic>, std::less<>> topics_;
+  std::map<std::string, std::shared_ptr<Topic>, std::less<>> topics_;
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;
   bool bg_stop_ = false;
   bool bg_wake_ = false;
-  std::vector<Topic*> wanted_;  // topics asking for a plan before the next tick (bg_mu_)
+  std::vector<std::shared_ptr<Topic>> wanted_;  // topics asking for a plan soon (bg_mu_)
   std::thread bg_;
 };
 

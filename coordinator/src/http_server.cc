@@ -56,6 +56,14 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
   send_json(res, status, json{{"error", message}});
 }
 
+// A refused coordinator call: the message, and the machine-readable reason when it has one
+// (too_many_pins, too_many_topics, not_found...; docs/API.md lists them).
+json call_error_json(const CallResult& r) {
+  json j{{"error", r.error}};
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  return j;
+}
+
 // Constant-time in the length of the longer input: no early exit on the first mismatch.
 bool constant_time_equal(std::string_view a, std::string_view b) {
   const size_t n = std::max(a.size(), b.size());
@@ -418,6 +426,31 @@ void HttpServer::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+bool HttpServer::proxy_to_owner(const httplib::Request& req, httplib::Response& res,
+                                const std::string& topic, const std::string& target) {
+  const auto& elsewhere = coord_.cluster_hooks().owner_elsewhere;
+  if (!elsewhere) return false;
+  const std::string url = elsewhere(topic);
+  if (url.empty()) return false;
+  httplib::Client owner(url);
+  owner.set_connection_timeout(2, 0);
+  owner.set_read_timeout(5, 0);
+  httplib::Headers h;
+  if (req.has_header("Authorization")) {
+    h.emplace("Authorization", req.get_header_value("Authorization"));
+  }
+  auto r = owner.Get(target, h);
+  if (!r) {
+    send_error(res, 502,
+               "the owner of '" + topic + "' (" + url + ") did not answer: ask it directly");
+    return true;
+  }
+  res.status = r->status;
+  res.set_header("X-Hotkey-Owner", url);
+  res.set_content(r->body, "application/json");
+  return true;
+}
+
 void HttpServer::install_routes() {
   httplib::Server& srv = *server_;
   const CoordinatorConfig& cfg = coord_.config();
@@ -688,7 +721,7 @@ void HttpServer::install_routes() {
     std::optional<CallResult> forwarded;
     if (const auto& forward = coord_.cluster_hooks().forward_report) forwarded = forward(report);
     CallResult r = forwarded ? std::move(*forwarded) : coord_.ingest(std::move(report));
-    if (!r.ok()) return std::pair<int, json>(r.status, json{{"error", r.error}});
+    if (!r.ok()) return std::pair<int, json>(r.status, call_error_json(r));
     auto pub = coord_.board().get(topic);
     return std::pair<int, json>(200, json{{"accepted", !r.duplicate},
                                           {"duplicate", r.duplicate},
@@ -857,6 +890,8 @@ void HttpServer::install_routes() {
           [this, producer_ok, unauthorized](const httplib::Request& req, httplib::Response& res) {
             if (!producer_ok(req)) return unauthorized(res);
             const std::string topic = req.matches[1];
+            // Cluster mode: window, loads and plan are the owner's; answer with its answer.
+            if (proxy_to_owner(req, res, topic, req.path)) return;
             auto s = coord_.topic(topic);
             if (!s) return send_error(res, 404, "unknown topic '" + topic + "'");
             json j = summary_json(*s);
@@ -883,27 +918,7 @@ void HttpServer::install_routes() {
             }
             n = std::min<uint64_t>(n, 1000);
             // Cluster mode: only the owner has the topic's window; answer with its answer.
-            if (const auto& elsewhere = coord_.cluster_hooks().owner_elsewhere) {
-              if (const std::string url = elsewhere(topic); !url.empty()) {
-                httplib::Client owner(url);
-                owner.set_connection_timeout(2, 0);
-                owner.set_read_timeout(5, 0);
-                httplib::Headers h;
-                if (req.has_header("Authorization")) {
-                  h.emplace("Authorization", req.get_header_value("Authorization"));
-                }
-                auto r = owner.Get(req.path + "?n=" + std::to_string(n), h);
-                if (!r) {
-                  return send_error(
-                      res, 502,
-                      "the owner of '" + topic + "' (" + url + ") did not answer: ask it directly");
-                }
-                res.status = r->status;
-                res.set_header("X-Hotkey-Owner", url);
-                res.set_content(r->body, "application/json");
-                return;
-              }
-            }
+            if (proxy_to_owner(req, res, topic, req.path + "?n=" + std::to_string(n))) return;
             auto top = coord_.top(topic, n);
             if (!top) return send_error(res, 404, "unknown topic '" + topic + "'");
             json items = json::array();
@@ -980,7 +995,7 @@ void HttpServer::install_routes() {
     return key;
   };
   auto send_result = [](httplib::Response& res, const CallResult& r) {
-    if (!r.ok()) return send_error(res, r.status, r.error);
+    if (!r.ok()) return send_json(res, r.status, call_error_json(r));
     send_json(res, 200, json{{"ok", true}, {"version", r.version}});
   };
 

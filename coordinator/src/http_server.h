@@ -16,7 +16,9 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace hotkey::coordinator {
 
@@ -41,6 +43,11 @@ class HttpServer {
 
  private:
   void install_routes();
+  // Cluster mode: when another member owns `topic`, asks it for `target` (path and query) and
+  // answers with its answer (header X-Hotkey-Owner: its URL; 502 when it does not answer) and
+  // returns true; false when this member owns the topic (or in single-node mode).
+  bool proxy_to_owner(const httplib::Request& req, httplib::Response& res, const std::string& topic,
+                      const std::string& target);
 
   Coordinator& coord_;
   Metrics& metrics_;

@@ -30,6 +30,17 @@ std::shared_ptr<const PublishedList> ListBoard::get(std::string_view topic) cons
   return it == slots_.end() ? nullptr : it->second->list;
 }
 
+void ListBoard::unpublish(std::string_view topic) {
+  std::lock_guard lock(mu_);
+  auto it = slots_.find(topic);
+  if (it == slots_.end()) return;
+  if (it->second->waiters == 0) {
+    slots_.erase(it);
+  } else {
+    it->second->list = nullptr;
+  }
+}
+
 ListBoard::WaitResult ListBoard::wait_newer(const std::string& topic, uint64_t since,
                                             std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
@@ -44,10 +55,18 @@ ListBoard::WaitResult ListBoard::wait_newer(const std::string& topic, uint64_t s
   if (timeout.count() <= 0) return {WaitStatus::kTimeout, slot.list};
   if (waiters_.load() >= max_waiters_) return {WaitStatus::kTooManyWaiters, slot.list};
   waiters_.fetch_add(1);
+  ++slot.waiters;
   slot.cv.wait_for(lock, timeout, [&] { return newer() || closed_; });
+  --slot.waiters;
   waiters_.fetch_sub(1);
-  if (newer()) return {WaitStatus::kNewer, slot.list};
-  return {closed_ ? WaitStatus::kClosed : WaitStatus::kTimeout, slot.list};
+  WaitResult result{newer()   ? WaitStatus::kNewer
+                    : closed_ ? WaitStatus::kClosed
+                              : WaitStatus::kTimeout,
+                    slot.list};
+  // A slot with neither a list nor waiters is only a map entry: a topic nobody publishes must
+  // not keep one (waits on unknown or dropped topics).
+  if (!slot.list && slot.waiters == 0) slots_.erase(topic);
+  return result;
 }
 
 void ListBoard::close() {

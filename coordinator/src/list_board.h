@@ -40,6 +40,9 @@ class ListBoard final : public ListPublisher {
   bool publish_if_newer(std::shared_ptr<const PublishedList> list);
   // The current list of `topic`, or null when none was published.
   std::shared_ptr<const PublishedList> get(std::string_view topic) const;
+  // The topic was dropped: get() answers null again; waiters keep waiting for a version above
+  // theirs (the topic's version counter outlives it, so a recreated topic publishes one).
+  void unpublish(std::string_view topic);
 
   enum class WaitStatus { kNewer, kTimeout, kClosed, kTooManyWaiters };
   struct WaitResult {
@@ -59,6 +62,7 @@ class ListBoard final : public ListPublisher {
   struct Slot {
     std::shared_ptr<const PublishedList> list;
     std::condition_variable cv;
+    uint32_t waiters = 0;  // a slot is erased only when nobody waits on it
   };
   Slot& slot_locked(const std::string& topic);
   static constexpr size_t kMaxSlots = 1u << 17;

@@ -150,6 +150,22 @@ TopicMetrics Metrics::topic(const std::string& topic) {
   return m;
 }
 
+void Metrics::remove_topic(const TopicMetrics& m) {
+  if (m.reports == nullptr) return;
+  reports_.Remove(m.reports);
+  entries_.Remove(m.entries);
+  hot_keys_.Remove(m.hot_keys);
+  list_version_.Remove(m.list_version);
+  list_changes_.Remove(m.list_changes);
+  producers_.Remove(m.producers);
+  rate_.Remove(m.rate);
+  skew_.Remove(m.skew);
+  predicted_skew_.Remove(m.predicted_skew);
+  idle_ratio_.Remove(m.idle_ratio);
+  producer_version_oldest_.Remove(m.producer_version_oldest);
+  producer_version_newest_.Remove(m.producer_version_newest);
+}
+
 void Metrics::rejected(const std::string& reason) {
   rejected_.Add({{"reason", reason}}).Increment();
 }

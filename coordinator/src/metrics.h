@@ -43,6 +43,8 @@ class Metrics {
   Metrics();
 
   TopicMetrics topic(const std::string& topic);
+  // Drops a topic's series (the topic left memory); `m`'s pointers are invalid afterwards.
+  void remove_topic(const TopicMetrics& m);
   void rejected(const std::string& reason);
   void ingest_latency(double seconds) { ingest_latency_->Observe(seconds); }
   void store_write_latency(double seconds) { store_latency_->Observe(seconds); }

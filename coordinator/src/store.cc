@@ -267,6 +267,17 @@ std::optional<std::string> Store::meta(const std::string& name) const {
   return value;
 }
 
+std::optional<uint64_t> Store::version_counter(const std::string& topic) const {
+  std::string value;
+  rocksdb::Status s = impl_->db->Get(rocksdb::ReadOptions(), version_key(topic), &value);
+  if (!s.ok()) return std::nullopt;
+  try {
+    return decode_version_record(value);
+  } catch (const std::exception&) {
+    return std::nullopt;  // load() refuses a data dir with a damaged counter: not reached
+  }
+}
+
 StoreStatus Store::probe(double* latency_s) {
   std::lock_guard lock(impl_->write_mu);
   if (!impl_->failure.empty()) return StoreStatus::Error(impl_->failure);

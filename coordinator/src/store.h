@@ -125,6 +125,11 @@ class Store {
   // The value of a put_meta record, if any.
   std::optional<std::string> meta(const std::string& name) const;
 
+  // The highest list version ever issued for `topic` (its version counter), if any: also kept
+  // after the topic itself was dropped, so a topic of that name never goes back in version.
+  // nullopt when there is none or it cannot be read.
+  std::optional<uint64_t> version_counter(const std::string& topic) const;
+
   // A small synced write that proves the store is writable (readiness).
   StoreStatus probe(double* latency_s = nullptr);
   bool healthy() const;

@@ -115,7 +115,8 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
     }
   }
 
-  // Top keys of a topic from a member that does not own it: the owner's answer.
+  // Top keys and the summary of a topic from a member that does not own it: the owner's
+  // answers (its window: reports in it, the partition loads).
   {
     Node* owner_node = nodes[owner[partition_of("data-0")]];
     Node* other = owner_node == &a ? &b : &a;
@@ -126,6 +127,13 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
     EXPECT_EQ(r->status, 200) << r->body;
     EXPECT_EQ(r->get_header_value("X-Hotkey-Owner"), owner_node->url());
     EXPECT_NE(r->body.find("\"hot\""), std::string::npos) << r->body;
+    r = cli.Get("/v1/topics/data-0");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(r->get_header_value("X-Hotkey-Owner"), owner_node->url());
+    json s = json::parse(r->body, nullptr, false);
+    EXPECT_GT(s.value("window_reports", 0.0), 0.0) << r->body;
+    EXPECT_FALSE(s.value("partition_load", json::array()).empty()) << r->body;
   }
 
   // Reports posted over HTTP to a member that does not own their topic reach the owner

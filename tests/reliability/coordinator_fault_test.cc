@@ -149,6 +149,15 @@ TEST(CoordinatorFaults, FullDiskFailsWritesCleanlyAndKeepsAcknowledgedState) {
     auto del = c->Delete("/v1/topics/orders/pins?key=acked-0", kOperator);
     ASSERT_TRUE(del);
     EXPECT_GE(del->status, 500) << del->body;
+    // #17 item 8: a pin on a new topic that fails at the store leaves no topic behind (no
+    // max_topics slot, no metric series).
+    auto fresh = pin(*c, "brand-new", "k");
+    ASSERT_TRUE(fresh);
+    EXPECT_EQ(fresh->status, 503) << fresh->body;
+    EXPECT_FALSE(h.coord().topic("brand-new").has_value());
+    auto metrics = c->Get("/metrics");
+    ASSERT_TRUE(metrics);
+    EXPECT_EQ(metrics->body.find("brand-new"), std::string::npos);
 
     auto ready = c->Get("/readyz");
     ASSERT_TRUE(ready);
