@@ -381,7 +381,10 @@ TEST(Client, OneBatchRequestPerRoundWithPerReportResults) {
   peer.enable_batch();
   peer.set_item_status("t1", 400);  // invalid: dropped, not retried
   peer.set_item_status("t2", 503);  // not taken this time: retried next round
-  Client c(props_for(peer, {{"hotkey.report.interval.ms", "60000"}}));
+  // A generous HTTP timeout: on a loaded host the peer's answer can take over a second, and a
+  // timed-out batch counts nothing as sent although the peer took it (seen as a flake).
+  Client c(props_for(
+      peer, {{"hotkey.report.interval.ms", "60000"}, {"hotkey.http.timeout.ms", "10000"}}));
   constexpr int kTopics = 8;
   std::vector<TopicId> ids;
   for (int i = 0; i < kTopics; ++i) ids.push_back(c.topic("t" + std::to_string(i)));
@@ -408,7 +411,8 @@ TEST(Client, OneBatchRequestPerRoundWithPerReportResults) {
 // A coordinator without the batch form (404) gets single reports, the new client works.
 TEST(Client, FallsBackToSingleReportsWithoutTheBatchForm) {
   CoordinatorPeer peer;  // batch not enabled: 404
-  Client c(props_for(peer, {{"hotkey.report.interval.ms", "60000"}}));
+  Client c(props_for(
+      peer, {{"hotkey.report.interval.ms", "60000"}, {"hotkey.http.timeout.ms", "10000"}}));
   std::vector<TopicId> ids = {c.topic("a"), c.topic("b"), c.topic("c")};
   for (int round = 0; round < 2; ++round) {
     for (TopicId id : ids) send(c, id, "k");
