@@ -170,13 +170,15 @@ Coordinator::Coordinator(const CoordinatorConfig& config, Store& store, Metrics&
     t->denies = std::move(st.denies);
     t->version = st.version;
     t->last_active_ms = started_ms_;
-    if (st.meta) {
+    if (st.meta && !st.list) {
       t->partitions = st.meta->partitions;
+      tracked_partitions_ += static_cast<uint64_t>(std::max(st.meta->partitions, 0));
       t->hash = st.meta->hash;
       t->separator = st.meta->separator;
     }
     if (st.list) {
       t->partitions = st.list->partitions;
+      tracked_partitions_ += static_cast<uint64_t>(std::max(st.list->partitions, 0));
       t->hash = st.list->hash;
       t->separator = st.list->separator;
       // Detected keys stay listed until fresh reports show them cold for the hold time.
@@ -226,7 +228,23 @@ std::shared_ptr<Coordinator::Topic> Coordinator::get_or_create_topic(const std::
   return t;
 }
 
+bool Coordinator::resize_partitions_locked(Topic& t, int32_t partitions, bool enforce) {
+  const uint64_t now = static_cast<uint64_t>(std::max(t.partitions, 0));
+  const uint64_t want = static_cast<uint64_t>(std::max(partitions, 0));
+  if (want > now) {
+    uint64_t tracked = tracked_partitions_.load();
+    do {
+      if (enforce && tracked + (want - now) > config_.max_tracked_partitions) return false;
+    } while (!tracked_partitions_.compare_exchange_weak(tracked, tracked + (want - now)));
+  } else {
+    tracked_partitions_ -= now - want;
+  }
+  t.partitions = partitions;
+  return true;
+}
+
 void Coordinator::retire_locked(Topic& t) {
+  resize_partitions_locked(t, 0, false);
   board_.unpublish(t.name);
   metrics_.remove_topic(t.m);
   t.m = TopicMetrics{};
@@ -289,6 +307,17 @@ CallResult Coordinator::ingest(Report r) {
                               std::string(to_string(r.hash)) +
                               "; producers of one topic must share one hash family");
     }
+    if (r.partitions > t->partitions && !resize_partitions_locked(*t, r.partitions, true)) {
+      topic_lock.unlock();
+      if (created) discard_if_unused(t);
+      metrics_.rejected("too_many_partitions");
+      return error_result(
+          429, "too_many_partitions",
+          "topic '" + r.topic + "' with " + std::to_string(r.partitions) +
+              " partitions would take the partitions tracked over max_tracked_partitions=" +
+              std::to_string(config_.max_tracked_partitions) + " (" +
+              std::to_string(tracked_partitions_.load()) + " tracked now)");
+    }
     const int64_t now = clock_.now_ms();
     auto [pit, inserted] = t->producers.try_emplace(r.producer);
     ProducerInfo& p = pit->second;
@@ -328,7 +357,6 @@ CallResult Coordinator::ingest(Report r) {
     p.partitions = r.partitions;
     if (!t->hash) t->hash = settings.hash ? *settings.hash : r.hash;
     if (!t->separator) t->separator = settings.separator ? *settings.separator : r.separator;
-    if (r.partitions > t->partitions) t->partitions = r.partitions;
     if (t->first_report_ms < 0) t->first_report_ms = now;
     const size_t entries = r.items.size();
     t->window.add(r, std::move(sketch), now, t->partitions, routed_with, p.last_keys);
@@ -549,7 +577,9 @@ void Coordinator::tick_topic(Topic& topic, int64_t now) {
   t->m.producer_version_oldest->Set(t->producers.empty() ? 0.0 : static_cast<double>(oldest));
   t->m.producer_version_newest->Set(static_cast<double>(newest));
   // Partition counts only shrink when no live producer still sees the larger count.
-  if (live_partitions > 0 && live_partitions != t->partitions) t->partitions = live_partitions;
+  if (live_partitions > 0 && live_partitions != t->partitions) {
+    resize_partitions_locked(*t, live_partitions, false);
+  }
   t->m.producers->Set(static_cast<double>(t->producers.size()));
   StoreBatch batch;
   std::map<std::string, Pin> pins = t->pins;
@@ -970,7 +1000,7 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   StoreStatus st = store_.write(batch);
   if (!st.ok) log_store_error(list.topic, st);
   t->version = list.version;
-  t->partitions = list.partitions;
+  resize_partitions_locked(*t, list.partitions, false);
   t->hash = list.hash;
   t->separator = list.separator;
   const int64_t now = clock_.now_ms();

@@ -198,6 +198,9 @@ class Coordinator final : public ReportSink {
   // released, and `removed` is set last, so a topic of the same name created afterwards starts
   // clean.
   void retire_locked(Topic& t);
+  // Sets t.partitions (caller holds t.mu) and keeps tracked_partitions_ the sum over topics.
+  // With `enforce`, a growth beyond max_tracked_partitions is refused: false, nothing changed.
+  bool resize_partitions_locked(Topic& t, int32_t partitions, bool enforce);
   // Drops `t` (caller holds t->mu, through `lock`, which it releases): one store batch with the
   // topic's records (and `audit`, if any), then retire_locked and the map entry. The store's
   // status; on failure nothing changed.
@@ -256,6 +259,7 @@ class Coordinator final : public ReportSink {
   // (idle expiry, DELETE, a failed call's rollback); `Topic::removed` tells the holder.
   mutable std::shared_mutex topics_mu_;
   std::map<std::string, std::shared_ptr<Topic>, std::less<>> topics_;
+  std::atomic<uint64_t> tracked_partitions_{0};  // sum of Topic::partitions
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;

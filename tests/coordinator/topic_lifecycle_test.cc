@@ -257,5 +257,46 @@ TEST(TopicLifecycle, IdleTopicsExpireAndDeletedTopicsFreeTheirSlotAcrossRestarts
   ASSERT_EQ(list_of(*c, "junk")["version"], 3);
 }
 
+// Issue #17 item 6: 100 reports to new topics with 100,000 partitions each took RSS from 24 to
+// 880 MB. The partitions tracked over all topics are bounded by max_tracked_partitions: a report
+// for a new topic, or one growing a topic, beyond it gets 429 too_many_partitions and creates
+// nothing; a dropped topic gives its partitions back, also across a restart.
+TEST(TopicLifecycle, TrackedPartitionsAreBounded) {
+  CoordinatorConfig cfg = test_config();
+  cfg.max_tracked_partitions = 100;
+  Harness h(cfg, /*http=*/true);
+  auto c = h.client();
+  ASSERT_EQ(post_report(*c, make_report("p", "a", 60, 1, {{"k", 5}})), 200);
+  auto refused = c->Post("/v1/reports", report_to_json(make_report("p", "b", 60, 1, {{"k", 5}})),
+                         "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429) << refused->body;
+  EXPECT_EQ(body_of(refused)["reason"], "too_many_partitions") << refused->body;
+  EXPECT_NE(refused->body.find("max_tracked_partitions=100"), std::string::npos) << refused->body;
+  EXPECT_EQ(topic_names(*c), std::set<std::string>{"a"});
+  for (const auto& line : topic_series(*c)) EXPECT_EQ(line.find("\"b\""), std::string::npos);
+  auto m = c->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("hotkey_reports_rejected_total{reason=\"too_many_partitions\"} 1"),
+            std::string::npos);
+
+  ASSERT_EQ(post_report(*c, make_report("p", "a", 80, 2, {{"k", 5}})), 200);  // grows: 80
+  ASSERT_EQ(post_report(*c, make_report("p", "b", 20, 1, {{"k", 5}})), 200);  // 100 in all
+  EXPECT_EQ(post_report(*c, make_report("p", "a", 81, 3, {{"k", 5}})), 429);  // 101
+  EXPECT_EQ(h.coord().topic("a")->partitions, 80);
+
+  // A pin persists "b" (20 partitions) across the restart; its budget counts again.
+  ASSERT_EQ(pin(*c, "b", "x")->status, 200);
+  h.restart();
+  c = h.client();
+  EXPECT_EQ(post_report(*c, make_report("q", "c", 81, 1, {{"k", 5}})), 429);
+  ASSERT_EQ(post_report(*c, make_report("q", "c", 80, 1, {{"k", 5}})), 200);
+  // Deleting "b" gives its 20 back.
+  auto del = c->Delete("/v1/topics/b?reason=budget", kOperator);
+  ASSERT_TRUE(del);
+  ASSERT_EQ(del->status, 200) << del->body;
+  EXPECT_EQ(post_report(*c, make_report("q", "d", 20, 1, {{"k", 5}})), 200);
+}
+
 }  // namespace
 }  // namespace hotkey::coordinator::test
