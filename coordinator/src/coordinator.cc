@@ -741,6 +741,19 @@ CallResult Coordinator::operator_change(
   return r;
 }
 
+std::optional<CallResult> Coordinator::pin_limit(const std::string& topic,
+                                                 const std::map<std::string, Pin>& pins,
+                                                 const std::string& key) const {
+  // Pins count against max_hot_keys (detected keys get the room pins leave): a pin that would
+  // make the list longer than the limit is refused rather than silently exceeding it.
+  const uint32_t limit = config_.settings_for(topic).max_hot_keys;
+  if (pins.contains(key) || pins.size() < limit) return std::nullopt;
+  return error_result(409, "too_many_pins",
+                      "topic '" + topic + "' already has " + std::to_string(pins.size()) +
+                          " pins and max_hot_keys=" + std::to_string(limit) +
+                          " (pins count against it): unpin a key or raise max_hot_keys");
+}
+
 CallResult Coordinator::apply_operator(const OperatorOp& op,
                                        const std::function<void(StoreBatch&)>& extra) {
   const std::string& topic = op.topic;
@@ -752,6 +765,7 @@ CallResult Coordinator::apply_operator(const OperatorOp& op,
         topic, key, op.who, "pin", detail.dump(-1, ' ', false, json::error_handler_t::replace),
         true,
         [&](auto& pins, auto& denies, StoreBatch& batch) -> Refusal {
+          if (Refusal full = pin_limit(topic, pins, key)) return full;
           if (denies.erase(key)) batch.delete_deny(topic, key);
           Pin p{key, op.salts, op.expires_at_ms, op.reason, op.who, op.at_ms};
           batch.put_pin(topic, p);
@@ -801,6 +815,12 @@ CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
   if (!hooks_.operator_write) return apply_operator(op);
   // Cluster mode: the state topic decides; a removal of what this member's materialized state
   // does not hold is answered here, as in single-node mode.
+  if (op.op == "pin") {
+    if (std::shared_ptr<Topic> t = find_topic(op.topic)) {
+      std::lock_guard lock(t->mu);
+      if (std::optional<CallResult> full = pin_limit(op.topic, t->pins, op.key)) return *full;
+    }
+  }
   if (op.op == "unpin" || op.op == "allow") {
     std::shared_ptr<Topic> t = find_topic(op.topic);
     bool present = false;

@@ -222,6 +222,11 @@ class Coordinator final : public ReportSink {
           std::map<std::string, Pin>&, std::map<std::string, Deny>&, StoreBatch&)>& mutate,
       const std::function<void(StoreBatch&)>& extra = nullptr);
   CallResult forward_or_apply(const OperatorOp& op);
+  // The 409 too_many_pins refusal when pinning `key` would put more than max_hot_keys pins on
+  // `topic`; nullopt when the pin fits (or replaces one).
+  std::optional<CallResult> pin_limit(const std::string& topic,
+                                      const std::map<std::string, Pin>& pins,
+                                      const std::string& key) const;
   void log_list_change(const HotKeyList& before, const HotKeyList& after,
                        const std::string& cause) const;
 

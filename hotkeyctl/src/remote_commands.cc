@@ -282,7 +282,13 @@ class Remote {
     } else {
       msg = r.body.substr(0, 300);
     }
-    std::string what = method + " " + path + ": HTTP " + std::to_string(r.status) + ": " + msg;
+    // The coordinator's machine-readable reason (too_many_pins, not_found...) goes with it.
+    std::string reason;
+    if (r.doc.is_object() && r.doc.contains("reason") && r.doc["reason"].is_string()) {
+      reason = " " + r.doc["reason"].get<std::string>();
+    }
+    std::string what =
+        method + " " + path + ": HTTP " + std::to_string(r.status) + reason + ": " + msg;
     if (r.status == 401 || r.status == 403) {
       throw CallFailure{kExitAuth, what + (token_.empty() ? " (pass --token or set HOTKEY_TOKEN)"
                                                           : " (check --token / HOTKEY_TOKEN)")};

@@ -117,5 +117,64 @@ TEST(TopicLifecycle, RefusedOperatorCallsCreateNoTopicNoSeriesAndNoRecord) {
   EXPECT_TRUE(h.coord().audit(10).empty());
 }
 
+// Issue #17 item 11: 602 pins produced a list of 602 keys although max_hot_keys (pins
+// included) was 64. A pin beyond the limit is refused with 409 too_many_pins naming it;
+// replacing a pin fits; detected keys get the room pins leave.
+TEST(TopicLifecycle, PinsCountAgainstMaxHotKeys) {
+  CoordinatorConfig cfg = test_config();
+  cfg.defaults.max_hot_keys = 3;
+  Harness h(cfg, /*http=*/true);
+  auto c = h.client();
+  // Two hot keys the detector lists once there is room.
+  std::map<std::string, uint64_t> counts{{"hot-a", 4000}, {"hot-b", 3000}};
+  add_tail(counts, 2000, 500, 7);
+  ASSERT_EQ(post_report(*c, make_report("p", "orders", 8, 1, counts)), 200);
+  for (const std::string key : {"pin-1", "pin-2", "pin-3"}) {
+    auto r = pin(*c, "orders", key);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+  auto refused = pin(*c, "orders", "pin-4");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 409) << refused->body;
+  EXPECT_EQ(body_of(refused)["reason"], "too_many_pins") << refused->body;
+  EXPECT_NE(body_of(refused)["error"].get<std::string>().find("max_hot_keys=3"), std::string::npos)
+      << refused->body;
+  auto again = pin(*c, "orders", "pin-2");  // replaces: the count stays 3
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200) << again->body;
+  h.coord().tick();
+  HotKeyList list = h.list("orders");
+  EXPECT_EQ(list.keys.size(), 3u) << list_to_json(list);
+  EXPECT_EQ(find(list, "pin-4"), nullptr);
+  EXPECT_EQ(h.coord().pins("orders")->size(), 3u);
+
+  // Unpinning two leaves room for the detected keys.
+  for (const char* key : {"pin-1", "pin-2"}) {
+    auto r = c->Delete(std::string("/v1/topics/orders/pins?key=") + key, kOperator);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+  for (uint64_t seq = 2; seq <= 4; ++seq) {
+    h.clock().advance_ms(1000);
+    ASSERT_EQ(post_report(*c, make_report("p", "orders", 8, seq, counts)), 200);
+    h.coord().tick();
+  }
+  list = h.list("orders");
+  EXPECT_LE(list.keys.size(), 3u) << list_to_json(list);
+  EXPECT_NE(find(list, "pin-3"), nullptr) << list_to_json(list);
+  EXPECT_NE(find(list, "hot-a"), nullptr) << list_to_json(list);
+  // Pins take room from detected keys up to the limit, never beyond it.
+  auto full = pin(*c, "orders", "pin-5");
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->status, 200) << full->body;  // two pins now: fits
+  auto over = pin(*c, "orders", "pin-6");
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->status, 200) << over->body;  // three pins: fits
+  auto beyond = pin(*c, "orders", "pin-7");
+  ASSERT_TRUE(beyond);
+  EXPECT_EQ(beyond->status, 409) << beyond->body;
+}
+
 }  // namespace
 }  // namespace hotkey::coordinator::test

@@ -86,8 +86,8 @@ class CoordinatorProcess {
     const std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
     const fs::path config = dir_ / "config.json";
     // Detection right away and a fast planning cadence keep the tests short.
-    std::ofstream(config)
-        << R"({"warmup_ms": 0, "plan_interval_ms": 100, "keep_alive_timeout_s": 1})";
+    std::ofstream(config) << R"({"warmup_ms": 0, "plan_interval_ms": 100, "keep_alive_timeout_s": 1,
+              "topics": {"capped": {"max_hot_keys": 2}}})";
     const fs::path log = dir_ / "coordinator.log";
     const std::string data = (dir_ / "data").string();
     const std::string token = std::string("ops=") + kToken;
@@ -504,6 +504,22 @@ TEST_F(HotkeyctlRemote, ExportThenImportIntoAnotherCoordinator) {
   r = ctl({"import", (dir_ / "bad2.json").string()}, env);
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_TRUE(contains(r.err, "topics[0].pins[0] has no key")) << r.err;
+}
+
+// #17 item 11: pins count against max_hot_keys (2 on topic "capped" in the fixture's config);
+// the pin beyond it is refused, and hotkeyctl says why (the reason and the limit) and fails.
+TEST_F(HotkeyctlRemote, PinBeyondMaxHotKeysIsRefusedWithTheLimit) {
+  for (const char* key : {"k1", "k2"}) {
+    Result r = op({"pin", "capped", key, "--reason", "cap"});
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  Result r = op({"pin", "capped", "k1", "--reason", "again"});  // replaces a pin: fits
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = op({"pin", "capped", "k3", "--reason", "cap"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "HTTP 409 too_many_pins")) << r.err;
+  EXPECT_TRUE(contains(r.err, "max_hot_keys=2")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 TEST_F(HotkeyctlRemote, ErrorsHaveDistinctExitCodes) {
