@@ -297,6 +297,8 @@ const std::vector<SettingInfo>& config_settings() {
        HK_GET(producer_timeout_ms)},
       {"plan_interval_ms", "window", "1000", nullptr, 10, 3600000, false, HK_GET(plan_interval_ms)},
       {"warmup_ms", "window", "5000", nullptr, 0, 86400000, false, HK_GET(warmup_ms)},
+      {"topic_idle_ttl_ms", "window", "86400000", nullptr, 0, 31536000000.0, false,
+       HK_GET(topic_idle_ttl_ms)},
       {"hot_fraction", "topic", "0.5", nullptr, 0, 1000, true, nullptr, HK_TOPIC(hot_fraction)},
       {"min_rate", "topic", "10", nullptr, 0, 1e12, false, nullptr, HK_TOPIC(min_rate)},
       {"cold_fraction", "topic", "0.25", nullptr, 0, 1000, true, nullptr, HK_TOPIC(cold_fraction)},
@@ -445,6 +447,8 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
       c.plan_interval_ms = get_number<uint32_t>(v, name);
     } else if (name == "max_topics") {
       c.max_topics = get_number<uint32_t>(v, name);
+    } else if (name == "topic_idle_ttl_ms") {
+      c.topic_idle_ttl_ms = get_number<int64_t>(v, name);
     } else if (name == "audit_max_limit") {
       c.audit_max_limit = get_number<uint32_t>(v, name);
     } else if (name == "operator_tokens") {

@@ -101,6 +101,9 @@ struct Coordinator::Topic {
   // was routed with (its list_version), so a new version does not reset the measured load.
   std::map<uint64_t, std::shared_ptr<const PublishedList>> recent_lists;
   int64_t first_report_ms = -1;
+  // The last accepted report or operator change (or the topic's creation or load): a topic
+  // idle for topic_idle_ttl_ms without pins and denies expires.
+  int64_t last_active_ms = 0;
   TopicSummary stats;
   std::vector<double> partition_load;  // the last plan's window, records per partition
   // A report showed a key far above the hot threshold that is not listed: plan before the
@@ -166,6 +169,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config, Store& store, Metrics&
     t->pins = std::move(st.pins);
     t->denies = std::move(st.denies);
     t->version = st.version;
+    t->last_active_ms = started_ms_;
     if (st.meta) {
       t->partitions = st.meta->partitions;
       t->hash = st.meta->hash;
@@ -216,6 +220,7 @@ std::shared_ptr<Coordinator::Topic> Coordinator::get_or_create_topic(const std::
   if (topics_.size() >= config_.max_topics) return nullptr;
   auto t = std::make_shared<Topic>(name, config_, metrics_.topic(name));
   t->version = store_.version_counter(name).value_or(0);
+  t->last_active_ms = clock_.now_ms();
   topics_.emplace(name, t);
   *created = true;
   return t;
@@ -317,6 +322,7 @@ CallResult Coordinator::ingest(Report r) {
     }
     p.last_seq = r.seq;
     p.last_seen_ms = now;
+    t->last_active_ms = now;
     keep_latest(p, r, settings, t->partitions > 0 ? t->partitions : r.partitions);
     p.rate = r.window_ms > 0 ? static_cast<double>(r.total) * 1000.0 / r.window_ms : 0.0;
     p.partitions = r.partitions;
@@ -510,6 +516,7 @@ void Coordinator::tick() {
   const int64_t now = clock_.now_ms();
   for (const auto& t : all) {
     if (!owns(t->name)) continue;
+    if (expire_if_idle(t, now)) continue;
     // One topic's failure (a plan that throws) is logged, counted and skipped: the topic
     // keeps its published list, and the other topics are planned as usual.
     try {
@@ -736,6 +743,79 @@ CallResult Coordinator::operator_change(
     metrics_.set_store_healthy(false);
     return fail(error_result(503, "store", st.error));
   }
+  t->last_active_ms = clock_.now_ms();
+  CallResult r;
+  r.version = version;
+  return r;
+}
+
+StoreStatus Coordinator::drop_topic_locked(const std::shared_ptr<Topic>& t,
+                                           std::unique_lock<std::mutex>& lock,
+                                           std::optional<AuditEntry> audit) {
+  StoreBatch batch;
+  for (const auto& [key, pin] : t->pins) batch.delete_pin(t->name, key);
+  for (const auto& [key, deny] : t->denies) batch.delete_deny(t->name, key);
+  batch.drop_topic(t->name, t->version);
+  if (audit) batch.append_audit(std::move(*audit));
+  double latency = 0;
+  StoreStatus st = store_.write(batch, &latency);
+  metrics_.store_write_latency(latency);
+  metrics_.set_store_healthy(st.ok);
+  if (!st.ok) return st;
+  retire_locked(*t);
+  lock.unlock();
+  std::unique_lock map_lock(topics_mu_);
+  auto it = topics_.find(t->name);
+  if (it != topics_.end() && it->second == t) topics_.erase(it);
+  return st;
+}
+
+bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
+  if (config_.topic_idle_ttl_ms <= 0 || hooks_.owns) return false;  // cluster mode: kept
+  std::unique_lock lock(t->mu);
+  if (t->removed.load() || !t->pins.empty() || !t->denies.empty() ||
+      now - t->last_active_ms <= config_.topic_idle_ttl_ms) {
+    return false;
+  }
+  const uint64_t version = t->version;
+  const int64_t idle_ms = now - t->last_active_ms;
+  StoreStatus st = drop_topic_locked(t, lock, std::nullopt);
+  if (!st.ok) {
+    log_store_error(t->name, st);
+    return false;
+  }
+  std::cerr << json{{"ts_ms", now},     {"level", "info"},    {"event", "topic_expired"},
+                    {"topic", t->name}, {"idle_ms", idle_ms}, {"version", version}}
+                   .dump(-1, ' ', false, json::error_handler_t::replace)
+            << std::endl;
+  return true;
+}
+
+CallResult Coordinator::delete_topic(const std::string& topic, const std::string& reason,
+                                     const std::string& who) {
+  if (hooks_.operator_write || hooks_.owns) {
+    return error_result(501, "cluster_mode",
+                        "deleting a topic is not supported in cluster mode (its list lives on "
+                        "in the lists topic); unpin and allow its keys instead");
+  }
+  std::shared_ptr<Topic> t = find_topic(topic);
+  if (!t) return error_result(404, "not_found", "unknown topic '" + topic + "'");
+  std::unique_lock lock(t->mu);
+  if (t->removed.load()) return error_result(404, "not_found", "unknown topic '" + topic + "'");
+  AuditEntry a;
+  a.at_ms = clock_.now_ms();
+  a.who = who;
+  a.action = "delete_topic";
+  a.topic = topic;
+  a.detail = json{{"reason", reason},
+                  {"pins", t->pins.size()},
+                  {"denies", t->denies.size()},
+                  {"partitions", t->partitions}}
+                 .dump(-1, ' ', false, json::error_handler_t::replace);
+  const uint64_t version = t->version;
+  a.version = version;
+  StoreStatus st = drop_topic_locked(t, lock, std::move(a));
+  if (!st.ok) return error_result(503, "store", st.error);
   CallResult r;
   r.version = version;
   return r;
