@@ -993,6 +993,11 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
     lock.unlock();
   }
   const uint64_t floor = hooks_.version_floor ? hooks_.version_floor(list.topic) : 0;
+  // The fleet routes with the list as the previous owner issued it until the re-issued
+  // version reaches it (and the rebuilt window holds its reports): the same tables under the
+  // old version, so those reports' partition counts are accounted, not dropped as routed with
+  // a list this member never saw.
+  auto previous = std::make_shared<PublishedList>(PublishedList{list, list_to_json(list)});
   list.version = std::max(t->version, floor) + 1;
   StoreBatch batch;
   batch.put_list(list);
@@ -1000,6 +1005,8 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   StoreStatus st = store_.write(batch);
   if (!st.ok) log_store_error(list.topic, st);
   t->version = list.version;
+  // Reports already read into the window keep their counts when the partition count holds.
+  const bool repartition = t->partitions != list.partitions;
   resize_partitions_locked(*t, list.partitions, false);
   t->hash = list.hash;
   t->separator = list.separator;
@@ -1010,7 +1017,10 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   }
   auto pub = std::make_shared<PublishedList>(PublishedList{list, list_to_json(list)});
   t->published = pub;
-  if (t->partitions > 0) t->window.reset_partitions(t->partitions);
+  if (t->partitions > 0 && repartition) t->window.reset_partitions(t->partitions);
+  if (previous->list.version > 0 && previous->list.version < list.version) {
+    remember_list(t->recent_lists, previous);
+  }
   remember_list(t->recent_lists, pub);
   board_.publish(pub);
   if (hooks_.on_publish) hooks_.on_publish(pub);
