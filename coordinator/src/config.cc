@@ -289,6 +289,8 @@ const std::vector<SettingInfo>& config_settings() {
       {"max_partitions", "service", "100000", nullptr, 1, 100000, false,
        HK_GET(limits.max_partitions)},
       {"max_topics", "service", "10000", nullptr, 1, 1000000, false, HK_GET(max_topics)},
+      {"max_tracked_partitions", "service", "1000000", nullptr, 1, 1000000000, false,
+       HK_GET(max_tracked_partitions)},
       {"audit_max_limit", "service", "1000", nullptr, 1, 100000, false, HK_GET(audit_max_limit)},
       {"epoch_ms", "window", "1000", nullptr, 10, 3600000, false, HK_GET(epoch_ms)},
       {"window_epochs", "window", "10", nullptr, 1, 3600, false, HK_GET(window_epochs)},
@@ -297,6 +299,8 @@ const std::vector<SettingInfo>& config_settings() {
        HK_GET(producer_timeout_ms)},
       {"plan_interval_ms", "window", "1000", nullptr, 10, 3600000, false, HK_GET(plan_interval_ms)},
       {"warmup_ms", "window", "5000", nullptr, 0, 86400000, false, HK_GET(warmup_ms)},
+      {"topic_idle_ttl_ms", "window", "86400000", nullptr, 0, 31536000000.0, false,
+       HK_GET(topic_idle_ttl_ms)},
       {"hot_fraction", "topic", "0.5", nullptr, 0, 1000, true, nullptr, HK_TOPIC(hot_fraction)},
       {"min_rate", "topic", "10", nullptr, 0, 1e12, false, nullptr, HK_TOPIC(min_rate)},
       {"cold_fraction", "topic", "0.25", nullptr, 0, 1000, true, nullptr, HK_TOPIC(cold_fraction)},
@@ -445,6 +449,10 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
       c.plan_interval_ms = get_number<uint32_t>(v, name);
     } else if (name == "max_topics") {
       c.max_topics = get_number<uint32_t>(v, name);
+    } else if (name == "max_tracked_partitions") {
+      c.max_tracked_partitions = get_number<uint64_t>(v, name);
+    } else if (name == "topic_idle_ttl_ms") {
+      c.topic_idle_ttl_ms = get_number<int64_t>(v, name);
     } else if (name == "audit_max_limit") {
       c.audit_max_limit = get_number<uint32_t>(v, name);
     } else if (name == "operator_tokens") {

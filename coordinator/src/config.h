@@ -76,6 +76,12 @@ struct CoordinatorConfig {
   // How often detection and planning run.
   uint32_t plan_interval_ms = 1000;
   uint32_t max_topics = 10000;
+  // The sum of partition counts over tracked topics (per-partition state is kept per topic and
+  // window epoch): a report for a new topic, or one growing a topic, beyond it gets 429.
+  uint64_t max_tracked_partitions = 1000000;
+  // A topic without reports, pins and denies for this long is dropped from memory and store
+  // (its version counter stays); 0 keeps idle topics forever.
+  int64_t topic_idle_ttl_ms = 86400000;
   uint32_t audit_max_limit = 1000;
 
   TopicSettings defaults;

@@ -101,6 +101,9 @@ struct Coordinator::Topic {
   // was routed with (its list_version), so a new version does not reset the measured load.
   std::map<uint64_t, std::shared_ptr<const PublishedList>> recent_lists;
   int64_t first_report_ms = -1;
+  // The last accepted report or operator change (or the topic's creation or load): a topic
+  // idle for topic_idle_ttl_ms without pins and denies expires.
+  int64_t last_active_ms = 0;
   TopicSummary stats;
   std::vector<double> partition_load;  // the last plan's window, records per partition
   // A report showed a key far above the hot threshold that is not listed: plan before the
@@ -166,13 +169,16 @@ Coordinator::Coordinator(const CoordinatorConfig& config, Store& store, Metrics&
     t->pins = std::move(st.pins);
     t->denies = std::move(st.denies);
     t->version = st.version;
-    if (st.meta) {
+    t->last_active_ms = started_ms_;
+    if (st.meta && !st.list) {
       t->partitions = st.meta->partitions;
+      tracked_partitions_ += static_cast<uint64_t>(std::max(st.meta->partitions, 0));
       t->hash = st.meta->hash;
       t->separator = st.meta->separator;
     }
     if (st.list) {
       t->partitions = st.list->partitions;
+      tracked_partitions_ += static_cast<uint64_t>(std::max(st.list->partitions, 0));
       t->hash = st.list->hash;
       t->separator = st.list->separator;
       // Detected keys stay listed until fresh reports show them cold for the hold time.
@@ -216,12 +222,29 @@ std::shared_ptr<Coordinator::Topic> Coordinator::get_or_create_topic(const std::
   if (topics_.size() >= config_.max_topics) return nullptr;
   auto t = std::make_shared<Topic>(name, config_, metrics_.topic(name));
   t->version = store_.version_counter(name).value_or(0);
+  t->last_active_ms = clock_.now_ms();
   topics_.emplace(name, t);
   *created = true;
   return t;
 }
 
+bool Coordinator::resize_partitions_locked(Topic& t, int32_t partitions, bool enforce) {
+  const uint64_t now = static_cast<uint64_t>(std::max(t.partitions, 0));
+  const uint64_t want = static_cast<uint64_t>(std::max(partitions, 0));
+  if (want > now) {
+    uint64_t tracked = tracked_partitions_.load();
+    do {
+      if (enforce && tracked + (want - now) > config_.max_tracked_partitions) return false;
+    } while (!tracked_partitions_.compare_exchange_weak(tracked, tracked + (want - now)));
+  } else {
+    tracked_partitions_ -= now - want;
+  }
+  t.partitions = partitions;
+  return true;
+}
+
 void Coordinator::retire_locked(Topic& t) {
+  resize_partitions_locked(t, 0, false);
   board_.unpublish(t.name);
   metrics_.remove_topic(t.m);
   t.m = TopicMetrics{};
@@ -284,6 +307,17 @@ CallResult Coordinator::ingest(Report r) {
                               std::string(to_string(r.hash)) +
                               "; producers of one topic must share one hash family");
     }
+    if (r.partitions > t->partitions && !resize_partitions_locked(*t, r.partitions, true)) {
+      topic_lock.unlock();
+      if (created) discard_if_unused(t);
+      metrics_.rejected("too_many_partitions");
+      return error_result(
+          429, "too_many_partitions",
+          "topic '" + r.topic + "' with " + std::to_string(r.partitions) +
+              " partitions would take the partitions tracked over max_tracked_partitions=" +
+              std::to_string(config_.max_tracked_partitions) + " (" +
+              std::to_string(tracked_partitions_.load()) + " tracked now)");
+    }
     const int64_t now = clock_.now_ms();
     auto [pit, inserted] = t->producers.try_emplace(r.producer);
     ProducerInfo& p = pit->second;
@@ -317,12 +351,12 @@ CallResult Coordinator::ingest(Report r) {
     }
     p.last_seq = r.seq;
     p.last_seen_ms = now;
+    t->last_active_ms = now;
     keep_latest(p, r, settings, t->partitions > 0 ? t->partitions : r.partitions);
     p.rate = r.window_ms > 0 ? static_cast<double>(r.total) * 1000.0 / r.window_ms : 0.0;
     p.partitions = r.partitions;
     if (!t->hash) t->hash = settings.hash ? *settings.hash : r.hash;
     if (!t->separator) t->separator = settings.separator ? *settings.separator : r.separator;
-    if (r.partitions > t->partitions) t->partitions = r.partitions;
     if (t->first_report_ms < 0) t->first_report_ms = now;
     const size_t entries = r.items.size();
     t->window.add(r, std::move(sketch), now, t->partitions, routed_with, p.last_keys);
@@ -510,6 +544,7 @@ void Coordinator::tick() {
   const int64_t now = clock_.now_ms();
   for (const auto& t : all) {
     if (!owns(t->name)) continue;
+    if (expire_if_idle(t, now)) continue;
     // One topic's failure (a plan that throws) is logged, counted and skipped: the topic
     // keeps its published list, and the other topics are planned as usual.
     try {
@@ -542,7 +577,9 @@ void Coordinator::tick_topic(Topic& topic, int64_t now) {
   t->m.producer_version_oldest->Set(t->producers.empty() ? 0.0 : static_cast<double>(oldest));
   t->m.producer_version_newest->Set(static_cast<double>(newest));
   // Partition counts only shrink when no live producer still sees the larger count.
-  if (live_partitions > 0 && live_partitions != t->partitions) t->partitions = live_partitions;
+  if (live_partitions > 0 && live_partitions != t->partitions) {
+    resize_partitions_locked(*t, live_partitions, false);
+  }
   t->m.producers->Set(static_cast<double>(t->producers.size()));
   StoreBatch batch;
   std::map<std::string, Pin> pins = t->pins;
@@ -736,6 +773,79 @@ CallResult Coordinator::operator_change(
     metrics_.set_store_healthy(false);
     return fail(error_result(503, "store", st.error));
   }
+  t->last_active_ms = clock_.now_ms();
+  CallResult r;
+  r.version = version;
+  return r;
+}
+
+StoreStatus Coordinator::drop_topic_locked(const std::shared_ptr<Topic>& t,
+                                           std::unique_lock<std::mutex>& lock,
+                                           std::optional<AuditEntry> audit) {
+  StoreBatch batch;
+  for (const auto& [key, pin] : t->pins) batch.delete_pin(t->name, key);
+  for (const auto& [key, deny] : t->denies) batch.delete_deny(t->name, key);
+  batch.drop_topic(t->name, t->version);
+  if (audit) batch.append_audit(std::move(*audit));
+  double latency = 0;
+  StoreStatus st = store_.write(batch, &latency);
+  metrics_.store_write_latency(latency);
+  metrics_.set_store_healthy(st.ok);
+  if (!st.ok) return st;
+  retire_locked(*t);
+  lock.unlock();
+  std::unique_lock map_lock(topics_mu_);
+  auto it = topics_.find(t->name);
+  if (it != topics_.end() && it->second == t) topics_.erase(it);
+  return st;
+}
+
+bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
+  if (config_.topic_idle_ttl_ms <= 0 || hooks_.owns) return false;  // cluster mode: kept
+  std::unique_lock lock(t->mu);
+  if (t->removed.load() || !t->pins.empty() || !t->denies.empty() ||
+      now - t->last_active_ms <= config_.topic_idle_ttl_ms) {
+    return false;
+  }
+  const uint64_t version = t->version;
+  const int64_t idle_ms = now - t->last_active_ms;
+  StoreStatus st = drop_topic_locked(t, lock, std::nullopt);
+  if (!st.ok) {
+    log_store_error(t->name, st);
+    return false;
+  }
+  std::cerr << json{{"ts_ms", now},     {"level", "info"},    {"event", "topic_expired"},
+                    {"topic", t->name}, {"idle_ms", idle_ms}, {"version", version}}
+                   .dump(-1, ' ', false, json::error_handler_t::replace)
+            << std::endl;
+  return true;
+}
+
+CallResult Coordinator::delete_topic(const std::string& topic, const std::string& reason,
+                                     const std::string& who) {
+  if (hooks_.operator_write || hooks_.owns) {
+    return error_result(501, "cluster_mode",
+                        "deleting a topic is not supported in cluster mode (its list lives on "
+                        "in the lists topic); unpin and allow its keys instead");
+  }
+  std::shared_ptr<Topic> t = find_topic(topic);
+  if (!t) return error_result(404, "not_found", "unknown topic '" + topic + "'");
+  std::unique_lock lock(t->mu);
+  if (t->removed.load()) return error_result(404, "not_found", "unknown topic '" + topic + "'");
+  AuditEntry a;
+  a.at_ms = clock_.now_ms();
+  a.who = who;
+  a.action = "delete_topic";
+  a.topic = topic;
+  a.detail = json{{"reason", reason},
+                  {"pins", t->pins.size()},
+                  {"denies", t->denies.size()},
+                  {"partitions", t->partitions}}
+                 .dump(-1, ' ', false, json::error_handler_t::replace);
+  const uint64_t version = t->version;
+  a.version = version;
+  StoreStatus st = drop_topic_locked(t, lock, std::move(a));
+  if (!st.ok) return error_result(503, "store", st.error);
   CallResult r;
   r.version = version;
   return r;
@@ -883,6 +993,11 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
     lock.unlock();
   }
   const uint64_t floor = hooks_.version_floor ? hooks_.version_floor(list.topic) : 0;
+  // The fleet routes with the list as the previous owner issued it until the re-issued
+  // version reaches it (and the rebuilt window holds its reports): the same tables under the
+  // old version, so those reports' partition counts are accounted, not dropped as routed with
+  // a list this member never saw.
+  auto previous = std::make_shared<PublishedList>(PublishedList{list, list_to_json(list)});
   list.version = std::max(t->version, floor) + 1;
   StoreBatch batch;
   batch.put_list(list);
@@ -890,7 +1005,9 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   StoreStatus st = store_.write(batch);
   if (!st.ok) log_store_error(list.topic, st);
   t->version = list.version;
-  t->partitions = list.partitions;
+  // Reports already read into the window keep their counts when the partition count holds.
+  const bool repartition = t->partitions != list.partitions;
+  resize_partitions_locked(*t, list.partitions, false);
   t->hash = list.hash;
   t->separator = list.separator;
   const int64_t now = clock_.now_ms();
@@ -900,7 +1017,10 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   }
   auto pub = std::make_shared<PublishedList>(PublishedList{list, list_to_json(list)});
   t->published = pub;
-  if (t->partitions > 0) t->window.reset_partitions(t->partitions);
+  if (t->partitions > 0 && repartition) t->window.reset_partitions(t->partitions);
+  if (previous->list.version > 0 && previous->list.version < list.version) {
+    remember_list(t->recent_lists, previous);
+  }
   remember_list(t->recent_lists, pub);
   board_.publish(pub);
   if (hooks_.on_publish) hooks_.on_publish(pub);

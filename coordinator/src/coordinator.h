@@ -144,6 +144,11 @@ class Coordinator final : public ReportSink {
   CallResult deny(const std::string& topic, const std::string& key, const std::string& reason,
                   const std::string& who);
   CallResult allow(const std::string& topic, const std::string& key, const std::string& who);
+  // Drops a topic from memory and store with its pins and denies (audited as delete_topic);
+  // its version counter stays, so a topic of that name returning (a report, a pin) publishes
+  // above every version it had. 404 for an unknown topic; 501 in cluster mode.
+  CallResult delete_topic(const std::string& topic, const std::string& reason,
+                          const std::string& who);
 
   std::vector<TopicSummary> topics() const;
   std::optional<TopicSummary> topic(const std::string& name) const;
@@ -193,6 +198,16 @@ class Coordinator final : public ReportSink {
   // released, and `removed` is set last, so a topic of the same name created afterwards starts
   // clean.
   void retire_locked(Topic& t);
+  // Sets t.partitions (caller holds t.mu) and keeps tracked_partitions_ the sum over topics.
+  // With `enforce`, a growth beyond max_tracked_partitions is refused: false, nothing changed.
+  bool resize_partitions_locked(Topic& t, int32_t partitions, bool enforce);
+  // Drops `t` (caller holds t->mu, through `lock`, which it releases): one store batch with the
+  // topic's records (and `audit`, if any), then retire_locked and the map entry. The store's
+  // status; on failure nothing changed.
+  StoreStatus drop_topic_locked(const std::shared_ptr<Topic>& t, std::unique_lock<std::mutex>& lock,
+                                std::optional<AuditEntry> audit);
+  // Drops `t` when it had no report, pin, deny or operator change for topic_idle_ttl_ms.
+  bool expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now);
   // Re-plans `t` (caller holds t.mu) and, when the list changed materially or `batch`
   // carries operator writes, persists and publishes. Returns the store status.
   StoreStatus replan_locked(Topic& t, StoreBatch batch, const std::string& cause,
@@ -244,6 +259,7 @@ class Coordinator final : public ReportSink {
   // (idle expiry, DELETE, a failed call's rollback); `Topic::removed` tells the holder.
   mutable std::shared_mutex topics_mu_;
   std::map<std::string, std::shared_ptr<Topic>, std::less<>> topics_;
+  std::atomic<uint64_t> tracked_partitions_{0};  // sum of Topic::partitions
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;

@@ -1059,6 +1059,20 @@ void HttpServer::install_routes() {
     if (!key) return;
     send_result(res, coord_.allow(req.matches[1], *key, *who));
   });
+  // An operator's "forget this topic" (junk topics hold max_topics slots): audited, with a
+  // reason in the query (DELETE takes no body).
+  srv.Delete(topic_re, [=, this](const httplib::Request& req, httplib::Response& res) {
+    if (!operator_rate_ok(req, res)) return;
+    auto who = operator_name(req, res);
+    if (!who) return;
+    const std::string reason = req.get_param_value("reason");
+    if (reason.empty() || reason.size() > kMaxReasonBytes || !is_valid_utf8(reason)) {
+      return send_error(res, 400,
+                        "reason must be given as ?reason=TEXT: non-empty UTF-8, at most 1024 "
+                        "bytes (it goes into the audit log)");
+    }
+    send_result(res, coord_.delete_topic(req.matches[1], reason, *who));
+  });
   srv.Get(topic_re + "/pins", [=, this](const httplib::Request& req, httplib::Response& res) {
     if (!producer_ok(req)) return unauthorized(res);
     auto pins = coord_.pins(req.matches[1]);

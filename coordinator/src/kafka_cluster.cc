@@ -243,6 +243,11 @@ struct KafkaCluster::Impl {
     rd_kafka_conf_set(gc, "enable.auto.commit", "false", errstr, sizeof errstr);
     rd_kafka_conf_set(gc, "enable.auto.offset.store", "false", errstr, sizeof errstr);
     rd_kafka_conf_set(gc, "auto.offset.reset", "latest", errstr, sizeof errstr);
+    // Reports are planned on as they arrive: the default 500 ms broker-side fetch wait would
+    // hand them over up to one plan interval late and in bursts (HTTP reports arrive at once).
+    if (!cc.librdkafka.contains("fetch.wait.max.ms")) {
+      rd_kafka_conf_set(gc, "fetch.wait.max.ms", "50", errstr, sizeof errstr);
+    }
     rd_kafka_conf_set_opaque(gc, this);
     rd_kafka_conf_set_rebalance_cb(gc, &Impl::rebalance_cb);
     consumer = rd_kafka_new(RD_KAFKA_CONSUMER, gc, errstr, sizeof errstr);

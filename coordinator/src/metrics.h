@@ -35,8 +35,8 @@ struct TopicMetrics {
 // exists (at 0) from the start, so alert rules and dashboards see it before the first
 // rejection (docs/OPERATIONS.md lists them).
 inline constexpr const char* kReportRejectionReasons[] = {
-    "unauthorized",   "decode",        "content_type",    "too_large", "too_many_items",
-    "invalid_sketch", "hash_mismatch", "too_many_topics", "rate_limit"};
+    "unauthorized",   "decode",        "content_type",    "too_large",  "too_many_items",
+    "invalid_sketch", "hash_mismatch", "too_many_topics", "rate_limit", "too_many_partitions"};
 
 class Metrics {
  public:

@@ -63,6 +63,11 @@ void StoreBatch::put_deny(const std::string& topic, const Deny& deny) {
 void StoreBatch::delete_deny(const std::string& topic, const std::string& key) {
   deletes_.push_back(deny_key(topic, key));
 }
+void StoreBatch::drop_topic(const std::string& topic, uint64_t version) {
+  deletes_.push_back(list_key(topic));
+  deletes_.push_back(meta_key(topic));
+  if (version > 0) puts_.emplace_back(version_key(topic), encode_version_record(version));
+}
 void StoreBatch::append_audit(AuditEntry entry) { audits_.push_back(std::move(entry)); }
 void StoreBatch::put_meta(const std::string& name, const std::string& value) {
   puts_.emplace_back("m/" + name, value);

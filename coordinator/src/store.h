@@ -46,7 +46,7 @@ struct AuditEntry {
   uint64_t seq = 0;
   int64_t at_ms = 0;
   std::string who;     // token name, or "system" for expiries
-  std::string action;  // pin, unpin, deny, allow, pin_expired
+  std::string action;  // pin, unpin, deny, allow, pin_expired, delete_topic
   std::string topic;
   std::string key;
   std::string detail;  // JSON object text with action-specific fields
@@ -77,6 +77,10 @@ class StoreBatch {
   void delete_pin(const std::string& topic, const std::string& key);
   void put_deny(const std::string& topic, const Deny& deny);
   void delete_deny(const std::string& topic, const std::string& key);
+  // Drops the topic's list and metadata records; its version counter is written as `version`
+  // (when above 0) and kept, so the topic never goes back in version when it returns. Its pins
+  // and denies are deleted with delete_pin / delete_deny.
+  void drop_topic(const std::string& topic, uint64_t version);
   // seq is assigned by Store::write.
   void append_audit(AuditEntry entry);
   // Sets `version` on the audit entries that have none yet (0).

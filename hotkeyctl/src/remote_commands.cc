@@ -630,6 +630,21 @@ int cmd_deny(const Flags& flags, Remote& remote, std::ostream& out) {
   return kExitOk;
 }
 
+int cmd_delete_topic(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 1, "delete-topic TOPIC --reason TEXT");
+  const std::string reason = reason_flag(flags, "delete-topic");
+  const std::string& topic = flags.positional()[0];
+  Reply r =
+      remote.call("DELETE", topic_path(topic) + "?reason=" + percent_encode(reason), nullptr, true);
+  if (flags.has("json")) {
+    print_json(out, r.doc);
+  } else {
+    out << "deleted topic " << topic << " (its pins, denies and list; versions continue above "
+        << integer(r.doc, "version") << " if it returns)\n";
+  }
+  return kExitOk;
+}
+
 int cmd_audit(const Flags& flags, Remote& remote, std::ostream& out) {
   need_positional(flags, 0, "audit [--limit N] [--topic T] [--json]");
   const int64_t limit = flags.integer("limit", 1, 100000, 50);
@@ -870,6 +885,9 @@ int run_allow(std::span<const std::string> args, Io io) {
       "allow", args, io, {{"b64", false}},
       [](const Flags& f, Remote& r, std::ostream& o) { return cmd_unpin_allow(f, r, o, false); });
 }
+int run_delete_topic(std::span<const std::string> args, Io io) {
+  return remote_main("delete-topic", args, io, {{"reason", true}}, cmd_delete_topic);
+}
 int run_audit(std::span<const std::string> args, Io io) {
   return remote_main("audit", args, io, {{"limit", true}, {"topic", true}}, cmd_audit);
 }
@@ -938,6 +956,17 @@ const Command kPinCommand = {
     "  --reason TEXT  why (required)\n"
     "  --b64          KEY is the base64 of the key bytes\n" HOTKEY_REMOTE_FLAGS,
     &run_pin};
+
+const Command kDeleteTopicCommand = {
+    "delete-topic", "drop a topic with its pins, denies and list (operator)",
+    "usage: hotkeyctl delete-topic TOPIC --reason TEXT\n"
+    "\n"
+    "Drops the topic from the coordinator's memory and store, freeing its max_topics slot\n"
+    "(audited as delete_topic). A report or pin for it later creates it again, with list\n"
+    "versions above the ones it had. Unknown topic: exit 5.\n"
+    "\n"
+    "  --reason TEXT  why (required; goes into the audit log)\n" HOTKEY_REMOTE_FLAGS,
+    &run_delete_topic};
 
 const Command kUnpinCommand = {
     "unpin", "remove an operator pin",

@@ -19,6 +19,7 @@ extern const Command kPinCommand;
 extern const Command kUnpinCommand;
 extern const Command kDenyCommand;
 extern const Command kAllowCommand;
+extern const Command kDeleteTopicCommand;
 extern const Command kAuditCommand;
 extern const Command kClusterCommand;
 extern const Command kExportCommand;

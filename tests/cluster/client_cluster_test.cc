@@ -254,10 +254,11 @@ void expect_fleet_healthy(std::vector<std::unique_ptr<FleetProducer>>& fleet) {
   EXPECT_LT(max_us, 5000000);
 }
 
-// DISABLED: fails on main as of this writing (two loaded runs: single node 1.04-1.13 on every
-// topic; 3 coordinators 1.10-1.23 in the first, and 1.10-1.50 with 4 topics at 2.4-2.65, whose
-// hot key went unsalted for part of the measured 15 s, in the second). The cluster side is to
-// find why before this is enabled; run it with --gtest_also_run_disabled_tests.
+// DISABLED: fails, cause not established (docs/CLUSTER.md, Tests, has the runs: the cluster
+// mean max/avg over the topics was 1.23-1.89 against 1.14-1.36 on the single node, and per
+// topic the single node alone varies 1.06-1.62 between runs on a loaded machine).
+// Run it with --gtest_also_run_disabled_tests; HOTKEY_TEST_EVIDENCE=DIR prints every topic's
+// summary (both runs) and GET /v1/cluster of each member, and copies the logs to DIR.
 TEST(ClientCluster, DISABLED_TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeOneNode) {
   const auto topics = data_topics(kDataTopics);
   std::map<std::string, double> single, cluster;
@@ -274,6 +275,16 @@ TEST(ClientCluster, DISABLED_TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeO
                                                       "http", node.url(), 600));
     }
     single = measure_balance(kafka.bootstrap(), fleet, topics, [] { return true; });
+    if (std::getenv("HOTKEY_TEST_EVIDENCE")) {
+      for (const auto& t : topics) {
+        httplib::Client cli("127.0.0.1", node.port());
+        auto r = cli.Get("/v1/topics/" + t);
+        std::printf("EVIDENCE single topic %s: %s\n", t.c_str(), r ? r->body.c_str() : "-");
+      }
+      httplib::Client cli("127.0.0.1", node.port());
+      auto r = cli.Get("/v1/hotkeys?topic=data-0");
+      std::printf("EVIDENCE single list data-0: %s\n", r ? r->body.c_str() : "-");
+    }
     expect_fleet_healthy(fleet);
   }
   {
@@ -298,6 +309,26 @@ TEST(ClientCluster, DISABLED_TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeO
       return members.size() == nodes.size();
     });
     ASSERT_TRUE(owned_once(nodes, &owner));
+    if (const char* ev = std::getenv("HOTKEY_TEST_EVIDENCE")) {
+      for (const auto& t : topics) {
+        httplib::Client cli("127.0.0.1", a.port());
+        cli.set_read_timeout(10, 0);
+        auto r = cli.Get("/v1/topics/" + t);
+        std::printf("EVIDENCE topic %s: %s\n", t.c_str(), r ? r->body.c_str() : "-");
+      }
+      for (Node* n : nodes) std::printf("EVIDENCE cluster %s\n", n->cluster().dump().c_str());
+      for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+        if (e.path().extension() == ".log" || e.path().extension() == ".json") {
+          std::filesystem::copy(e.path(), std::filesystem::path(ev) / e.path().filename(),
+                                std::filesystem::copy_options::overwrite_existing);
+        }
+      }
+      for (const auto& t : {"data-0", "data-1"}) {
+        httplib::Client cli("127.0.0.1", a.port());
+        auto r = cli.Get(std::string("/v1/hotkeys?topic=") + t);
+        std::printf("EVIDENCE list %s: %s\n", t, r ? r->body.c_str() : "-");
+      }
+    }
     expect_fleet_healthy(fleet);
   }
   for (const auto& t : topics) {

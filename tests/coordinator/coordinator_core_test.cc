@@ -339,6 +339,52 @@ TEST(CoordinatorCore, LoadMeasuredUnderEarlierListsSurvivesANewVersion) {
   EXPECT_TRUE(tables_verified(h.list(kTopic)));
 }
 
+// Cluster takeover: the new owner re-issues the previous owner's list under a higher version
+// (adopt_list), and the fleet routes with the previous version until the new one reaches it.
+// Those reports' partition counts are measured load (the same tables), not dropped as routed
+// with a list this member never issued.
+TEST(CoordinatorCore, ReportsRoutedWithAnAdoptedListsPreviousVersionAreCounted) {
+  CoordinatorConfig cfg = test_config();
+  cfg.defaults.balance_target = 1000;  // only threshold detection
+  const int32_t P = 8;
+  auto counts = [](int p) {
+    std::map<std::string, uint64_t> c{{"hot", 600}};
+    add_tail(c, 400, 2000, static_cast<uint32_t>(p) * 7919u + 1);
+    return c;
+  };
+  HotKeyList previous;
+  {
+    Harness owner(cfg);
+    for (uint64_t seq = 1; seq <= 3; ++seq) round(owner, 5, P, seq, counts);
+    previous = owner.list(kTopic);
+  }
+  ASSERT_NE(find(previous, "hot"), nullptr) << list_to_json(previous);
+  Harness h(cfg);
+  ClusterHooks hooks;
+  hooks.owns = [](const std::string&) { return true; };
+  hooks.version_floor = [](const std::string&) { return uint64_t{2} << 32; };
+  h.coord().set_cluster_hooks(hooks);
+  const uint64_t v = h.coord().adopt_list(previous);
+  ASSERT_GT(v, previous.version);
+  double counted = 0;
+  for (uint64_t seq = 1; seq <= 2; ++seq) {
+    for (int p = 0; p < 5; ++p) {
+      Report r =
+          make_report("producer-" + std::to_string(p), kTopic, P, seq, counts(p), 256, &previous);
+      counted += static_cast<double>(r.total);
+      ASSERT_TRUE(h.coord().ingest(std::move(r)).ok());
+    }
+  }
+  h.clock().advance_ms(1000);
+  h.coord().tick();
+  auto load = h.coord().partition_load(kTopic);
+  ASSERT_TRUE(load);
+  double sum = 0;
+  for (double x : *load) sum += x;
+  EXPECT_DOUBLE_EQ(sum, counted);
+  EXPECT_EQ(h.list(kTopic).version, v);
+}
+
 TEST(CoordinatorCore, StateSurvivesRestartAndVersionsContinue) {
   Harness h;
   auto hot = [](int p) {

@@ -176,5 +176,127 @@ TEST(TopicLifecycle, PinsCountAgainstMaxHotKeys) {
   EXPECT_EQ(beyond->status, 409) << beyond->body;
 }
 
+json list_of(httplib::Client& c, const std::string& topic) {
+  auto r = c.Get("/v1/hotkeys?topic=" + topic);
+  EXPECT_TRUE(r && r->status == 200);
+  return body_of(r);
+}
+
+// Issue #17 item 7: topics that once had a list were persisted and held a max_topics slot
+// forever (after a restart new topics still got 429). A topic without reports, pins and denies
+// for topic_idle_ttl_ms is dropped from memory and store; DELETE /v1/topics/{t} drops one on
+// an operator's word (audited). Either way the slot is free, also after a restart, and a topic
+// of that name coming back never publishes a lower version.
+TEST(TopicLifecycle, IdleTopicsExpireAndDeletedTopicsFreeTheirSlotAcrossRestarts) {
+  CoordinatorConfig cfg = test_config();
+  cfg.max_topics = 2;
+  cfg.topic_idle_ttl_ms = 60000;
+  Harness h(cfg, /*http=*/true);
+  auto c = h.client();
+  // "junk" gets a persisted list (version 2 after a pin and an unpin), then goes idle.
+  ASSERT_EQ(post_report(*c, make_report("p", "junk", 8, 1, {{"a", 5}})), 200);
+  ASSERT_EQ(pin(*c, "junk", "k")->status, 200);
+  auto unpin = c->Delete("/v1/topics/junk/pins?key=k", kOperator);
+  ASSERT_TRUE(unpin);
+  ASSERT_EQ(unpin->status, 200);
+  ASSERT_EQ(list_of(*c, "junk")["version"], 2);
+  // "kept" holds a pin: never idle.
+  ASSERT_EQ(pin(*c, "kept", "vip")->status, 200);
+  ASSERT_EQ(post_report(*c, make_report("p", "fresh", 8, 1, {{"a", 5}})), 429);
+
+  h.clock().advance_ms(30000);
+  h.coord().tick();
+  EXPECT_EQ(topic_names(*c), (std::set<std::string>{"junk", "kept"}));
+  h.clock().advance_ms(31000);
+  h.coord().tick();
+  EXPECT_EQ(topic_names(*c), (std::set<std::string>{"kept"}));
+  EXPECT_EQ(list_of(*c, "junk")["version"], 0);
+  for (const auto& line : topic_series(*c)) EXPECT_EQ(line.find("junk"), std::string::npos);
+  ASSERT_EQ(post_report(*c, make_report("p", "fresh", 8, 1, {{"a", 5}})), 200);
+
+  // Across a restart: junk stays gone, its slot free; back, it publishes above version 2.
+  h.restart();
+  c = h.client();
+  EXPECT_EQ(topic_names(*c), (std::set<std::string>{"kept"}));
+  ASSERT_EQ(post_report(*c, make_report("p", "junk", 8, 1, {{"a", 5}})), 200);
+  auto back = pin(*c, "junk", "k");
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->status, 200) << back->body;
+  EXPECT_EQ(body_of(back)["version"], 3) << back->body;
+
+  // DELETE: operator token, a reason, audited; 404 JSON when unknown.
+  auto no_token = c->Delete("/v1/topics/kept?reason=cleanup");
+  ASSERT_TRUE(no_token);
+  EXPECT_EQ(no_token->status, 401);
+  auto no_reason = c->Delete("/v1/topics/kept", kOperator);
+  ASSERT_TRUE(no_reason);
+  EXPECT_EQ(no_reason->status, 400) << no_reason->body;
+  auto unknown = c->Delete("/v1/topics/nosuch?reason=cleanup", kOperator);
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(body_of(unknown)["reason"], "not_found") << unknown->body;
+  EXPECT_FALSE(topic_names(*c).contains("nosuch"));
+  auto del = c->Delete("/v1/topics/kept?reason=junk%20topic", kOperator);
+  ASSERT_TRUE(del);
+  ASSERT_EQ(del->status, 200) << del->body;
+  auto gone = c->Get("/v1/topics/kept");
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->status, 404);
+  const auto audit = h.coord().audit(1);
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].action, "delete_topic");
+  EXPECT_EQ(audit[0].topic, "kept");
+  EXPECT_EQ(audit[0].who, "alice");
+  EXPECT_NE(audit[0].detail.find("junk topic"), std::string::npos) << audit[0].detail;
+
+  h.restart();
+  c = h.client();
+  EXPECT_EQ(topic_names(*c), (std::set<std::string>{"junk"}));
+  EXPECT_FALSE(h.coord().pins("kept").has_value());
+  ASSERT_EQ(post_report(*c, make_report("p", "other", 8, 1, {{"a", 5}})), 200);
+  ASSERT_EQ(list_of(*c, "junk")["version"], 3);
+}
+
+// Issue #17 item 6: 100 reports to new topics with 100,000 partitions each took RSS from 24 to
+// 880 MB. The partitions tracked over all topics are bounded by max_tracked_partitions: a report
+// for a new topic, or one growing a topic, beyond it gets 429 too_many_partitions and creates
+// nothing; a dropped topic gives its partitions back, also across a restart.
+TEST(TopicLifecycle, TrackedPartitionsAreBounded) {
+  CoordinatorConfig cfg = test_config();
+  cfg.max_tracked_partitions = 100;
+  Harness h(cfg, /*http=*/true);
+  auto c = h.client();
+  ASSERT_EQ(post_report(*c, make_report("p", "a", 60, 1, {{"k", 5}})), 200);
+  auto refused = c->Post("/v1/reports", report_to_json(make_report("p", "b", 60, 1, {{"k", 5}})),
+                         "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429) << refused->body;
+  EXPECT_EQ(body_of(refused)["reason"], "too_many_partitions") << refused->body;
+  EXPECT_NE(refused->body.find("max_tracked_partitions=100"), std::string::npos) << refused->body;
+  EXPECT_EQ(topic_names(*c), std::set<std::string>{"a"});
+  for (const auto& line : topic_series(*c)) EXPECT_EQ(line.find("\"b\""), std::string::npos);
+  auto m = c->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("hotkey_reports_rejected_total{reason=\"too_many_partitions\"} 1"),
+            std::string::npos);
+
+  ASSERT_EQ(post_report(*c, make_report("p", "a", 80, 2, {{"k", 5}})), 200);  // grows: 80
+  ASSERT_EQ(post_report(*c, make_report("p", "b", 20, 1, {{"k", 5}})), 200);  // 100 in all
+  EXPECT_EQ(post_report(*c, make_report("p", "a", 81, 3, {{"k", 5}})), 429);  // 101
+  EXPECT_EQ(h.coord().topic("a")->partitions, 80);
+
+  // A pin persists "b" (20 partitions) across the restart; its budget counts again.
+  ASSERT_EQ(pin(*c, "b", "x")->status, 200);
+  h.restart();
+  c = h.client();
+  EXPECT_EQ(post_report(*c, make_report("q", "c", 81, 1, {{"k", 5}})), 429);
+  ASSERT_EQ(post_report(*c, make_report("q", "c", 80, 1, {{"k", 5}})), 200);
+  // Deleting "b" gives its 20 back.
+  auto del = c->Delete("/v1/topics/b?reason=budget", kOperator);
+  ASSERT_TRUE(del);
+  ASSERT_EQ(del->status, 200) << del->body;
+  EXPECT_EQ(post_report(*c, make_report("q", "d", 20, 1, {{"k", 5}})), 200);
+}
+
 }  // namespace
 }  // namespace hotkey::coordinator::test

@@ -522,6 +522,24 @@ TEST_F(HotkeyctlRemote, PinBeyondMaxHotKeysIsRefusedWithTheLimit) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
+// #17 item 7: delete-topic drops a topic (audited with the reason); an unknown one exits 5.
+TEST_F(HotkeyctlRemote, DeleteTopicIsAuditedAndUnknownTopicsExitFive) {
+  Result r = op({"pin", "scratch", "k1", "--reason", "try"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = op({"delete-topic", "scratch"});
+  EXPECT_EQ(r.code, 2) << r.err;  // --reason is required
+  r = op({"delete-topic", "scratch", "--reason", "junk topic"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "deleted topic scratch")) << r.out;
+  r = op({"audit", "--topic", "scratch"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "delete_topic")) << r.out;
+  EXPECT_TRUE(contains(r.out, "junk topic")) << r.out;
+  r = op({"delete-topic", "scratch", "--reason", "again"});
+  EXPECT_EQ(r.code, 5) << r.err;
+  EXPECT_TRUE(contains(r.err, "HTTP 404 not_found")) << r.err;
+}
+
 TEST_F(HotkeyctlRemote, ErrorsHaveDistinctExitCodes) {
   // Unreachable: a loopback port nobody listens on.
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
