@@ -173,7 +173,8 @@ struct Operation {
 };
 
 // Operations in an order that lets the examples build on each other: writes first (a report
-// creates the topic), then reads, then deletes (of what the writes created).
+// creates the topic), then reads, then deletes (of what the writes created), innermost path
+// first: a topic's pins and denies before the topic itself.
 std::vector<Operation> operations(const Json& spec) {
   std::vector<Operation> ops;
   for (const auto& [path, item] : spec["paths"].items()) {
@@ -186,7 +187,8 @@ std::vector<Operation> operations(const Json& spec) {
   }
   auto rank = [](const std::string& m) { return m == "post" ? 0 : m == "delete" ? 2 : 1; };
   std::stable_sort(ops.begin(), ops.end(), [&](const Operation& a, const Operation& b) {
-    return rank(a.method) < rank(b.method);
+    if (rank(a.method) != rank(b.method)) return rank(a.method) < rank(b.method);
+    return rank(a.method) == 2 && a.path.size() > b.path.size();
   });
   return ops;
 }
