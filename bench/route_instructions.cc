@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "alloc_counter.h"
+#include "bench_lists.h"
 #include "hotkey/client/router.h"
 #include "hotkey/client/sampler.h"
 #include "hotkey/salt_planner.h"
@@ -34,29 +35,9 @@
 namespace {
 
 using hotkey::HashFamily;
-constexpr int32_t kPartitions = 64;
-
-std::vector<std::string> make_keys(size_t n, const char* prefix) {
-  std::vector<std::string> keys;
-  for (size_t i = 0; i < n; ++i) keys.push_back(prefix + std::to_string(i * 2654435761u));
-  return keys;
-}
-
-hotkey::HotKeyList make_list(const std::vector<std::string>& hot) {
-  hotkey::HotKeyList list;
-  list.topic = "bench";
-  list.version = 1;
-  list.partitions = kPartitions;
-  list.hash = HashFamily::kMurmur2;
-  for (const auto& k : hot) {
-    hotkey::HotKey hk;
-    hk.key = k;
-    hk.salts =
-        hotkey::plan_salts(k, 8, hotkey::SaltSpace{HashFamily::kMurmur2, kPartitions, "#"}).salts;
-    list.keys.push_back(std::move(hk));
-  }
-  return list;
-}
+using hotkey::bench::kPartitions;
+using hotkey::bench::make_keys;
+using hotkey::bench::make_list;
 
 }  // namespace
 

@@ -189,12 +189,6 @@ TEST(CoordinatorSurge, ReportWithANewHotKeyIsPlannedBeforeTheNextTick) {
   EXPECT_NE(find(h.list(kTopic), "other"), nullptr);
 }
 
-}  // namespace
-}  // namespace hotkey::coordinator::test
-
-namespace hotkey::coordinator::test {
-namespace {
-
 // The first report of each producer after it switched lists is left out of the partition
 // loads (it mixes two lists), and in a surge those reports carry most of the new key's
 // records. The key's records still at its home partition must come from the reports that
@@ -260,12 +254,6 @@ TEST(CoordinatorSurge, HomePartitionIsNotOverloadedWhileProducersSwitchLists) {
   EXPECT_LE(h.list(kTopic).version, 3u);
 }
 
-}  // namespace
-}  // namespace hotkey::coordinator::test
-
-namespace hotkey::coordinator::test {
-namespace {
-
 // A host clock before 1970 (negative milliseconds, a misconfigured VM) crossing into 1970:
 // the window's epochs stay inside their ring (a negative index went out of bounds) and a hot
 // key is still found and listed.
@@ -285,12 +273,6 @@ TEST(CoordinatorSurge, ClockBefore1970KeepsTheWindowInBounds) {
   EXPECT_GE(k->salts.size(), 2u);
 }
 
-}  // namespace
-}  // namespace hotkey::coordinator::test
-
-namespace hotkey::coordinator::test {
-namespace {
-
 // The gap between triggered plans counts triggered plans only: a surge whose first reports
 // arrive just after a regular tick is planned at once, not a quarter tick later.
 TEST(CoordinatorSurge, SurgeRightAfterARegularTickIsPlannedAtOnce) {
@@ -306,12 +288,6 @@ TEST(CoordinatorSurge, SurgeRightAfterARegularTickIsPlannedAtOnce) {
   EXPECT_EQ(h.coord().plan_triggered(), -1) << "held back by the regular tick's plan";
   EXPECT_NE(find(h.list(kTopic), "flash"), nullptr);
 }
-
-}  // namespace
-}  // namespace hotkey::coordinator::test
-
-namespace hotkey::coordinator::test {
-namespace {
 
 // Cold start: a key far above the threshold in a topic's very first reports is listed by the
 // plan those reports trigger (no epoch of waiting); a key just over the threshold waits for

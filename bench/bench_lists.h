@@ -1,0 +1,44 @@
+// Keys and hot-key lists shared by the client benchmarks (client_bench, route_instructions,
+// produce_instructions): the same 64-partition topic and 8 verified salts per hot key, so their
+// figures compare.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hotkey/hotkey_list.h"
+#include "hotkey/partitioner.h"
+#include "hotkey/salt_planner.h"
+
+namespace hotkey::bench {
+
+inline constexpr int32_t kPartitions = 64;
+
+// `n` distinct keys "<prefix><i * 2654435761>" (spread over the hash space).
+inline std::vector<std::string> make_keys(size_t n, const char* prefix) {
+  std::vector<std::string> keys;
+  keys.reserve(n);
+  for (size_t i = 0; i < n; ++i) keys.push_back(prefix + std::to_string(i * 2654435761u));
+  return keys;
+}
+
+// Version 1 of topic "bench" listing `hot`, each with 8 verified murmur2 salts.
+inline HotKeyList make_list(const std::vector<std::string>& hot) {
+  HotKeyList list;
+  list.topic = "bench";
+  list.version = 1;
+  list.partitions = kPartitions;
+  list.hash = HashFamily::kMurmur2;
+  for (const auto& k : hot) {
+    HotKey hk;
+    hk.key = k;
+    hk.salts = plan_salts(k, 8, SaltSpace{HashFamily::kMurmur2, kPartitions, "#"}).salts;
+    list.keys.push_back(std::move(hk));
+  }
+  return list;
+}
+
+}  // namespace hotkey::bench
