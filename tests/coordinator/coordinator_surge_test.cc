@@ -268,8 +268,9 @@ TEST(CoordinatorSurge, ClockBefore1970KeepsTheWindowInBounds) {
     round(h, 4, P, seq, traffic(seq, 2000, {{"hot", 400}}));
   }
   EXPECT_GT(h.clock().now_ms(), 0);
-  const HotKey* k = find(h.list(kTopic), "hot");
-  ASSERT_NE(k, nullptr) << list_to_json(h.list(kTopic));
+  const HotKeyList list = h.list(kTopic);
+  const HotKey* k = find(list, "hot");
+  ASSERT_NE(k, nullptr) << list_to_json(list);
   EXPECT_GE(k->salts.size(), 2u);
 }
 
