@@ -14,6 +14,7 @@
 #include <set>
 #include <shared_mutex>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -670,48 +671,65 @@ struct KafkaCluster::Impl {
     return "cluster/state_offset/" + topic + "/" + std::to_string(p);
   }
 
+  // One message whose delivery report is awaited (delivery_cb fills it): the state write and
+  // a forwarded report. `produced`: rd_kafka_producev's answer (nothing is awaited unless it is
+  // NO_ERROR); `acked`: the report came within `timeout`, with `err` its error.
+  struct Sent {
+    rd_kafka_resp_err_t produced = RD_KAFKA_RESP_ERR_NO_ERROR;
+    bool acked = false;
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    int32_t partition = -1;
+    int64_t offset = -1;
+  };
+  Sent produce_and_wait(const std::string& topic, int32_t partition, std::string_view key,
+                        std::string_view value, const char* header, std::string_view header_value,
+                        std::chrono::milliseconds timeout) {
+    auto delivery = std::make_shared<Delivery>();
+    auto* holder = new std::shared_ptr<Delivery>(delivery);
+    Sent sent;
+    sent.produced = rd_kafka_producev(
+        producer, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+        RD_KAFKA_V_KEY(key.data(), key.size()),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(holder),
+        RD_KAFKA_V_HEADER(header, header_value.data(), static_cast<ssize_t>(header_value.size())),
+        RD_KAFKA_V_END);
+    if (sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      delete holder;
+      return sent;
+    }
+    std::unique_lock lock(delivery->mu);
+    sent.acked = delivery->cv.wait_for(lock, timeout, [&] { return delivery->done; });
+    sent.err = delivery->err;
+    sent.partition = delivery->partition;
+    sent.offset = delivery->offset;
+    return sent;
+  }
+
   // The operator_write hook: the write is acknowledged once Kafka has it (acks=all) and this
   // member applied it.
   CallResult write_state(const OperatorOp& op) {
-    const std::string key = state_record_key(op);
-    const std::string value = encode_state_record(op);
-    auto delivery = std::make_shared<Delivery>();
-    auto* holder = new std::shared_ptr<Delivery>(delivery);
-    rd_kafka_resp_err_t err = rd_kafka_producev(
-        producer, RD_KAFKA_V_TOPIC(cc.state_topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
-        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(holder),
-        RD_KAFKA_V_HEADER(kMemberHeader, advertised_url.data(),
-                          static_cast<ssize_t>(advertised_url.size())),
-        RD_KAFKA_V_END);
+    const Sent sent =
+        produce_and_wait(cc.state_topic, RD_KAFKA_PARTITION_UA, state_record_key(op),
+                         encode_state_record(op), kMemberHeader, advertised_url, kStateAckTimeout);
     CallResult r;
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      delete holder;
+    if (sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR || !sent.acked ||
+        sent.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       r.status = 503;
       r.reason = "state_topic";
-      r.error = std::string("cannot write the state topic: ") + rd_kafka_err2str(err);
-      return r;
-    }
-    {
-      std::unique_lock lock(delivery->mu);
-      if (!delivery->cv.wait_for(lock, kStateAckTimeout, [&] { return delivery->done; })) {
-        r.status = 503;
-        r.reason = "state_topic";
+      if (sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        r.error = std::string("cannot write the state topic: ") + rd_kafka_err2str(sent.produced);
+      } else if (!sent.acked) {
         r.error =
             "the state topic did not acknowledge the write in time; it may still apply: "
             "retry the call (writes are idempotent)";
-        return r;
+      } else {
+        r.error = std::string("the state topic refused the write: ") + rd_kafka_err2str(sent.err);
       }
-      if (delivery->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        r.status = 503;
-        r.reason = "state_topic";
-        r.error =
-            std::string("the state topic refused the write: ") + rd_kafka_err2str(delivery->err);
-        return r;
-      }
+      return r;
     }
     // Acknowledged. Answer once this member applied it, so a read that follows sees it.
-    const std::pair<int32_t, int64_t> at{delivery->partition, delivery->offset};
+    const std::pair<int32_t, int64_t> at{sent.partition, sent.offset};
     std::unique_lock lock(state_mu);
     const bool applied = state_cv.wait_for(lock, kStateApplyTimeout,
                                            [&] { return state_next[at.first] > at.second; });
@@ -832,36 +850,23 @@ struct KafkaCluster::Impl {
   // in the topic's partition), and acknowledged once Kafka has it.
   std::optional<CallResult> forward_report(const Report& r) {
     if (owns(r.topic)) return std::nullopt;
-    const std::string value = encode_report_binary(r);
-    auto delivery = std::make_shared<Delivery>();
-    auto* holder = new std::shared_ptr<Delivery>(delivery);
-    rd_kafka_resp_err_t err = rd_kafka_producev(
-        producer, RD_KAFKA_V_TOPIC(cc.reports_topic.c_str()),
-        RD_KAFKA_V_PARTITION(partition_of(r.topic)), RD_KAFKA_V_KEY(r.topic.data(), r.topic.size()),
-        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(holder),
-        RD_KAFKA_V_HEADER(kReportVersionHeader, "1", 1), RD_KAFKA_V_END);
+    const Sent sent =
+        produce_and_wait(cc.reports_topic, partition_of(r.topic), r.topic, encode_report_binary(r),
+                         kReportVersionHeader, "1", kReportAckTimeout);
     CallResult res;
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      delete holder;
+    if (sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR || !sent.acked ||
+        sent.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       res.status = 503;
       res.reason = "reports_topic";
-      res.error =
-          std::string("cannot forward the report to the reports topic: ") + rd_kafka_err2str(err);
-      return res;
-    }
-    std::unique_lock lock(delivery->mu);
-    if (!delivery->cv.wait_for(lock, kReportAckTimeout, [&] { return delivery->done; })) {
-      res.status = 503;
-      res.reason = "reports_topic";
-      res.error = "the reports topic did not acknowledge the forwarded report in time";
-      return res;
-    }
-    if (delivery->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      res.status = 503;
-      res.reason = "reports_topic";
-      res.error = std::string("the reports topic refused the forwarded report: ") +
-                  rd_kafka_err2str(delivery->err);
+      if (sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        res.error = std::string("cannot forward the report to the reports topic: ") +
+                    rd_kafka_err2str(sent.produced);
+      } else if (!sent.acked) {
+        res.error = "the reports topic did not acknowledge the forwarded report in time";
+      } else {
+        res.error = std::string("the reports topic refused the forwarded report: ") +
+                    rd_kafka_err2str(sent.err);
+      }
       return res;
     }
     reports_forwarded.fetch_add(1);
