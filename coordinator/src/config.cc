@@ -112,43 +112,21 @@ std::string unknown_setting(const std::string& where, const std::string& name) {
   return msg + " (hotkey-coordinator --help-config lists every setting)";
 }
 
+// The table row of a config-file setting at the top level (topic == false) or under defaults /
+// topics.<name> (topic == true); nullptr when there is none.
+const SettingInfo* find_setting(std::string_view name, bool topic) {
+  for (const SettingInfo& s : config_settings()) {
+    if (name == s.name && (std::string_view(s.section) == "topic") == topic) return &s;
+  }
+  return nullptr;
+}
+
 void apply_topic_settings(TopicSettings& s, const json& j, const std::string& where) {
   if (!j.is_object()) fail("config: '" + where + "' must be an object");
   for (const auto& [name, v] : j.items()) {
-    const std::string path = where + "." + name;
-    if (name == "hot_fraction") {
-      s.hot_fraction = get_number<double>(v, path);
-    } else if (name == "min_rate") {
-      s.min_rate = get_number<double>(v, path);
-    } else if (name == "cold_fraction") {
-      s.cold_fraction = get_number<double>(v, path);
-    } else if (name == "hold_ms") {
-      s.hold_ms = get_number<int64_t>(v, path);
-    } else if (name == "balance_target") {
-      s.balance_target = get_number<double>(v, path);
-    } else if (name == "balance_min_fraction") {
-      s.balance_min_fraction = get_number<double>(v, path);
-    } else if (name == "churn_tolerance") {
-      s.churn_tolerance = get_number<double>(v, path);
-    } else if (name == "max_hot_keys") {
-      s.max_hot_keys = get_number<uint32_t>(v, path);
-    } else if (name == "min_salts") {
-      s.min_salts = get_number<uint32_t>(v, path);
-    } else if (name == "max_salts") {
-      s.max_salts = get_number<uint32_t>(v, path);
-    } else if (name == "salt_share") {
-      s.salt_share = get_number<double>(v, path);
-    } else if (name == "salt_search_limit") {
-      s.salt_search_limit = get_number<uint32_t>(v, path);
-    } else if (name == "hash") {
-      auto family = parse_hash_family(get_string(v, path));
-      if (!family) fail("config: '" + path + "' must be murmur2, crc32 or fnv1a");
-      s.hash = *family;
-    } else if (name == "separator") {
-      s.separator = get_string(v, path);
-    } else {
-      fail(unknown_setting(where, name));
-    }
+    const SettingInfo* setting = find_setting(name, true);
+    if (setting == nullptr) fail(unknown_setting(where, name));
+    setting->apply_topic(s, v, where + "." + name);
   }
   try {
     s.validate();
@@ -242,88 +220,351 @@ void check_readable(const std::string& path, const std::string& setting) {
 
 }  // namespace
 
-#define HK_GET(field) [](const CoordinatorConfig& c) { return static_cast<double>(c.field); }
-#define HK_TOPIC(field) [](const TopicSettings& t) { return static_cast<double>(t.field); }
-constexpr double kInf = std::numeric_limits<double>::infinity();
+namespace {
 
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.15g", v);
+  return buf;
+}
+
+template <typename T>
+void apply_value(T& into, const json& v, const std::string& path) {
+  into = get_number<T>(v, path);
+}
+
+template <auto M>
+double get_member(const CoordinatorConfig& c) {
+  return static_cast<double>(c.*M);
+}
+template <auto M>
+void apply_member(CoordinatorConfig& c, const json& v, const std::string& path) {
+  apply_value(c.*M, v, path);
+}
+template <auto M>
+double get_limit(const CoordinatorConfig& c) {
+  return static_cast<double>(c.limits.*M);
+}
+template <auto M>
+void apply_limit(CoordinatorConfig& c, const json& v, const std::string& path) {
+  apply_value(c.limits.*M, v, path);
+}
+template <auto M>
+double get_topic_member(const TopicSettings& t) {
+  return static_cast<double>(t.*M);
+}
+template <auto M>
+void apply_topic_member(TopicSettings& t, const json& v, const std::string& path) {
+  apply_value(t.*M, v, path);
+}
+template <auto M>
+void apply_string(CoordinatorConfig& c, const json& v, const std::string& path) {
+  c.*M = get_string(v, path);
+}
+
+void apply_listen(CoordinatorConfig& c, const json& v, const std::string& path) {
+  parse_listen(c, get_string(v, path));
+}
+void apply_operator_tokens(CoordinatorConfig& c, const json& v, const std::string&) {
+  if (!v.is_object()) fail("config: 'operator_tokens' must be an object of name: token");
+  for (const auto& [who, tok] : v.items()) {
+    add_operator_token(c, who + "=" + get_string(tok, "operator_tokens." + who));
+  }
+}
+void apply_metrics_require_token(CoordinatorConfig& c, const json& v, const std::string&) {
+  if (!v.is_boolean()) fail("config: 'metrics_require_token' must be true or false");
+  c.metrics_require_token = v.get<bool>();
+}
+void apply_kafka(CoordinatorConfig& c, const json& v, const std::string&) {
+  apply_cluster_json(c.cluster, v);
+}
+void apply_hash(TopicSettings& s, const json& v, const std::string& path) {
+  auto family = parse_hash_family(get_string(v, path));
+  if (!family) fail("config: '" + path + "' must be murmur2, crc32 or fnv1a");
+  s.hash = *family;
+}
+void apply_separator(TopicSettings& s, const json& v, const std::string& path) {
+  s.separator = get_string(v, path);
+}
+
+// Table rows. A numeric setting's default is printed from the struct's own default, so the
+// table, --help-config and the docs cannot drift from the code.
+template <auto M>
+SettingInfo numeric(const char* name, const char* section, double lo, double hi, bool lo_open,
+                    const char* doc) {
+  SettingInfo s{};
+  s.name = name;
+  s.section = section;
+  s.default_value = number_text(static_cast<double>(CoordinatorConfig{}.*M));
+  s.lo = lo;
+  s.hi = hi;
+  s.lo_open = lo_open;
+  s.get = &get_member<M>;
+  s.apply = &apply_member<M>;
+  s.doc = doc;
+  return s;
+}
+template <auto M>
+SettingInfo limit(const char* name, const char* section, double lo, double hi, bool lo_open,
+                  const char* doc) {
+  SettingInfo s{};
+  s.name = name;
+  s.section = section;
+  s.default_value = number_text(static_cast<double>(ReportLimits{}.*M));
+  s.lo = lo;
+  s.hi = hi;
+  s.lo_open = lo_open;
+  s.get = &get_limit<M>;
+  s.apply = &apply_limit<M>;
+  s.doc = doc;
+  return s;
+}
+template <auto M>
+SettingInfo topic_numeric(const char* name, double lo, double hi, bool lo_open, const char* doc) {
+  SettingInfo s{};
+  s.name = name;
+  s.section = "topic";
+  s.default_value = number_text(static_cast<double>(TopicSettings{}.*M));
+  s.lo = lo;
+  s.hi = hi;
+  s.lo_open = lo_open;
+  s.get_topic = &get_topic_member<M>;
+  s.apply_topic = &apply_topic_member<M>;
+  s.doc = doc;
+  return s;
+}
+SettingInfo form(const char* name, const char* section, const char* default_value,
+                 const char* accepted,
+                 void (*apply)(CoordinatorConfig&, const json&, const std::string&),
+                 const char* doc) {
+  SettingInfo s{};
+  s.name = name;
+  s.section = section;
+  s.default_value = default_value;
+  s.form = accepted;
+  s.apply = apply;
+  s.doc = doc;
+  return s;
+}
+SettingInfo form_topic(const char* name, const char* default_value, const char* accepted,
+                       void (*apply)(TopicSettings&, const json&, const std::string&),
+                       const char* doc) {
+  SettingInfo s{};
+  s.name = name;
+  s.section = "topic";
+  s.default_value = default_value;
+  s.form = accepted;
+  s.apply_topic = apply;
+  s.doc = doc;
+  return s;
+}
+
+}  // namespace
+
+// Every config-file setting, in the order --help-config and docs/CONFIGURATION.md list them.
 const std::vector<SettingInfo>& config_settings() {
   static const std::vector<SettingInfo> all = {
-      {"listen", "service", "\"127.0.0.1:8470\"", "HOST:PORT, port 0..65535"},
-      {"data_dir", "service", "—", "a directory path (required here or as --data)"},
-      {"operator_tokens", "service", "{}", "{\"name\": \"token\"}, tokens >= 8 bytes"},
-      {"producer_token", "service", "\"\"", "a token"},
-      {"metrics_require_token", "service", "false", "true or false"},
-      {"operator_tokens_file", "service", "\"\"", "a file path (mode 0600 or 0640)"},
-      {"producer_token_file", "service", "\"\"", "a file path (mode 0600 or 0640)"},
-      {"tls_cert_file", "service", "\"\"", "a PEM file path"},
-      {"tls_key_file", "service", "\"\"", "a PEM file path"},
-      {"tls_client_ca_file", "service", "\"\"", "a PEM file path"},
-      {"kafka", "service", "—", "an object of cluster-mode settings (see Cluster mode)"},
-      {"http_threads", "service", "16", nullptr, 2, 10000, false, HK_GET(http_threads)},
-      {"max_waiters", "service", "512", nullptr, 1, 100000, false, HK_GET(max_waiters)},
-      {"max_wait_ms", "service", "60000", nullptr, 1, 3600000, false, HK_GET(max_wait_ms)},
-      {"max_body_bytes", "service", "8388608", nullptr, 1024, 1073741824, false,
-       HK_GET(max_body_bytes)},
-      {"keep_alive_max_count", "service", "1000", nullptr, 1, 1000000, false,
-       HK_GET(keep_alive_max_count)},
-      {"keep_alive_timeout_s", "service", "10", nullptr, 1, 3600, false,
-       HK_GET(keep_alive_timeout_s)},
-      {"max_connections", "service", "0", nullptr, 0, 1000000, false, HK_GET(max_connections)},
-      {"max_connections_per_client", "service", "0", nullptr, 0, 1000000, false,
-       HK_GET(max_connections_per_client)},
-      {"read_timeout_s", "service", "5", nullptr, 1, 3600, false, HK_GET(read_timeout_s)},
-      {"write_timeout_s", "service", "5", nullptr, 1, 3600, false, HK_GET(write_timeout_s)},
-      {"request_timeout_s", "service", "30", nullptr, 1, 86400, false, HK_GET(request_timeout_s)},
-      {"report_rate_per_client", "service", "0", nullptr, 0, 1000000, false,
-       HK_GET(report_rate_per_client)},
-      {"report_burst_per_client", "service", "100", nullptr, 1, 1000000, false,
-       HK_GET(report_burst_per_client)},
-      {"operator_rate_per_client", "service", "0", nullptr, 0, 1000000, false,
-       HK_GET(operator_rate_per_client)},
-      {"operator_burst_per_client", "service", "100", nullptr, 1, 1000000, false,
-       HK_GET(operator_burst_per_client)},
-      {"rate_limit_max_clients", "service", "100000", nullptr, 1, 10000000, false,
-       HK_GET(rate_limit_max_clients)},
-      {"max_items", "service", "65536", nullptr, 1, 1048576, false, HK_GET(limits.max_items)},
-      {"max_key_bytes", "service", "4096", nullptr, 1, 65536, false, HK_GET(limits.max_key_bytes)},
-      {"max_partitions", "service", "100000", nullptr, 1, 100000, false,
-       HK_GET(limits.max_partitions)},
-      {"max_topics", "service", "10000", nullptr, 1, 1000000, false, HK_GET(max_topics)},
-      {"max_tracked_partitions", "service", "1000000", nullptr, 1, 1000000000, false,
-       HK_GET(max_tracked_partitions)},
-      {"audit_max_limit", "service", "1000", nullptr, 1, 100000, false, HK_GET(audit_max_limit)},
-      {"epoch_ms", "window", "1000", nullptr, 10, 3600000, false, HK_GET(epoch_ms)},
-      {"window_epochs", "window", "10", nullptr, 1, 3600, false, HK_GET(window_epochs)},
-      {"sketch_capacity", "window", "4096", nullptr, 16, 1048576, false, HK_GET(sketch_capacity)},
-      {"producer_timeout_ms", "window", "30000", nullptr, 1, 86400000, false,
-       HK_GET(producer_timeout_ms)},
-      {"plan_interval_ms", "window", "1000", nullptr, 10, 3600000, false, HK_GET(plan_interval_ms)},
-      {"warmup_ms", "window", "5000", nullptr, 0, 86400000, false, HK_GET(warmup_ms)},
-      {"topic_idle_ttl_ms", "window", "86400000", nullptr, 0, 31536000000.0, false,
-       HK_GET(topic_idle_ttl_ms)},
-      {"hot_fraction", "topic", "0.5", nullptr, 0, 1000, true, nullptr, HK_TOPIC(hot_fraction)},
-      {"min_rate", "topic", "10", nullptr, 0, 1e12, false, nullptr, HK_TOPIC(min_rate)},
-      {"cold_fraction", "topic", "0.25", nullptr, 0, 1000, true, nullptr, HK_TOPIC(cold_fraction)},
-      {"hold_ms", "topic", "30000", nullptr, 0, 86400000, false, nullptr, HK_TOPIC(hold_ms)},
-      {"balance_target", "topic", "1.03", nullptr, 1, 1000, false, nullptr,
-       HK_TOPIC(balance_target)},
-      {"balance_min_fraction", "topic", "0.02", nullptr, 0, 1000, false, nullptr,
-       HK_TOPIC(balance_min_fraction)},
-      {"churn_tolerance", "topic", "0.02", nullptr, 0, 1000, false, nullptr,
-       HK_TOPIC(churn_tolerance)},
-      {"max_hot_keys", "topic", "64", nullptr, 1, 100000, false, nullptr, HK_TOPIC(max_hot_keys)},
-      {"min_salts", "topic", "2", nullptr, 1, 100000, false, nullptr, HK_TOPIC(min_salts)},
-      {"max_salts", "topic", "256", nullptr, 1, 100000, false, nullptr, HK_TOPIC(max_salts)},
-      {"salt_share", "topic", "0.05", nullptr, 0, 1000, true, nullptr, HK_TOPIC(salt_share)},
-      {"salt_search_limit", "topic", "65536", nullptr, 1, 4294967295.0, false, nullptr,
-       HK_TOPIC(salt_search_limit)},
-      {"hash", "topic", "—", "murmur2, crc32 or fnv1a"},
-      {"separator", "topic", "—", "1-8 bytes, no decimal digit"},
-  };
+      form("listen", "service", "\"127.0.0.1:8470\"", "HOST:PORT, port 0..65535", apply_listen,
+           "as `--listen`"),
+      form("data_dir", "service", "—", "a directory path (required here or as --data)",
+           apply_string<&CoordinatorConfig::data_dir>, "as `--data`"),
+      form("operator_tokens", "service", "{}", "{\"name\": \"token\"}, tokens >= 8 bytes",
+           apply_operator_tokens,
+           "`{\"name\": \"token\"}`; the name goes into the audit log, tokens are never "
+           "logged; these add to the tokens of the flags, env and token file"),
+      form("producer_token", "service", "\"\"", "a token",
+           apply_string<&CoordinatorConfig::producer_token>, "as `--producer-token`"),
+      form("metrics_require_token", "service", "false", "true or false",
+           apply_metrics_require_token,
+           "`true`: `GET /metrics` needs `Authorization: Bearer` with the producer token or "
+           "an operator token (401 otherwise; with neither configured nobody can scrape). "
+           "The default leaves it open: it shows topic names and rates, which the `/v1` "
+           "reads protect when a producer token is set (docs/SECURITY.md)."),
+      form("operator_tokens_file", "service", "\"\"", "a file path (mode 0600 or 0640)",
+           apply_string<&CoordinatorConfig::operator_tokens_file>,
+           "as `--operator-token-file` (its tokens are added to `operator_tokens`)"),
+      form("producer_token_file", "service", "\"\"", "a file path (mode 0600 or 0640)",
+           apply_string<&CoordinatorConfig::producer_token_file>, "as `--producer-token-file`"),
+      form("tls_cert_file", "service", "\"\"", "a PEM file path",
+           apply_string<&CoordinatorConfig::tls_cert_file>,
+           "as `--tls-cert`; with `tls_key_file` the coordinator serves HTTPS only (TLS "
+           "1.2+), never plain HTTP on the same port"),
+      form("tls_key_file", "service", "\"\"", "a PEM file path",
+           apply_string<&CoordinatorConfig::tls_key_file>, "as `--tls-key`"),
+      form("tls_client_ca_file", "service", "\"\"", "a PEM file path",
+           apply_string<&CoordinatorConfig::tls_client_ca_file>,
+           "as `--tls-client-ca` (mutual TLS)"),
+      form("kafka", "service", "—", "an object of cluster-mode settings (see Cluster mode)",
+           apply_kafka,
+           "cluster mode: the `kafka` settings in \"Cluster mode\" below; absent: "
+           "single-node HTTP mode"),
+      numeric<&CoordinatorConfig::http_threads>(
+          "http_threads", "service", 2, 10000, false,
+          "HTTP workers for everything except parked long-polls. Each keep-alive "
+          "connection holds a worker while open, so size it for concurrent reporting "
+          "connections."),
+      numeric<&CoordinatorConfig::max_waiters>(
+          "max_waiters", "service", 1, 100000, false,
+          "long-polls that may be parked at once; one more answers `503` + `Retry-After: "
+          "1`. The worker pool is `http_threads + max_waiters` threads."),
+      numeric<&CoordinatorConfig::max_wait_ms>("max_wait_ms", "service", 1, 3600000, false,
+                                               "cap on a long-poll's `wait_ms`"),
+      numeric<&CoordinatorConfig::max_body_bytes>("max_body_bytes", "service", 1024, 1073741824,
+                                                  false, "larger request bodies get `413`"),
+      numeric<&CoordinatorConfig::keep_alive_max_count>("keep_alive_max_count", "service", 1,
+                                                        1000000, false,
+                                                        "requests per keep-alive connection"),
+      numeric<&CoordinatorConfig::keep_alive_timeout_s>(
+          "keep_alive_timeout_s", "service", 1, 3600, false, "idle keep-alive connection timeout"),
+      numeric<&CoordinatorConfig::max_connections>(
+          "max_connections", "service", 0, 1000000, false,
+          "connections served or queued at once; `0` means the worker pool size, "
+          "`http_threads + max_waiters`. One more is answered `503` + `Retry-After: 1` + "
+          "`Connection: close` at once by a separate overflow pool instead of waiting for "
+          "a worker."),
+      numeric<&CoordinatorConfig::max_connections_per_client>(
+          "max_connections_per_client", "service", 0, 1000000, false,
+          "connections at once from one client address (`0`: no limit); more are answered "
+          "like `max_connections`. Producers behind one NAT or proxy share an address: "
+          "allow one connection per producer plus one per long-poll subscriber."),
+      numeric<&CoordinatorConfig::read_timeout_s>("read_timeout_s", "service", 1, 3600, false,
+                                                  "one socket read may wait this long (1..3600)"),
+      numeric<&CoordinatorConfig::write_timeout_s>("write_timeout_s", "service", 1, 3600, false,
+                                                   "one socket write may wait this long (1..3600)"),
+      numeric<&CoordinatorConfig::request_timeout_s>(
+          "request_timeout_s", "service", 1, 86400, false,
+          "longest stretch a connection may spend outside a request handler: waiting in "
+          "the queue, idle between requests, sending its request headers and body, reading "
+          "the answer (1..86400). Then it is closed (`hotkey_http_connections_cut_total`). "
+          "A parked long-poll is inside its handler and is not cut. This is what bounds "
+          "slow-loris clients, which stay under `read_timeout_s` by sending a byte at a "
+          "time."),
+      numeric<&CoordinatorConfig::report_rate_per_client>(
+          "report_rate_per_client", "service", 0, 1000000, false,
+          "`POST /v1/reports` per second per client address (token bucket; `0`: no limit). "
+          "Over it: `429` + `Retry-After`."),
+      numeric<&CoordinatorConfig::report_burst_per_client>(
+          "report_burst_per_client", "service", 1, 1000000, false,
+          "bucket size for `report_rate_per_client`"),
+      numeric<&CoordinatorConfig::operator_rate_per_client>(
+          "operator_rate_per_client", "service", 0, 1000000, false,
+          "operator writes (`POST`/`DELETE` of pins and denies) per second per client "
+          "address (`0`: no limit); counted before the token is checked, so it also slows "
+          "token guessing."),
+      numeric<&CoordinatorConfig::operator_burst_per_client>(
+          "operator_burst_per_client", "service", 1, 1000000, false,
+          "bucket size for `operator_rate_per_client`"),
+      numeric<&CoordinatorConfig::rate_limit_max_clients>(
+          "rate_limit_max_clients", "service", 1, 10000000, false,
+          "client addresses whose buckets are kept; the least recently seen is dropped "
+          "first (it starts again with a full bucket)"),
+      limit<&ReportLimits::max_items>("max_items", "service", 1, 1048576, false,
+                                      "sketch items per report; more → `413`"),
+      limit<&ReportLimits::max_key_bytes>("max_key_bytes", "service", 1, 65536, false,
+                                          "bytes per key"),
+      limit<&ReportLimits::max_partitions>("max_partitions", "service", 1, 100000, false,
+                                           "largest partition count accepted"),
+      numeric<&CoordinatorConfig::max_topics>(
+          "max_topics", "service", 1, 1000000, false,
+          "topics tracked; a report for one more → `429` (idle topics expire, see "
+          "`topic_idle_ttl_ms`; operators free a slot with `DELETE /v1/topics/{t}`)"),
+      numeric<&CoordinatorConfig::max_tracked_partitions>(
+          "max_tracked_partitions", "service", 1, 1000000000, false,
+          "sum of partition counts over tracked topics (per-partition state is kept per "
+          "topic and window epoch; sizing in OPERATIONS.md): a report for a new topic, or "
+          "one growing a topic's partition count, beyond it → `429` with reason "
+          "`too_many_partitions`"),
+      numeric<&CoordinatorConfig::audit_max_limit>("audit_max_limit", "service", 1, 100000, false,
+                                                   "largest `limit` of `GET /v1/audit`"),
+      numeric<&CoordinatorConfig::epoch_ms>(
+          "epoch_ms", "window", 10, 3600000, false,
+          "epoch length; reports are merged into the epoch they arrive in"),
+      numeric<&CoordinatorConfig::window_epochs>(
+          "window_epochs", "window", 1, 3600, false,
+          "epochs in the sliding window (window = `epoch_ms × window_epochs`)"),
+      numeric<&CoordinatorConfig::sketch_capacity>(
+          "sketch_capacity", "window", 16, 1048576, false,
+          "capacity k of each epoch's merged Space-Saving summary (error ≤ N/k). Memory "
+          "per topic is at most about `window_epochs × k × (key bytes + ~80 B)`, "
+          "independent of the producer count."),
+      numeric<&CoordinatorConfig::producer_timeout_ms>(
+          "producer_timeout_ms", "window", 1, 86400000, false,
+          "producers silent this long are forgotten (rate, partition count, dedup state)"),
+      numeric<&CoordinatorConfig::plan_interval_ms>(
+          "plan_interval_ms", "window", 10, 3600000, false,
+          "how often detection and planning run; a report that shows an unlisted key at "
+          "twice the hot threshold also plans its topic at once, at most every "
+          "`plan_interval_ms / 4`"),
+      numeric<&CoordinatorConfig::warmup_ms>(
+          "warmup_ms", "window", 0, 86400000, false,
+          "after a start, detection neither adds nor drops keys until a topic has had "
+          "reports this long (persisted lists keep being served while the window refills); "
+          "a key at twice the hot threshold in the latest reports (and at least 16 "
+          "records) is listed from the topic's first report on"),
+      numeric<&CoordinatorConfig::topic_idle_ttl_ms>(
+          "topic_idle_ttl_ms", "window", 0, 31536000000.0, false,
+          "a topic with no accepted report, no pin, no deny and no operator change for "
+          "this long is dropped from memory and store (list, metadata, metric series, its "
+          "`max_topics` slot; log line `topic_expired`); its version counter is kept, so a "
+          "topic of that name that returns publishes above every version it had. `0`: "
+          "topics never expire. Not applied in cluster mode"),
+      topic_numeric<&TopicSettings::hot_fraction>(
+          "hot_fraction", 0, 1000, true,
+          "a key enters when its guaranteed window share ≥ `hot_fraction / partitions` (or "
+          "its share of the latest reports ≥ twice that: a surge is listed without waiting "
+          "for the window) …"),
+      topic_numeric<&TopicSettings::min_rate>("min_rate", 0, 1e12, false,
+                                              "… and its fleet-wide rate ≥ this many messages/s"),
+      topic_numeric<&TopicSettings::cold_fraction>(
+          "cold_fraction", 0, 1000, true,
+          "a listed key leaves after its share stayed below `min(cold_fraction / "
+          "partitions, entry share / 2)` … (must be ≤ `hot_fraction`)"),
+      topic_numeric<&TopicSettings::hold_ms>("hold_ms", 0, 86400000, false,
+                                             "… for this long (hysteresis)"),
+      topic_numeric<&TopicSettings::balance_target>(
+          "balance_target", 1, 1000, false,
+          "balance-driven selection adds keys while the predicted max/avg partition load "
+          "exceeds this"),
+      topic_numeric<&TopicSettings::balance_min_fraction>(
+          "balance_min_fraction", 0, 1000, false,
+          "smallest share (× 1/partitions) a key needs to be added for balance"),
+      topic_numeric<&TopicSettings::churn_tolerance>(
+          "churn_tolerance", 0, 1000, false,
+          "with unchanged keys, a re-planned table is published only when the published "
+          "one predicts a max/avg worse by more than this (and above `balance_target`)"),
+      topic_numeric<&TopicSettings::max_hot_keys>(
+          "max_hot_keys", 1, 100000, false,
+          "keys per topic list, pins included: a pin beyond it is refused (`409`, reason "
+          "`too_many_pins`); detected keys get the room pins leave"),
+      topic_numeric<&TopicSettings::min_salts>("min_salts", 1, 100000, false,
+                                               "fewest salts a listed key gets"),
+      topic_numeric<&TopicSettings::max_salts>(
+          "max_salts", 1, 100000, false,
+          "most salts a listed key gets (never more than the partition count)"),
+      topic_numeric<&TopicSettings::salt_share>(
+          "salt_share", 0, 1000, true,
+          "salts = `ceil(share × partitions / salt_share)` clamped to `[min_salts, "
+          "max_salts]`; water-filling drops salts it does not need"),
+      topic_numeric<&TopicSettings::salt_search_limit>(
+          "salt_search_limit", 1, 4294967295.0, false,
+          "salts `0 … limit-1` are tried when building verified tables"),
+      form_topic("hash", "—", "murmur2, crc32 or fnv1a", apply_hash,
+                 "fix the topic's partitioner family (`murmur2`, `crc32`, `fnv1a`); reports "
+                 "naming another get `409`. Unset: the first report's family is adopted and later "
+                 "reports must match it. Set, it holds from the first answer: the version-0 list "
+                 "of `GET /v1/hotkeys` (before any report) and every list carry it. Producers "
+                 "must use the same family (the client's `hotkey.hash` or librdkafka's "
+                 "`partitioner`)."),
+      form_topic("separator", "—", "1-8 bytes, no decimal digit", apply_separator,
+                 "fix the salted-key separator (1–8 bytes, no digits). Unset: the first report's. "
+                 "Set, every list (the version-0 one included) carries it, and the client salts "
+                 "with the separator of the list it receives, so producers need no setting of "
+                 "their own. A report naming another separator is still accepted (the separator "
+                 "does not change what a report counts; a client that has not received its first "
+                 "list yet reports the default `#`), unlike a report in another hash family. `GET "
+                 "/v1/topics/{t}` shows the effective hash, separator and settings (`settings`).")};
   return all;
 }
-#undef HK_GET
-#undef HK_TOPIC
 
 std::string SettingInfo::range() const {
   if (form != nullptr) return form;
@@ -413,90 +654,6 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
   for (const auto& [name, v] : j.items()) {
     if (name == "defaults") {
       continue;
-    } else if (name == "listen") {
-      parse_listen(c, get_string(v, name));
-    } else if (name == "data_dir") {
-      c.data_dir = get_string(v, name);
-    } else if (name == "http_threads") {
-      c.http_threads = get_number<uint32_t>(v, name);
-    } else if (name == "max_waiters") {
-      c.max_waiters = get_number<uint32_t>(v, name);
-    } else if (name == "max_wait_ms") {
-      c.max_wait_ms = get_number<uint32_t>(v, name);
-    } else if (name == "max_body_bytes") {
-      c.max_body_bytes = get_number<size_t>(v, name);
-    } else if (name == "keep_alive_max_count") {
-      c.keep_alive_max_count = get_number<uint32_t>(v, name);
-    } else if (name == "keep_alive_timeout_s") {
-      c.keep_alive_timeout_s = get_number<uint32_t>(v, name);
-    } else if (name == "max_items") {
-      c.limits.max_items = get_number<uint32_t>(v, name);
-    } else if (name == "max_key_bytes") {
-      c.limits.max_key_bytes = get_number<uint32_t>(v, name);
-    } else if (name == "max_partitions") {
-      c.limits.max_partitions = get_number<int32_t>(v, name);
-    } else if (name == "epoch_ms") {
-      c.epoch_ms = get_number<uint32_t>(v, name);
-    } else if (name == "window_epochs") {
-      c.window_epochs = get_number<uint32_t>(v, name);
-    } else if (name == "sketch_capacity") {
-      c.sketch_capacity = get_number<uint32_t>(v, name);
-    } else if (name == "producer_timeout_ms") {
-      c.producer_timeout_ms = get_number<int64_t>(v, name);
-    } else if (name == "warmup_ms") {
-      c.warmup_ms = get_number<int64_t>(v, name);
-    } else if (name == "plan_interval_ms") {
-      c.plan_interval_ms = get_number<uint32_t>(v, name);
-    } else if (name == "max_topics") {
-      c.max_topics = get_number<uint32_t>(v, name);
-    } else if (name == "max_tracked_partitions") {
-      c.max_tracked_partitions = get_number<uint64_t>(v, name);
-    } else if (name == "topic_idle_ttl_ms") {
-      c.topic_idle_ttl_ms = get_number<int64_t>(v, name);
-    } else if (name == "audit_max_limit") {
-      c.audit_max_limit = get_number<uint32_t>(v, name);
-    } else if (name == "operator_tokens") {
-      if (!v.is_object()) fail("config: 'operator_tokens' must be an object of name: token");
-      for (const auto& [who, tok] : v.items()) {
-        add_operator_token(c, who + "=" + get_string(tok, "operator_tokens." + who));
-      }
-    } else if (name == "producer_token") {
-      c.producer_token = get_string(v, name);
-    } else if (name == "operator_tokens_file") {
-      c.operator_tokens_file = get_string(v, name);
-    } else if (name == "producer_token_file") {
-      c.producer_token_file = get_string(v, name);
-    } else if (name == "tls_cert_file") {
-      c.tls_cert_file = get_string(v, name);
-    } else if (name == "tls_key_file") {
-      c.tls_key_file = get_string(v, name);
-    } else if (name == "tls_client_ca_file") {
-      c.tls_client_ca_file = get_string(v, name);
-    } else if (name == "report_rate_per_client") {
-      c.report_rate_per_client = get_number<double>(v, name);
-    } else if (name == "report_burst_per_client") {
-      c.report_burst_per_client = get_number<uint32_t>(v, name);
-    } else if (name == "operator_rate_per_client") {
-      c.operator_rate_per_client = get_number<double>(v, name);
-    } else if (name == "operator_burst_per_client") {
-      c.operator_burst_per_client = get_number<uint32_t>(v, name);
-    } else if (name == "rate_limit_max_clients") {
-      c.rate_limit_max_clients = get_number<uint32_t>(v, name);
-    } else if (name == "metrics_require_token") {
-      if (!v.is_boolean()) fail("config: 'metrics_require_token' must be true or false");
-      c.metrics_require_token = v.get<bool>();
-    } else if (name == "max_connections") {
-      c.max_connections = get_number<uint32_t>(v, name);
-    } else if (name == "max_connections_per_client") {
-      c.max_connections_per_client = get_number<uint32_t>(v, name);
-    } else if (name == "read_timeout_s") {
-      c.read_timeout_s = get_number<uint32_t>(v, name);
-    } else if (name == "write_timeout_s") {
-      c.write_timeout_s = get_number<uint32_t>(v, name);
-    } else if (name == "request_timeout_s") {
-      c.request_timeout_s = get_number<uint32_t>(v, name);
-    } else if (name == "kafka") {
-      apply_cluster_json(c.cluster, v);
     } else if (name == "topics") {
       if (!v.is_object()) fail("config: 'topics' must be an object of topic: settings");
       for (const auto& [topic, sv] : v.items()) {
@@ -505,6 +662,8 @@ void apply_config_json(CoordinatorConfig& c, std::string_view text) {
         apply_topic_settings(s, sv, "topics." + topic);
         c.topic_overrides[topic] = s;
       }
+    } else if (const SettingInfo* setting = find_setting(name, false)) {
+      setting->apply(c, v, name);
     } else {
       fail(unknown_setting("", name));
     }
@@ -571,8 +730,9 @@ std::string usage_text() {
          "                         env HOTKEY_TLS_CLIENT_CA)\n"
          "  --help                 this text\n"
          "  --help-config          every config-file setting with its default and range\n"
+         "  --print-config-docs    the setting tables of docs/CONFIGURATION.md (Markdown)\n"
          "\n" +
-         std::string(cluster_usage_text());
+         cluster_usage_text();
 }
 
 std::string config_help_text() {
@@ -590,11 +750,51 @@ std::string config_help_text() {
                               : "\nDetection and planning (under defaults or topics.<topic>):\n";
     }
     char line[256];
-    std::snprintf(line, sizeof(line), "  %-28s default %-20s %s\n", s.name, s.default_value,
+    std::snprintf(line, sizeof(line), "  %-28s default %-20s %s\n", s.name, s.default_value.c_str(),
                   s.range().c_str());
     out += line;
   }
   return out;
+}
+
+namespace {
+
+std::string settings_table(std::string_view section) {
+  std::string out =
+      "| setting | default | range | meaning |\n"
+      "|---|---|---|---|\n";
+  for (const SettingInfo& s : config_settings()) {
+    if (section != s.section) continue;
+    const std::string shown =
+        s.default_value == "—" ? s.default_value : "`" + s.default_value + "`";
+    out +=
+        "| `" + std::string(s.name) + "` | " + shown + " | " + s.range() + " | " + s.doc + " |\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string config_docs_markdown() {
+  return "<!-- BEGIN GENERATED: settings (hotkey-coordinator --print-config-docs) -->\n"
+         "### Service\n"
+         "\n" +
+         settings_table("service") +
+         "\n"
+         "### Aggregation window\n"
+         "\n" +
+         settings_table("window") +
+         "\n"
+         "### Detection and planning (`defaults`, and per topic under `topics`)\n"
+         "\n"
+         "Every setting below can be set under `defaults` (all topics) and overridden per topic "
+         "under\n"
+         "`topics.<name>`; a topic section starts from `defaults` whatever order the file uses.\n"
+         "\n" +
+         settings_table("topic") +
+         "<!-- END GENERATED: settings -->\n"
+         "<!-- BEGIN GENERATED: cluster (hotkey-coordinator --print-config-docs) -->\n" +
+         cluster_docs_markdown() + "<!-- END GENERATED: cluster -->\n";
 }
 
 std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const* argv) {
@@ -618,7 +818,9 @@ std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const*
       if (i + 1 >= argc) fail("option " + arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--help" || arg == "-h" || arg == "--help-config") return std::nullopt;
+    if (arg == "--help" || arg == "-h" || arg == "--help-config" || arg == "--print-config-docs") {
+      return std::nullopt;
+    }
     if (arg == "--listen") {
       listen = next();
     } else if (arg == "--data") {
