@@ -12,6 +12,7 @@
 #include "hotkey/hotkey_list.h"
 #include "hotkey/partitioner.h"
 #include "hotkey/salt_planner.h"
+#include "support/lists.h"
 
 namespace hotkey::bench {
 
@@ -27,18 +28,8 @@ inline std::vector<std::string> make_keys(size_t n, const char* prefix) {
 
 // Version 1 of topic "bench" listing `hot`, each with 8 verified murmur2 salts.
 inline HotKeyList make_list(const std::vector<std::string>& hot) {
-  HotKeyList list;
-  list.topic = "bench";
-  list.version = 1;
-  list.partitions = kPartitions;
-  list.hash = HashFamily::kMurmur2;
-  for (const auto& k : hot) {
-    HotKey hk;
-    hk.key = k;
-    hk.salts = plan_salts(k, 8, SaltSpace{HashFamily::kMurmur2, kPartitions, "#"}).salts;
-    list.keys.push_back(std::move(hk));
-  }
-  return list;
+  return test_support::make_list("bench", 1, kPartitions, HashFamily::kMurmur2, hot, 8,
+                                 /*share=*/0);
 }
 
 }  // namespace hotkey::bench

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     }
     return owner.size() == static_cast<size_t>(kPartitions);
   };
-  if (!eventually(stable_all, std::chrono::milliseconds(120000))) {
+  if (!eventually(stable_all, std::chrono::milliseconds(120000), kPollStep)) {
     std::fprintf(stderr, "group did not form\n");
     return 1;
   }
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   rd_kafka_flush(producer, 60000);
   rd_kafka_destroy(producer);
   if (!eventually([&] { return ingested() >= before + static_cast<uint64_t>(reports); },
-                  std::chrono::milliseconds(600000))) {
+                  std::chrono::milliseconds(600000), kPollStep)) {
     std::fprintf(stderr, "not every report was ingested: %llu of %d\n",
                  static_cast<unsigned long long>(ingested() - before), reports);
     return 1;

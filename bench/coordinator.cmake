@@ -9,7 +9,8 @@ add_dependencies(coordinator_bench hotkey-coordinator)
 # Fixed-count in-process ingest driver for callgrind instruction counts (docs/BENCHMARKS.md,
 # "Coordinator"; the CI guard tests/perf/ingest_cost_check.py runs it).
 add_executable(ingest_instructions ${CMAKE_CURRENT_LIST_DIR}/ingest_instructions.cc)
-target_link_libraries(ingest_instructions PRIVATE hotkey::coordinator hotkey_warnings)
+target_link_libraries(ingest_instructions PRIVATE hotkey::coordinator hotkey::test_support
+  hotkey_warnings)
 add_test(NAME perf.ingest_instructions
          COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/ingest_cost_check.py
                  ${CMAKE_RUNTIME_OUTPUT_DIRECTORY} ${CMAKE_CURRENT_LIST_DIR}/ingest_budget.json)

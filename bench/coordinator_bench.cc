@@ -23,6 +23,7 @@
 #include "hotkey/report.h"
 #include "hotkey/space_saving.h"
 #include "support/coordinator_process.h"
+#include "support/reports.h"
 #include "support/temp_dir.h"
 
 namespace {
@@ -85,32 +86,7 @@ class Coordinator {
   hotkey::test_support::CoordinatorProcess proc_;
 };
 
-hotkey::Report make_report(const std::string& producer, const std::string& topic, uint32_t entries,
-                           uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<uint32_t> key(0, 20 * entries);
-  hotkey::SpaceSaving ss(entries);
-  for (uint32_t i = 0; i < entries * 8; ++i)
-    ss.update("user-" + std::to_string(key(rng)), 1 + i % 3);
-  hotkey::Report r;
-  r.producer = producer;
-  r.topic = topic;
-  r.partitions = 32;
-  r.window_ms = 1000;
-  r.seq = 0;  // 0: no duplicate suppression, so a replayed body is merged every time
-  r.partition_counts.assign(32, 0);
-  for (const auto& it : ss.items()) {
-    r.items.push_back({it.key, it.count, it.error});
-    r.total += it.count;
-  }
-  r.total = std::max(r.total, ss.total());
-  for (size_t i = 0; i < 32; ++i) r.partition_counts[i] = r.total / 32;
-  r.partition_counts[0] += r.total - (r.total / 32) * 32;
-  r.sketch_capacity = entries;
-  r.sketch_min = ss.min_count();
-  r.sketch_total = ss.total();
-  return r;
-}
+using hotkey::test_support::random_report;
 
 double percentile(std::vector<double>& v, double q) {
   if (v.empty()) return 0;
@@ -126,8 +102,8 @@ void BM_Ingest(benchmark::State& state) {
   Coordinator coord(json{{"http_threads", 32}, {"max_waiters", 16}, {"warmup_ms", 0}});
   std::vector<std::string> bodies;
   for (int s = 0; s < kSenders; ++s) {
-    hotkey::Report r =
-        make_report("sender-" + std::to_string(s), "bench", entries, static_cast<uint32_t>(s + 1));
+    hotkey::Report r = random_report("sender-" + std::to_string(s), "bench", entries,
+                                     static_cast<uint32_t>(s + 1));
     bodies.push_back(binary ? hotkey::encode_report_binary(r) : hotkey::report_to_json(r));
   }
   const std::string ct =
@@ -193,7 +169,7 @@ void BM_LongPollFanout(benchmark::State& state) {
                          {"max_wait_ms", 120000},
                          {"warmup_ms", 0}});
   auto admin = coord.client();
-  hotkey::Report seed = make_report("seed", "fan", 16, 1);
+  hotkey::Report seed = random_report("seed", "fan", 16, 1);
   admin->Post("/v1/reports", hotkey::report_to_json(seed), "application/json");
   const httplib::Headers op{{"Authorization", "Bearer bench-operator-token"}};
   auto pin = [&](int i) {
@@ -269,7 +245,7 @@ void BM_Memory(benchmark::State& state) {
   const double rss_empty = coord.rss_mib();
   std::vector<std::string> bodies;
   for (int v = 0; v < 16; ++v) {
-    hotkey::Report r = make_report("p", "t", 64, static_cast<uint32_t>(v + 1));
+    hotkey::Report r = random_report("p", "t", 64, static_cast<uint32_t>(v + 1));
     bodies.push_back(hotkey::encode_report_binary(r));
   }
   for (auto _ : state) {

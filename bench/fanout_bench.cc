@@ -29,6 +29,7 @@
 #include "hotkey/hotkey_list.h"
 #include "hotkey/partitioner.h"
 #include "hotkey/salt_planner.h"
+#include "support/lists.h"
 
 namespace {
 
@@ -97,18 +98,8 @@ int main(int argc, char** argv) {
   rd_kafka_t* prk = rd_kafka_new(RD_KAFKA_PRODUCER, pconf, errstr, sizeof errstr);
 
   auto list_json = [&](uint64_t version) {
-    hotkey::HotKeyList l;
-    l.topic = topic;
-    l.version = version;
-    l.partitions = 32;
-    hotkey::SaltSpace space;
-    space.family = hotkey::HashFamily::kMurmur2;
-    space.partitions = 32;
-    hotkey::HotKey hk;
-    hk.key = "tenant-42";
-    hk.salts = hotkey::plan_salts(hk.key, 8, space).salts;
-    l.keys.push_back(hk);
-    return hotkey::list_to_json(l);
+    return hotkey::list_to_json(hotkey::test_support::make_list(
+        topic, version, 32, hotkey::HashFamily::kMurmur2, {"tenant-42"}, 8, /*share=*/0));
   };
   auto publish = [&](uint64_t version) {
     std::string v = list_json(version);

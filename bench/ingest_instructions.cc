@@ -35,44 +35,20 @@
 #include "hotkey/space_saving.h"
 #include "metrics.h"
 #include "store.h"
+#include "support/reports.h"
+#include "support/temp_dir.h"
 
 namespace {
 
 using namespace hotkey;
 using namespace hotkey::coordinator;
 
-// Same construction as coordinator_bench's make_report (keep them in step).
-Report make_report(const std::string& producer, const std::string& topic, uint32_t entries,
-                   uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<uint32_t> key(0, 20 * entries);
-  SpaceSaving ss(entries);
-  for (uint32_t i = 0; i < entries * 8; ++i)
-    ss.update("user-" + std::to_string(key(rng)), 1 + i % 3);
-  Report r;
-  r.producer = producer;
-  r.topic = topic;
-  r.partitions = 32;
-  r.window_ms = 1000;
-  r.seq = 0;  // no duplicate suppression: a replayed body is merged every time
-  r.partition_counts.assign(32, 0);
-  for (const auto& it : ss.items()) {
-    r.items.push_back({it.key, it.count, it.error});
-    r.total += it.count;
-  }
-  r.total = std::max(r.total, ss.total());
-  for (size_t i = 0; i < 32; ++i) r.partition_counts[i] = r.total / 32;
-  r.partition_counts[0] += r.total - (r.total / 32) * 32;
-  r.sketch_capacity = entries;
-  r.sketch_min = ss.min_count();
-  r.sketch_total = ss.total();
-  return r;
-}
+using test_support::random_report;
 
 std::vector<std::string> bodies(bool binary, uint32_t entries) {
   std::vector<std::string> out;
   for (uint32_t s = 0; s < 8; ++s) {
-    Report r = make_report("sender-" + std::to_string(s), "bench", entries, s + 1);
+    Report r = random_report("sender-" + std::to_string(s), "bench", entries, s + 1);
     out.push_back(binary ? encode_report_binary(r) : report_to_json(r));
   }
   return out;
@@ -107,8 +83,8 @@ int main(int argc, char** argv) {
   if (entries == 0 || n <= 0) return usage();
   const auto b = bodies(binary, entries);
 
-  char tmpl[] = "/tmp/hotkey-ingest-XXXXXX";
-  const std::filesystem::path dir = mkdtemp(tmpl);
+  const test_support::TempDir tmp("hotkey-ingest");
+  const std::filesystem::path& dir = tmp.path();
   int rc = 0;
   {
     CoordinatorConfig cfg;
@@ -146,7 +122,5 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(failed));
     rc = failed ? 1 : 0;
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
   return rc;
 }

@@ -7,7 +7,6 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,9 +24,8 @@
 #include "hotkey/client/producer.h"
 #include "hotkey/partitioner.h"
 #include "mock_cluster.h"
+#include "support/coordinator_process.h"
 #include "test_util.h"
-
-extern char** environ;
 
 namespace hotkey::client {
 namespace {
@@ -75,48 +73,29 @@ class CoordinatorProcess {
   ~CoordinatorProcess() { kill(); }
 
   bool start() {
-    std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
-    std::string listen = "127.0.0.1:" + std::to_string(port_);
-    std::string data = (dir_ / "data").string();
-    std::string config = (dir_ / "config.json").string();
-    std::string token = std::string("ops=") + kOperatorToken;
-    std::string log = (dir_ / "coordinator.log").string();
-    std::vector<std::string> args = {bin,    "--listen",         listen, "--data", data, "--config",
-                                     config, "--operator-token", token};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    int rc = posix_spawn(&pid_, bin.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return false;
+    hotkey::test_support::CoordinatorOptions o;
+    o.listen = "127.0.0.1:" + std::to_string(port_);
+    o.data = dir_ / "data";
+    o.config = dir_ / "config.json";
+    o.log = dir_ / "coordinator.log";
+    o.append_log = true;
+    o.extra_args = {"--operator-token", std::string("ops=") + kOperatorToken};
+    proc_ = std::make_unique<hotkey::test_support::CoordinatorProcess>(o);
     httplib::Client cli("127.0.0.1", port_);
     cli.set_connection_timeout(0, 200000);
     return eventually(
                [&] {
-                 int status = 0;
-                 if (waitpid(pid_, &status, WNOHANG) == pid_) {  // exited: bad flags or config
-                   pid_ = -1;
-                   return true;
-                 }
+                 if (!proc_->running()) return true;  // exited: bad flags or config
                  auto res = cli.Get("/readyz");
                  return res && res->status == 200;
                },
                // Generous: ctest -j2 runs this beside CPU-heavy tests on two cores.
                std::chrono::seconds(60)) &&
-           pid_ > 0;
+           proc_->running();
   }
 
   void kill() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
+    if (proc_) proc_->kill9();
   }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
@@ -125,7 +104,7 @@ class CoordinatorProcess {
  private:
   int port_;
   std::filesystem::path dir_;
-  pid_t pid_ = -1;
+  std::unique_ptr<hotkey::test_support::CoordinatorProcess> proc_;
 };
 
 struct Fleet {
@@ -188,7 +167,7 @@ bool everyone_salts(Fleet& fleet) {
 }
 
 TEST(CoordinatorE2E, FleetDetectsSaltsBalancesAndSurvivesACrash) {
-  std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+  const std::string bin = hotkey::test_support::coordinator_binary();
   if (!std::filesystem::exists(bin)) GTEST_SKIP() << bin << " is not built";
   auto dir = std::filesystem::temp_directory_path() / ("hotkey-e2e-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
@@ -373,7 +352,7 @@ httplib::Result get_json(int port, const std::string& path, nlohmann::json* out)
 
 TEST_P(ConfiguredFamily, SaltsWithTheTopicsFamilyAndSeparatorEndToEnd) {
   const FamilyCase fc = GetParam();
-  std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+  const std::string bin = hotkey::test_support::coordinator_binary();
   if (!std::filesystem::exists(bin)) GTEST_SKIP() << bin << " is not built";
   const std::string topic = std::string("fam-") + fc.family;
   const HashFamily family = *parse_hash_family(fc.family);
@@ -491,7 +470,7 @@ INSTANTIATE_TEST_SUITE_P(Families, ConfiguredFamily,
 class EveryTopicReported : public ::testing::TestWithParam<int> {};
 
 TEST_P(EveryTopicReported, EveryRound) {
-  std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+  const std::string bin = hotkey::test_support::coordinator_binary();
   if (!std::filesystem::exists(bin)) GTEST_SKIP() << bin << " is not built";
   const int topics = GetParam();
   auto dir = std::filesystem::temp_directory_path() /

@@ -14,8 +14,13 @@
 
 #include "hotkey/hotkey_list.h"
 #include "hotkey/salt_planner.h"
+#include "support/eventually.h"
+#include "support/lists.h"
 
 namespace hotkey::client::test {
+
+using test_support::eventually;
+using test_support::make_list;
 
 // The partition librdkafka's own partitioner of `family` gives a keyed record: the oracle for
 // byte-exact cold routing.
@@ -32,39 +37,6 @@ inline int32_t oracle(HashFamily family, const std::string& key, int32_t partiti
                                                    nullptr, nullptr);
   }
   return -2;
-}
-
-// A list with `keys` hot, each given `salts` first-fit verified salts for (family, partitions).
-inline HotKeyList make_list(const std::string& topic, uint64_t version, int32_t partitions,
-                            HashFamily family, const std::vector<std::string>& keys,
-                            uint32_t salts) {
-  HotKeyList list;
-  list.topic = topic;
-  list.version = version;
-  list.partitions = partitions;
-  list.hash = family;
-  for (const auto& k : keys) {
-    SaltSpace space;
-    space.family = family;
-    space.partitions = partitions;
-    HotKey hk;
-    hk.key = k;
-    hk.salts = plan_salts(k, salts, space).salts;
-    hk.share = 0.5;
-    list.keys.push_back(std::move(hk));
-  }
-  return list;
-}
-
-// Polls `pred` until true or the deadline passes (no fixed sleeps in tests).
-inline bool eventually(const std::function<bool()>& pred,
-                       std::chrono::milliseconds deadline = std::chrono::seconds(10)) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return pred();
 }
 
 // A real HTTP server on 127.0.0.1 and an ephemeral port, run on its own thread.

@@ -53,50 +53,32 @@ class FleetProducer {
       args.push_back("--coordinator");
       args.push_back(coordinator);
     }
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* f = std::freopen(log_.c_str(), "w", stderr);
-      (void)f;
-      std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-test-fleet-producer";
-      std::vector<char*> argv{bin.data()};
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(bin.c_str(), argv.data());
-      _exit(127);
-    }
-  }
-  ~FleetProducer() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
+    test_support::ChildSpec spec;
+    spec.binary = test_support::built_binary("hotkey-test-fleet-producer");
+    spec.args = args;
+    spec.stderr_file = log_;
+    proc_ = std::make_unique<test_support::ChildProcess>(spec);
   }
   FleetProducer(const FleetProducer&) = delete;
   FleetProducer& operator=(const FleetProducer&) = delete;
 
   // The last status the process wrote (null before the first).
   json status() const {
-    json j = json::parse(read_all(status_), nullptr, false);
+    json j = json::parse(read_file(status_), nullptr, false);
     return j.is_discarded() ? json() : j;
   }
   // SIGTERM: the process stops sending, flushes and writes its final status.
-  void terminate() {
-    if (pid_ > 0) kill(pid_, SIGTERM);
-  }
+  void terminate() { proc_->signal(SIGTERM); }
   // Waits for the process (after terminate()) and returns its final status.
   json stop() {
-    terminate();
-    if (pid_ > 0) {
-      waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
+    proc_->terminate(std::chrono::minutes(5));
     return status();
   }
-  std::string log() const { return read_all(log_); }
+  std::string log() const { return read_file(log_); }
 
  private:
   std::filesystem::path status_, log_;
-  pid_t pid_ = -1;
+  std::unique_ptr<test_support::ChildProcess> proc_;
 };
 
 // A coordinator in single-node HTTP mode (no --kafka), for the balance baseline.
@@ -106,40 +88,19 @@ class SingleNode {
     const auto cfg = dir / "single.json";
     std::ofstream(cfg) << R"({"warmup_ms": 0, "plan_interval_ms": 500, "epoch_ms": 500,
       "defaults": {"min_rate": 1, "hold_ms": 5000}})";
-    const std::string data = (dir / "single-data").string();
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* f = std::freopen(log_.c_str(), "w", stderr);
-      (void)f;
-      std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
-      execl(bin.c_str(), bin.c_str(), "--listen", "127.0.0.1:0", "--data", data.c_str(), "--config",
-            cfg.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    eventually(
-        [&] {
-          std::istringstream lines(read_all(log_));
-          std::string line;
-          while (std::getline(lines, line)) {
-            auto j = json::parse(line, nullptr, false);
-            if (!j.is_discarded() && j.is_object() && j.value("event", "") == "listening") {
-              port_ = j.value("port", 0);
-            }
-          }
-          return port_ != 0;
-        },
-        milliseconds(60000));
-  }
-  ~SingleNode() {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
+    test_support::CoordinatorOptions o;
+    o.data = dir / "single-data";
+    o.config = cfg;
+    o.log = log_;
+    proc_ = std::make_unique<test_support::CoordinatorProcess>(o);
+    port_ = proc_->wait_port(milliseconds(60000));
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
 
  private:
   std::filesystem::path log_;
-  pid_t pid_ = -1;
+  std::unique_ptr<test_support::CoordinatorProcess> proc_;
   int port_ = 0;
 };
 
@@ -224,7 +185,7 @@ std::map<std::string, double> measure_balance(
     const std::string& bootstrap, const std::vector<std::unique_ptr<FleetProducer>>& fleet,
     const std::vector<std::string>& topics, const std::function<bool()>& ready) {
   EXPECT_TRUE(eventually([&] { return ready() && every_hot_key_listed(fleet, topics); },
-                         milliseconds(120000)));
+                         milliseconds(120000), kPollStep));
   std::this_thread::sleep_for(std::chrono::seconds(3));
   Offsets offsets(bootstrap);
   auto before = offsets.take(topics);
@@ -356,7 +317,7 @@ TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoes
   std::map<int, size_t> owner;
   ASSERT_TRUE(
       eventually([&] { return owned_once(nodes, &owner) && every_hot_key_listed(fleet, topics); },
-                 milliseconds(120000)))
+                 milliseconds(120000), kPollStep))
       << a.log() << b.log() << c.log();
 
   // The victim owns data-0; its topics and the version every producer routes them with.
@@ -378,7 +339,7 @@ TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoes
   }
   // Owned by the others (the figure is printed; the goal is 3 x session.timeout.ms).
   ASSERT_TRUE(eventually([&] { return owned_once(survivors, &owner); },
-                         milliseconds(3 * kSessionTimeoutMs + 30000)));
+                         milliseconds(3 * kSessionTimeoutMs + 30000), kPollStep));
   const auto owned_ms = std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
   // Lists keep flowing: every producer routes the moved topics with a newer version (the new
   // owner's epoch) that still salts the hot key.
@@ -395,7 +356,7 @@ TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoes
         }
         return every_hot_key_listed(fleet, topics);
       },
-      milliseconds(60000)));
+      milliseconds(60000), kPollStep));
   const auto flowing_ms =
       std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
   std::printf(

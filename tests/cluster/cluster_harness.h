@@ -29,6 +29,9 @@
 #include "hotkey/hotkey_list.h"
 #include "hotkey/partitioner.h"
 #include "hotkey/report.h"
+#include "support/coordinator_process.h"
+#include "support/eventually.h"
+#include "support/temp_dir.h"
 #include "test_util.h"
 
 namespace hotkey::coordinator::cluster_test {
@@ -36,27 +39,15 @@ namespace hotkey::coordinator::cluster_test {
 using nlohmann::json;
 using Steady = std::chrono::steady_clock;
 using coordinator::test::TempDir;
+using test_support::eventually;
+// The cluster tests poll every 100 ms: their conditions ask several coordinators over HTTP.
+inline constexpr std::chrono::milliseconds kPollStep{100};
 
 inline constexpr int kPartitions = 6;
 inline constexpr int kSessionTimeoutMs = 6000;
 inline constexpr const char* kOperatorToken = "cluster-test-operator";
 
-inline std::string read_all(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Polls `cond` every 100 ms until it holds or `limit` passes.
-inline bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds limit) {
-  const auto deadline = Steady::now() + limit;
-  while (Steady::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return cond();
-}
+using test_support::read_file;
 
 class MockKafka {
  public:
@@ -105,10 +96,8 @@ class Node {
     const auto cfg = dir / (name + ".json");
     std::ofstream(cfg) << R"({"warmup_ms": 0, "plan_interval_ms": 500, "epoch_ms": 500,
       "defaults": {"min_rate": 1, "hold_ms": 5000}})";
-    args_ = {"--listen",    "127.0.0.1:0",
-             "--data",      data_.string(),
-             "--config",    cfg.string(),
-             "--kafka",     bootstrap,
+    config_ = cfg;
+    args_ = {"--kafka",     bootstrap,
              "--kafka-set", "session.timeout.ms=" + std::to_string(kSessionTimeoutMs),
              "--kafka-set", "heartbeat.interval.ms=1000",
              "--kafka-set", "max.poll.interval.ms=7000",
@@ -120,53 +109,43 @@ class Node {
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
+  // Starts (again, after kill9()/terminate()) on the same data dir, appending to the same log.
   void start() {
-    const std::string before = read_all(log_);
-    listens_before_ = 0;
-    for (size_t pos = before.find("\"listening\""); pos != std::string::npos;
-         pos = before.find("\"listening\"", pos + 1)) {
-      ++listens_before_;
+    test_support::CoordinatorOptions o;
+    o.data = data_;
+    o.log = log_;
+    o.config = config_;
+    o.append_log = true;
+    o.extra_args = args_;
+    o.env["HOTKEY_OPERATOR_TOKEN"] = std::string("ops=") + kOperatorToken;
+    proc_ = std::make_unique<test_support::CoordinatorProcess>(o);
+    port_ = proc_->wait_port(std::chrono::seconds(60));
+    if (port_ == 0 && !proc_->running()) {
+      exit_status_ = proc_->exit_status().value_or(-1);
+      proc_.reset();
     }
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* f = std::freopen(log_.c_str(), "a", stderr);
-      (void)f;
-      setenv("HOTKEY_OPERATOR_TOKEN", (std::string("ops=") + kOperatorToken).c_str(), 1);
-      std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
-      std::vector<char*> argv{bin.data()};
-      for (auto& a : args_) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(bin.c_str(), argv.data());
-      _exit(127);
-    }
-    port_ = wait_port();
     if (port_ == 0 && !must_start_) return;
-    if (port_ == 0) throw std::runtime_error(name_ + " did not start: " + read_all(log_));
+    if (port_ == 0) throw std::runtime_error(name_ + " did not start: " + read_file(log_));
     url_ = "http://127.0.0.1:" + std::to_string(port_);
   }
   void kill9() {
-    if (pid_ > 0) {
-      kill(pid_, SIGCONT);
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
+    if (proc_) proc_->kill9();
+    proc_.reset();
   }
   int terminate() {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const int status = proc_ ? proc_->terminate() : -1;
+    proc_.reset();
+    return status;
   }
-  void pause() { kill(pid_, SIGSTOP); }
-  void resume() { kill(pid_, SIGCONT); }
-  bool running() const { return pid_ > 0; }
-  pid_t pid() const { return pid_; }
+  void pause() { proc_->pause(); }
+  void resume() { proc_->resume(); }
+  // False once the test stopped or killed it (or it exited during start).
+  bool running() const { return proc_ != nullptr; }
+  pid_t pid() const { return proc_ ? proc_->pid() : -1; }
   const std::string& url() const { return url_; }
   const std::string& name() const { return name_; }
   int port() const { return port_; }
-  std::string log() const { return read_all(log_); }
+  std::string log() const { return read_file(log_); }
   // The exit status of a process that exited during start (-1 otherwise).
   int exit_status() const { return exit_status_; }
 
@@ -189,40 +168,14 @@ class Node {
   }
 
  private:
-  int wait_port() {
-    const auto deadline = Steady::now() + std::chrono::seconds(60);
-    while (Steady::now() < deadline) {
-      std::istringstream lines(read_all(log_));
-      std::string line;
-      size_t seen = 0;
-      int port = 0;
-      while (std::getline(lines, line)) {
-        auto j = json::parse(line, nullptr, false);
-        if (!j.is_discarded() && j.is_object() && j.value("event", "") == "listening") {
-          ++seen;
-          port = j.value("port", 0);
-        }
-      }
-      if (seen > listens_before_) return port;
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        return 0;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return 0;
-  }
-
   std::string name_;
   std::filesystem::path data_;
   std::filesystem::path log_;
-  std::vector<std::string> args_;
-  pid_t pid_ = -1;
+  std::filesystem::path config_;
+  std::vector<std::string> args_;  // after --listen, --data, --config
+  std::unique_ptr<test_support::CoordinatorProcess> proc_;
   int port_ = 0;
   std::string url_;
-  size_t listens_before_ = 0;
   bool must_start_ = true;
   int exit_status_ = -1;
 };

@@ -84,7 +84,7 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
   std::vector<Node*> nodes{&a, &b, &c};
 
   std::map<int, size_t> owner;
-  ASSERT_TRUE(eventually([&] { return stable(nodes, &owner); }, milliseconds(120000)))
+  ASSERT_TRUE(eventually([&] { return stable(nodes, &owner); }, milliseconds(120000), kPollStep))
       << a.log() << b.log() << c.log();
 
   // Every topic's newest list was written by its partition's owner and lists the hot key.
@@ -101,7 +101,7 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
     owner = own;
     return true;
   };
-  ASSERT_TRUE(eventually([&] { return owners_published(nodes); }, milliseconds(60000)))
+  ASSERT_TRUE(eventually([&] { return owners_published(nodes); }, milliseconds(60000), kPollStep))
       << describe(reader.latest());
   // GET /v1/cluster on any member names the same owner for every topic.
   for (Node* n : nodes) {
@@ -164,20 +164,16 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
       return it != latest.end() && it->second.member == owner_node->url() &&
              it->second.keys.find("surge,") != std::string::npos;
     };
-    ASSERT_TRUE(eventually(listed, milliseconds(60000))) << last << "\n"
-                                                         << describe(reader.latest());
+    ASSERT_TRUE(eventually(listed, milliseconds(60000), kPollStep)) << last << "\n"
+                                                                    << describe(reader.latest());
     EXPECT_GT(other->cluster().value("reports_forwarded", 0), 0);
   }
 
   // hotkeyctl cluster against any member prints the owner of every topic it knows.
   {
-    const std::string cmd = std::string(HOTKEY_BIN_DIR) + "/hotkeyctl cluster --url " + b.url();
-    FILE* p = popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
+    const std::string cmd = test_support::built_binary("hotkeyctl") + " cluster --url " + b.url();
     std::string text;
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) text.append(buf, n);
-    EXPECT_EQ(pclose(p), 0) << text;
+    EXPECT_EQ(test_support::run_shell(cmd, &text, /*merge_stderr=*/false), 0) << text;
     EXPECT_NE(text.find("member " + b.url()), std::string::npos) << text;
     const std::string owner_url = nodes[owner[partition_of("data-0")]]->url();
     EXPECT_NE(text.find(owner_url), std::string::npos) << text;
@@ -206,12 +202,13 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
   };
   // Owned and published by another within 3 x session.timeout.ms on the mock (measured
   // ~11 s); the deadline adds slack for a loaded machine, the figure is printed.
-  ASSERT_TRUE(eventually(taken_over, milliseconds(3 * kSessionTimeoutMs + 20000)))
+  ASSERT_TRUE(eventually(taken_over, milliseconds(3 * kSessionTimeoutMs + 20000), kPollStep))
       << describe(reader.latest());
   const auto took = std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
   std::printf("failover: kill -9 -> every topic republished by a new owner in %lld ms\n",
               static_cast<long long>(took));
-  ASSERT_TRUE(eventually([&] { return owners_published(survivors); }, milliseconds(30000)))
+  ASSERT_TRUE(
+      eventually([&] { return owners_published(survivors); }, milliseconds(30000), kPollStep))
       << describe(reader.latest());
   for (const auto& [t, v] : before) {
     EXPECT_GT(reader.latest()[t].version >> 32, v >> 32) << t << ": the new owner's epoch";
@@ -241,7 +238,8 @@ TEST(Cluster, PausedCoordinatorsStaleListsAreNeverAcceptedAfterTheNewOwnerPublis
     }
     return true;
   };
-  ASSERT_TRUE(eventually(all_published, milliseconds(120000))) << describe(reader.latest());
+  ASSERT_TRUE(eventually(all_published, milliseconds(120000), kPollStep))
+      << describe(reader.latest());
 
   // The zombie's topics and the highest epoch it wrote each of them with.
   std::map<std::string, uint64_t> zombie_epoch;
@@ -266,7 +264,7 @@ TEST(Cluster, PausedCoordinatorsStaleListsAreNeverAcceptedAfterTheNewOwnerPublis
         }
         return true;
       },
-      milliseconds(90000)))
+      milliseconds(90000), kPollStep))
       << describe(reader.latest()) << b.log();
   // SIGCONT, and operator pins sent to the zombie at once so that it issues new lists before
   // it notices that it lost its partitions: whatever it writes with its old epoch must lose
@@ -358,7 +356,7 @@ TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
     }
     return true;
   };
-  ASSERT_TRUE(eventually([&] { return all_published(nodes); }, milliseconds(120000)))
+  ASSERT_TRUE(eventually([&] { return all_published(nodes); }, milliseconds(120000), kPollStep))
       << describe(reader.latest());
   std::string ta, tb;  // a topic of a, a topic of b
   for (const auto& t : topics) {
@@ -392,7 +390,7 @@ TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
            ib->second.keys.find("pinned-b,") != std::string::npos &&
            ib->second.keys.find("hot,") == std::string::npos;
   };
-  ASSERT_TRUE(eventually([&] { return in_force(reader.latest()); }, milliseconds(30000)))
+  ASSERT_TRUE(eventually([&] { return in_force(reader.latest()); }, milliseconds(30000), kPollStep))
       << describe(reader.latest());
   // b (which received none of the calls) holds them too.
   {
@@ -409,7 +407,7 @@ TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
         auto latest = reader.latest();
         return latest[ta].member == b.url() && in_force(latest);
       },
-      milliseconds(3 * kSessionTimeoutMs + 20000)))
+      milliseconds(3 * kSessionTimeoutMs + 20000), kPollStep))
       << describe(reader.latest());
   std::map<std::string, uint64_t> before;
   for (const auto& [t, r] : reader.latest()) before[t] = r.version;
@@ -429,7 +427,7 @@ TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
         }
         return in_force(latest) && all_published(nodes);
       },
-      milliseconds(120000)))
+      milliseconds(120000), kPollStep))
       << describe(reader.latest());
   expect_no_version_conflicts(reader.records());
   EXPECT_EQ(reader.invalid(), 0u);
@@ -467,7 +465,8 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
     }
     return true;
   };
-  ASSERT_TRUE(eventually(all_published, milliseconds(120000))) << describe(reader.latest());
+  ASSERT_TRUE(eventually(all_published, milliseconds(120000), kPollStep))
+      << describe(reader.latest());
 
   std::atomic<bool> stop{false};
   std::mutex mu;
@@ -540,7 +539,7 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
         }
         return true;
       },
-      milliseconds(90000)))
+      milliseconds(90000), kPollStep))
       << describe(reader.latest()) << [&] {
            std::string out;
            for (const auto& [topic, key] : acknowledged) {
@@ -564,9 +563,9 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
   // Each member applies the state topic at its own pace (it may still be catching up after the
   // faults when the owner's lists already show a write that came through the other member).
   for (const auto& [topic, key] : acknowledged) {
-    EXPECT_TRUE(eventually([&] { return held(a, topic, key); }, milliseconds(30000)))
+    EXPECT_TRUE(eventually([&] { return held(a, topic, key); }, milliseconds(30000), kPollStep))
         << topic << " " << key;
-    EXPECT_TRUE(eventually([&] { return held(b, topic, key); }, milliseconds(30000)))
+    EXPECT_TRUE(eventually([&] { return held(b, topic, key); }, milliseconds(30000), kPollStep))
         << topic << " " << key;
   }
   // Per member and topic, versions in log order never go down (republish repeats one).

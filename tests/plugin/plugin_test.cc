@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,9 +25,10 @@
 #include "hotkey/client/producer.h"
 #include "hotkey/hotkey_list.h"
 #include "mock_cluster.h"
+#include "support/child_process.h"
+#include "support/coordinator_process.h"
+#include "support/temp_dir.h"
 #include "test_util.h"
-
-extern char** environ;
 
 namespace hotkey::client {
 namespace {
@@ -455,33 +455,25 @@ TEST(PluginProducer, WithoutCoordinatorUrlRoutesPlainAndSaysWhyInTheLog) {
 
 // ---- real programs against the real coordinator -----------------------------------------------
 
-// Runs argv with stdin from `in` (or /dev/null), stdout/stderr to `out`; returns the pid.
-pid_t spawn(const std::vector<std::string>& args, const std::string& in, const std::string& out) {
-  std::vector<char*> argv;
-  std::vector<std::string> copy = args;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, in.empty() ? "/dev/null" : in.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
+// Runs argv (argv[0] looked up in $PATH) with stdin from `in` (or /dev/null), stdout and
+// stderr appended to `out`.
+std::unique_ptr<test_support::ChildProcess> spawn(const std::vector<std::string>& args,
+                                                  const std::string& in, const std::string& out) {
+  test_support::ChildSpec spec;
+  spec.binary = args.at(0);
+  spec.args.assign(args.begin() + 1, args.end());
+  spec.stdin_file = in;
+  spec.stdout_file = out;
+  spec.append = true;
+  return std::make_unique<test_support::ChildProcess>(spec);
 }
 
-int wait_exit(pid_t pid) {
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+// The exit status of a spawned program (deadline 10 min: a bound on a hang, not a speed check).
+int wait_exit(test_support::ChildProcess& child) {
+  return child.wait_exit(std::chrono::minutes(10));
 }
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test_support::read_file;
 
 class Coordinator {
  public:
@@ -494,37 +486,26 @@ class Coordinator {
       "producer_timeout_ms": 5000,
       "defaults": {"min_rate": 1, "hold_ms": 600000, "balance_min_fraction": 1.5}
     })";
-    std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
-    pid_ = spawn({bin, "--listen", "127.0.0.1:0", "--data", (dir_ / "data").string(), "--config",
-                  (dir_ / "config.json").string()},
-                 "", (dir_ / "coordinator.log").string());
-    ready_ = pid_ > 0 && eventually(
-                             [&] {
-                               for (const auto& line : lines(log())) {
-                                 auto j = nlohmann::json::parse(line, nullptr, false);
-                                 if (j.is_object() && j.value("event", "") == "listening") {
-                                   port_ = j.value("port", 0);
-                                 }
-                               }
-                               if (port_ == 0) return false;
-                               httplib::Client cli("127.0.0.1", port_);
-                               auto res = cli.Get("/readyz");
-                               return res && res->status == 200;
-                             },
-                             seconds(60));
-  }
-  ~Coordinator() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
+    test_support::CoordinatorOptions o;
+    o.data = dir_ / "data";
+    o.config = dir_ / "config.json";
+    o.log = dir_ / "coordinator.log";
+    proc_ = std::make_unique<test_support::CoordinatorProcess>(o);
+    ready_ = proc_->wait_port(seconds(60)) > 0 && eventually(
+                                                      [&] {
+                                                        httplib::Client cli("127.0.0.1", port());
+                                                        auto res = cli.Get("/readyz");
+                                                        return res && res->status == 200;
+                                                      },
+                                                      seconds(60));
   }
   bool ready() const { return ready_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return proc_->port(); }
+  std::string url() const { return proc_->url(); }
   // The topic's current list (a few tries: the coordinator may be busy on a loaded machine).
   std::optional<HotKeyList> list(const std::string& topic) {
     for (int attempt = 0; attempt < 5; ++attempt) {
-      httplib::Client cli("127.0.0.1", port_);
+      httplib::Client cli("127.0.0.1", port());
       cli.set_connection_timeout(5, 0);
       cli.set_read_timeout(10, 0);
       auto res = cli.Get("/v1/hotkeys?topic=" + topic + "&since=0&wait_ms=0");
@@ -541,23 +522,11 @@ class Coordinator {
     auto l = list(topic);
     return l && !salt_partitions(*l, key).empty();
   }
-  std::string log() const { return slurp(dir_ / "coordinator.log"); }
+  std::string log() const { return proc_->log(); }
 
  private:
-  static std::vector<std::string> lines(const std::string& text) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (start < text.size()) {
-      size_t nl = text.find('\n', start);
-      if (nl == std::string::npos) nl = text.size();
-      out.push_back(text.substr(start, nl - start));
-      start = nl + 1;
-    }
-    return out;
-  }
   std::filesystem::path dir_;
-  int port_ = 0;
-  pid_t pid_ = -1;
+  std::unique_ptr<test_support::CoordinatorProcess> proc_;
   bool ready_ = false;
   std::string last_status_;
 };
@@ -566,7 +535,7 @@ class PluginPrograms : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(std::filesystem::exists(kPlugin)) << kPlugin;
-    if (!std::filesystem::exists(std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator")) {
+    if (!std::filesystem::exists(test_support::coordinator_binary())) {
       GTEST_SKIP() << "build hotkey-coordinator first";
     }
     dir_ = std::filesystem::temp_directory_path() /
@@ -612,9 +581,8 @@ TEST_F(PluginPrograms, KcatSpreadsTheFleetHotKeyOverItsSaltsAndLeavesColdKeysAlo
     args.insert(args.end(), extra.begin(), extra.end());
     std::string log = (dir_ / "kcat.log").string();
     auto t0 = std::chrono::steady_clock::now();
-    pid_t pid = spawn(args, "", log);
-    EXPECT_GT(pid, 0);
-    EXPECT_EQ(wait_exit(pid), 0) << slurp(log);
+    auto child = spawn(args, "", log);
+    EXPECT_EQ(wait_exit(*child), 0) << read_file(log);
     std::printf("kcat %s %s: %.1f s\n", topic.c_str(), input.c_str(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   };
@@ -697,7 +665,7 @@ TEST_F(PluginPrograms, PythonProducersBalanceLikeTheCppWrapper) {
   constexpr int kRecords = 12000;
 
   auto python_round = [&](int records, int startup_wait_ms) {
-    std::vector<pid_t> pids;
+    std::vector<std::unique_ptr<test_support::ChildProcess>> pids;
     for (int w = 0; w < 4; ++w) {
       pids.push_back(spawn(
           {python, script, "--bootstrap", cluster.bootstraps(), "--topic", "py", "--plugin",
@@ -706,7 +674,7 @@ TEST_F(PluginPrograms, PythonProducersBalanceLikeTheCppWrapper) {
           "", (dir_ / ("py-" + std::to_string(w) + ".log")).string()));
     }
     for (size_t w = 0; w < pids.size(); ++w) {
-      EXPECT_EQ(wait_exit(pids[w]), 0) << slurp(dir_ / ("py-" + std::to_string(w) + ".log"));
+      EXPECT_EQ(wait_exit(*pids[w]), 0) << read_file(dir_ / ("py-" + std::to_string(w) + ".log"));
     }
   };
   auto cpp_round = [&](int records, bool wait_list) {

@@ -28,6 +28,9 @@
 #include "hotkey/client/rdkafka.h"
 #include "mock_cluster.h"
 #include "rate_limiter.h"
+#include "support/child_process.h"
+#include "support/coordinator_process.h"
+#include "support/eventually.h"
 #include "test_util.h"
 
 namespace hotkey::coordinator::test {
@@ -35,21 +38,12 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+using test_support::built_binary;
+using test_support::eventually;
+using test_support::run_shell;
 
 constexpr const char* kOperatorToken = "alice-operator-token";
 const httplib::Headers kOperator{{"Authorization", std::string("Bearer ") + kOperatorToken}};
-
-// Runs a shell command; returns its exit status and puts stdout+stderr into *output.
-int run(const std::string& command, std::string* output = nullptr) {
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return -1;
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
-  int status = pclose(p);
-  if (output) *output = out;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 // A self-signed certificate for 127.0.0.1 / localhost and its key, made by the openssl CLI.
 struct Cert {
@@ -60,32 +54,19 @@ struct Cert {
 Cert make_cert(const fs::path& dir, const std::string& name) {
   Cert c{(dir / (name + ".crt")).string(), (dir / (name + ".key")).string()};
   std::string out;
-  const int rc =
-      run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-          " -days 2 -subj /CN=" +
-              name + " -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " + c.key +
-              " -out " + c.cert,
-          &out);
+  const int rc = run_shell(
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+      " -days 2 -subj /CN=" +
+          name + " -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " + c.key + " -out " +
+          c.cert,
+      &out);
   if (rc != 0) throw std::runtime_error("openssl req failed: " + out);
   return c;
-}
-
-// Waits (deadline 60 s) until `pred` holds; false on timeout.
-bool eventually(const std::function<bool()>& pred,
-                std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
 }
 
 std::string report_body(const std::string& producer, uint64_t seq) {
   return report_to_json(make_report(producer, "orders", 8, seq, {{"a", 5}, {"b", 3}}));
 }
-
-std::string bin(const char* name) { return std::string(HOTKEY_BIN_DIR) + "/" + name; }
 
 class Tls : public ::testing::Test {
  protected:
@@ -192,21 +173,21 @@ TEST_F(Tls, UnusableFilesAreRefusedWithAMessageNamingThem) {
 
   // The binary: exit code 2 and a message, never a plain-HTTP fallback.
   std::string out;
-  const std::string coordinator = bin("hotkey-coordinator");
+  const std::string coordinator = built_binary("hotkey-coordinator");
   const std::string data = (dir_.path() / "data").string();
-  EXPECT_EQ(
-      run(coordinator + " --listen 127.0.0.1:0 --data " + data + " --tls-cert " + server_.cert,
-          &out),
-      2);
+  EXPECT_EQ(run_shell(coordinator + " --listen 127.0.0.1:0 --data " + data + " --tls-cert " +
+                          server_.cert,
+                      &out),
+            2);
   EXPECT_NE(out.find("tls_key_file"), std::string::npos) << out;
-  EXPECT_EQ(run(coordinator + " --listen 127.0.0.1:0 --data " + data + " --tls-cert " +
-                    server_.cert + " --tls-key " + (dir_.path() / "missing.key").string(),
-                &out),
+  EXPECT_EQ(run_shell(coordinator + " --listen 127.0.0.1:0 --data " + data + " --tls-cert " +
+                          server_.cert + " --tls-key " + (dir_.path() / "missing.key").string(),
+                      &out),
             2);
   EXPECT_NE(out.find("missing.key"), std::string::npos) << out;
-  EXPECT_EQ(run(coordinator + " --listen 127.0.0.1:0 --data " + data + " --tls-cert " +
-                    garbage.string() + " --tls-key " + server_.key,
-                &out),
+  EXPECT_EQ(run_shell(coordinator + " --listen 127.0.0.1:0 --data " + data + " --tls-cert " +
+                          garbage.string() + " --tls-key " + server_.key,
+                      &out),
             2);
   EXPECT_NE(out.find("garbage.pem"), std::string::npos) << out;
 }
@@ -251,16 +232,16 @@ TEST_F(Tls, HotkeyctlListNeedsTheCaCertificate) {
   Harness h(tls_config(), true);
   auto c = https(h.port(), server_.cert);
   ASSERT_EQ(c->Post("/v1/reports", report_body("p1", 1), "application/json")->status, 200);
-  const std::string base =
-      bin("hotkeyctl") + " list --timeout 20 --url https://127.0.0.1:" + std::to_string(h.port());
+  const std::string base = built_binary("hotkeyctl") +
+                           " list --timeout 20 --url https://127.0.0.1:" + std::to_string(h.port());
   std::string out;
-  EXPECT_EQ(run(base + " --cacert " + server_.cert, &out), 0) << out;
+  EXPECT_EQ(run_shell(base + " --cacert " + server_.cert, &out), 0) << out;
   EXPECT_NE(out.find("orders"), std::string::npos) << out;
-  EXPECT_EQ(run("HOTKEY_CACERT=" + server_.cert + " " + base, &out), 0) << out;
+  EXPECT_EQ(run_shell("HOTKEY_CACERT=" + server_.cert + " " + base, &out), 0) << out;
 
-  EXPECT_EQ(run(base, &out), 3) << out;
+  EXPECT_EQ(run_shell(base, &out), 3) << out;
   EXPECT_NE(out.find("TLS certificate not trusted"), std::string::npos) << out;
-  EXPECT_EQ(run(base + " --cacert " + other_.cert, &out), 3) << out;
+  EXPECT_EQ(run_shell(base + " --cacert " + other_.cert, &out), 3) << out;
 }
 
 // The client side of the SIGPIPE test, in a forked child whose SIGPIPE has its default action
@@ -357,7 +338,7 @@ TEST_F(Tls, ProducerPartitionerAndLoadgenSurviveACoordinatorStoppedMidRun) {
 
   // The loadgen, in the background, for longer than the coordinator lives.
   const fs::path loadgen_out = dir_.path() / "loadgen.out";
-  const std::string loadgen = bin("hotkey-loadgen") + " --bootstrap " + mc.bootstraps() +
+  const std::string loadgen = built_binary("hotkey-loadgen") + " --bootstrap " + mc.bootstraps() +
                               " --topic clicks --strategy hotkey --coordinator " + url +
                               " --client-prop hotkey.coordinator.ssl.ca.location=" + server_.cert +
                               " --client-prop hotkey.report.interval.ms=50"
@@ -365,7 +346,7 @@ TEST_F(Tls, ProducerPartitionerAndLoadgenSurviveACoordinatorStoppedMidRun) {
                               " --client-prop hotkey.backoff.max.ms=50"
                               " --rate 500 --duration 15 --keys 100";
   std::thread loadgen_thread(
-      [&] { run("(" + loadgen + "; echo exit=$?) > " + loadgen_out.string() + " 2>&1"); });
+      [&] { run_shell("(" + loadgen + "; echo exit=$?) > " + loadgen_out.string() + " 2>&1"); });
 
   // Every client has reported (a live TLS connection each), then the coordinator stops.
   EXPECT_TRUE(eventually([&] {
