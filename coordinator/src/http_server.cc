@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "connection_pool.h"
+#include "hotkey/api_model.h"
 #include "hotkey/key_codec.h"
 #include "hotkey/report_batch.h"
 #include "http_connection.h"
@@ -40,12 +41,7 @@ constexpr const char* kCsp =
 constexpr size_t kMaxReasonBytes = 1024;
 constexpr int64_t kMaxTtlSeconds = 10LL * 365 * 24 * 3600;
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-void put_key(json& j, const std::string& key) {
-  auto enc = encode_key(key);
-  j[std::string(enc.field)] = enc.value;
-}
+using api::dump;
 
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
@@ -53,16 +49,12 @@ void send_json(httplib::Response& res, int status, const json& body) {
 }
 
 void send_error(httplib::Response& res, int status, const std::string& message) {
-  send_json(res, status, json{{"error", message}});
+  send_json(res, status, api::Error{message, ""});
 }
 
 // A refused coordinator call: the message, and the machine-readable reason when it has one
 // (too_many_pins, too_many_topics, not_found...; docs/API.md lists them).
-json call_error_json(const CallResult& r) {
-  json j{{"error", r.error}};
-  if (!r.reason.empty()) j["reason"] = r.reason;
-  return j;
-}
+json call_error_json(const CallResult& r) { return api::Error{r.error, r.reason}; }
 
 // Constant-time in the length of the longer input: no early exit on the first mismatch.
 bool constant_time_equal(std::string_view a, std::string_view b) {
@@ -133,22 +125,49 @@ bool parse_u64(const std::string& text, uint64_t* out) {
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
-json summary_json(const TopicSummary& s) {
-  return json{{"topic", s.topic},
-              {"partitions", s.partitions},
-              {"hash", std::string(to_string(s.hash))},
-              {"separator", s.separator},
-              {"rate", s.rate},
-              {"skew", s.skew},
-              {"predicted_skew", s.predicted_skew},
-              {"idle_partitions_ratio", s.idle_ratio},
-              {"producers", s.producers},
-              {"version", s.version},
-              {"hot_keys", s.hot_keys},
-              {"pins", s.pins},
-              {"denies", s.denies},
-              {"window_reports", s.window_reports},
-              {"window_total", s.window_total}};
+// The core's read models as the API's answers (hotkey/api_model.h).
+api::TopicSummary to_api(const TopicSummary& s) {
+  api::TopicSummary a;
+  a.topic = s.topic;
+  a.partitions = s.partitions;
+  a.hash = std::string(to_string(s.hash));
+  a.separator = s.separator;
+  a.rate = s.rate;
+  a.skew = s.skew;
+  a.predicted_skew = s.predicted_skew;
+  a.idle_partitions_ratio = s.idle_ratio;
+  a.producers = s.producers;
+  a.version = s.version;
+  a.hot_keys = s.hot_keys;
+  a.pins = s.pins;
+  a.denies = s.denies;
+  a.window_reports = s.window_reports;
+  a.window_total = s.window_total;
+  return a;
+}
+
+api::Pin to_api(const Pin& p) {
+  return api::Pin{p.key, p.salts, p.expires_at_ms, p.reason, p.by, p.created_at_ms};
+}
+
+api::Deny to_api(const Deny& d) { return api::Deny{d.key, d.reason, d.by, d.created_at_ms}; }
+
+api::TopEntry to_api(const TopEntry& e) {
+  return api::TopEntry{e.key,       e.count, e.error,  e.rate,  e.share,
+                       e.partition, e.hot,   e.pinned, e.denied};
+}
+
+api::AuditEntry to_api(const AuditEntry& a) {
+  api::AuditEntry e;
+  e.seq = a.seq;
+  e.at_ms = a.at_ms;
+  e.who = a.who;
+  e.action = a.action;
+  e.topic = a.topic;
+  e.key = a.key;
+  e.detail = a.detail.empty() ? json::object() : json::parse(a.detail);
+  e.version = a.version;
+  return e;
 }
 
 // The settings in force for a topic (GET /v1/topics/{t}): every per-topic setting after the
@@ -170,26 +189,6 @@ json effective_settings_json(const CoordinatorConfig& cfg, const TopicSummary& s
   j["separator"] = s.separator;
   j["separator_source"] = s.separator_source;
   j["from"] = cfg.topic_overrides.count(s.topic) ? "topics." + s.topic : std::string("defaults");
-  return j;
-}
-
-json pin_json(const Pin& p) {
-  json j;
-  put_key(j, p.key);
-  j["salts"] = p.salts;
-  j["expires_at_ms"] = p.expires_at_ms;
-  j["reason"] = p.reason;
-  j["by"] = p.by;
-  j["created_at_ms"] = p.created_at_ms;
-  return j;
-}
-
-json deny_json(const Deny& d) {
-  json j;
-  put_key(j, d.key);
-  j["reason"] = d.reason;
-  j["by"] = d.by;
-  j["created_at_ms"] = d.created_at_ms;
   return j;
 }
 
@@ -340,7 +339,7 @@ HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
       metrics_.request_rejected(per_client ? "max_connections_per_client" : "max_connections",
                                 "connection");
       const std::string body =
-          dump(json{{"error", refusal_message(coord_.config(), refusal, peer)}});
+          dump(json(api::Error{refusal_message(coord_.config(), refusal, peer), ""}));
       return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
              "Content-Length: " +
              std::to_string(body.size()) +
@@ -641,9 +640,10 @@ void HttpServer::install_routes() {
         res.status = 431;
         res.body.clear();
         res.set_content(
-            dump(json{{"error", "request line and headers larger than " +
-                                    std::to_string(connection::kMaxHeadBytes) + " bytes or " +
-                                    std::to_string(connection::kMaxHeadLines) + " lines"}}),
+            dump(json(api::Error{"request line and headers larger than " +
+                                     std::to_string(connection::kMaxHeadBytes) + " bytes or " +
+                                     std::to_string(connection::kMaxHeadLines) + " lines",
+                                 ""})),
             "application/json");
         break;
       case connection::Overflow::kBody:
@@ -677,7 +677,7 @@ void HttpServer::install_routes() {
           msg = "HTTP " + std::to_string(res.status);
           break;
       }
-      res.set_content(dump(json{{"error", msg}}), "application/json");
+      res.set_content(dump(json(api::Error{msg, ""})), "application/json");
     }
     if (!res.has_header("Content-Security-Policy")) {
       res.set_header("Content-Security-Policy", kCsp);
@@ -709,11 +709,12 @@ void HttpServer::install_routes() {
       report = decode(lim);
     } catch (const LimitError& e) {
       metrics_.rejected("too_many_items");
-      return std::pair<int, json>(413,
-                                  json{{"error", std::string("report too large: ") + e.what()}});
+      return std::pair<int, json>(
+          413, json(api::Error{std::string("report too large: ") + e.what(), ""}));
     } catch (const DecodeError& e) {
       metrics_.rejected("decode");
-      return std::pair<int, json>(400, json{{"error", std::string("bad report: ") + e.what()}});
+      return std::pair<int, json>(400,
+                                  json(api::Error{std::string("bad report: ") + e.what(), ""}));
     }
     const std::string topic = report.topic;
     // Cluster mode: a topic another member owns goes to the reports topic, where its owner
@@ -723,9 +724,8 @@ void HttpServer::install_routes() {
     CallResult r = forwarded ? std::move(*forwarded) : coord_.ingest(std::move(report));
     if (!r.ok()) return std::pair<int, json>(r.status, call_error_json(r));
     auto pub = coord_.board().get(topic);
-    return std::pair<int, json>(200, json{{"accepted", !r.duplicate},
-                                          {"duplicate", r.duplicate},
-                                          {"list_version", pub ? pub->list.version : 0}});
+    return std::pair<int, json>(200,
+                                json(api::ReportResult{r.duplicate, pub ? pub->list.version : 0}));
   };
   auto unsupported_type = [this](httplib::Response& res, const std::string& ct,
                                  std::string_view binary_type) {
@@ -866,13 +866,7 @@ void HttpServer::install_routes() {
             const auto& status = coord_.cluster_hooks().status_json;
             if (!status) {
               // Single-node mode: one member that owns every topic it knows.
-              return send_json(res, 200,
-                               json{{"mode", "single"},
-                                    {"member_id", ""},
-                                    {"url", ""},
-                                    {"generation", 0},
-                                    {"members", json::array()},
-                                    {"owners", json::object()}});
+              return send_json(res, 200, api::ClusterView{});
             }
             res.status = 200;
             res.set_content(status(), "application/json");
@@ -882,9 +876,9 @@ void HttpServer::install_routes() {
   srv.Get("/v1/topics",
           [this, producer_ok, unauthorized](const httplib::Request& req, httplib::Response& res) {
             if (!producer_ok(req)) return unauthorized(res);
-            json arr = json::array();
-            for (const auto& s : coord_.topics()) arr.push_back(summary_json(s));
-            send_json(res, 200, json{{"topics", arr}});
+            api::TopicsAnswer answer;
+            for (const auto& s : coord_.topics()) answer.topics.push_back(to_api(s));
+            send_json(res, 200, answer);
           });
   srv.Get(R"(/v1/topics/([A-Za-z0-9._-]{1,249}))",
           [this, producer_ok, unauthorized](const httplib::Request& req, httplib::Response& res) {
@@ -894,19 +888,17 @@ void HttpServer::install_routes() {
             if (proxy_to_owner(req, res, topic, req.path)) return;
             auto s = coord_.topic(topic);
             if (!s) return send_error(res, 404, "unknown topic '" + topic + "'");
-            json j = summary_json(*s);
-            json pins = json::array(), denies = json::array();
+            api::TopicDetail detail;
+            detail.summary = to_api(*s);
             if (auto p = coord_.pins(topic)) {
-              for (const auto& [k, pin] : *p) pins.push_back(pin_json(pin));
+              for (const auto& [k, pin] : *p) detail.pinned.push_back(to_api(pin));
             }
             if (auto d = coord_.denies(topic)) {
-              for (const auto& [k, deny] : *d) denies.push_back(deny_json(deny));
+              for (const auto& [k, deny] : *d) detail.denied.push_back(to_api(deny));
             }
-            j["pinned"] = pins;
-            j["denied"] = denies;
-            j["partition_load"] = coord_.partition_load(topic).value_or(std::vector<double>{});
-            j["settings"] = effective_settings_json(coord_.config(), *s);
-            send_json(res, 200, j);
+            detail.partition_load = coord_.partition_load(topic).value_or(std::vector<double>{});
+            detail.settings = effective_settings_json(coord_.config(), *s);
+            send_json(res, 200, detail);
           });
   srv.Get(R"(/v1/topics/([A-Za-z0-9._-]{1,249})/top)",
           [this, producer_ok, unauthorized](const httplib::Request& req, httplib::Response& res) {
@@ -921,27 +913,14 @@ void HttpServer::install_routes() {
             if (proxy_to_owner(req, res, topic, req.path + "?n=" + std::to_string(n))) return;
             auto top = coord_.top(topic, n);
             if (!top) return send_error(res, 404, "unknown topic '" + topic + "'");
-            json items = json::array();
-            for (const auto& e : *top) {
-              json j;
-              put_key(j, e.key);
-              j["count"] = e.count;
-              j["error"] = e.error;
-              j["guaranteed"] = e.count - e.error;
-              j["rate"] = e.rate;
-              j["share"] = e.share;
-              j["partition"] = e.partition;
-              j["hot"] = e.hot;
-              j["pinned"] = e.pinned;
-              j["denied"] = e.denied;
-              items.push_back(std::move(j));
+            api::TopAnswer answer;
+            answer.topic = topic;
+            for (const auto& e : *top) answer.items.push_back(to_api(e));
+            if (auto s = coord_.topic(topic)) {
+              answer.rate = s->rate;
+              answer.window_total = s->window_total;
             }
-            auto s = coord_.topic(topic);
-            send_json(res, 200,
-                      json{{"topic", topic},
-                           {"rate", s ? s->rate : 0.0},
-                           {"window_total", s ? s->window_total : 0.0},
-                           {"items", items}});
+            send_json(res, 200, answer);
           });
 
   // --- operator: pins and denies ---
@@ -996,7 +975,7 @@ void HttpServer::install_routes() {
   };
   auto send_result = [](httplib::Response& res, const CallResult& r) {
     if (!r.ok()) return send_json(res, r.status, call_error_json(r));
-    send_json(res, 200, json{{"ok", true}, {"version", r.version}});
+    send_json(res, 200, api::OperatorResult{r.version});
   };
 
   const std::string topic_re = R"(/v1/topics/([A-Za-z0-9._-]{1,249}))";
@@ -1075,21 +1054,19 @@ void HttpServer::install_routes() {
   });
   srv.Get(topic_re + "/pins", [=, this](const httplib::Request& req, httplib::Response& res) {
     if (!producer_ok(req)) return unauthorized(res);
-    auto pins = coord_.pins(req.matches[1]);
-    json arr = json::array();
-    if (pins) {
-      for (const auto& [k, p] : *pins) arr.push_back(pin_json(p));
+    api::PinsAnswer answer;
+    if (auto pins = coord_.pins(req.matches[1])) {
+      for (const auto& [k, p] : *pins) answer.pins.push_back(to_api(p));
     }
-    send_json(res, 200, json{{"pins", arr}});
+    send_json(res, 200, answer);
   });
   srv.Get(topic_re + "/denies", [=, this](const httplib::Request& req, httplib::Response& res) {
     if (!producer_ok(req)) return unauthorized(res);
-    auto denies = coord_.denies(req.matches[1]);
-    json arr = json::array();
-    if (denies) {
-      for (const auto& [k, d] : *denies) arr.push_back(deny_json(d));
+    api::DeniesAnswer answer;
+    if (auto denies = coord_.denies(req.matches[1])) {
+      for (const auto& [k, d] : *denies) answer.denies.push_back(to_api(d));
     }
-    send_json(res, 200, json{{"denies", arr}});
+    send_json(res, 200, answer);
   });
   srv.Get("/v1/audit", [=, this, &cfg](const httplib::Request& req, httplib::Response& res) {
     auto who = operator_name(req, res);
@@ -1099,9 +1076,9 @@ void HttpServer::install_routes() {
       return send_error(res, 400, "limit must be a positive integer");
     }
     limit = std::min<uint64_t>(limit, cfg.audit_max_limit);
-    json arr = json::array();
-    for (const auto& a : coord_.audit(limit)) arr.push_back(json::parse(audit_to_json(a)));
-    send_json(res, 200, json{{"entries", arr}});
+    api::AuditAnswer answer;
+    for (const auto& a : coord_.audit(limit)) answer.entries.push_back(to_api(a));
+    send_json(res, 200, answer);
   });
 
   // --- observability ---
@@ -1124,7 +1101,7 @@ void HttpServer::install_routes() {
     res.set_content(metrics_.serialize(), "text/plain; version=0.0.4; charset=utf-8");
   });
   srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    send_json(res, 200, json{{"status", "ok"}});
+    send_json(res, 200, api::Health{});
   });
   // Readiness is a synced store write: unauthenticated callers in a loop would make it a
   // write load (#17: 16 clients made ~2,300 synced writes/s). One probe per second at most;
@@ -1148,12 +1125,7 @@ void HttpServer::install_routes() {
     const StoreStatus st = ready_;
     const int64_t checked_at_ms = ready_checked_at_ms_;
     lock.unlock();
-    if (!st.ok) {
-      return send_json(
-          res, 503,
-          json{{"status", "not ready"}, {"error", st.error}, {"checked_at_ms", checked_at_ms}});
-    }
-    send_json(res, 200, json{{"status", "ready"}, {"checked_at_ms", checked_at_ms}});
+    send_json(res, st.ok ? 200 : 503, api::Readiness{st.ok, st.error, checked_at_ms});
   });
 
   // --- dashboard ---

@@ -10,7 +10,7 @@ std::span<const Command> commands() {
       &kPartitionCommand,
       &kSaltsCommand,
       &kAnalyzeCommand,
-      // Remote operator commands (remote_commands.cc).
+      // Remote operator commands (remote_commands.h).
       &kListCommand,
       &kTopCommand,
       &kShowCommand,

@@ -1,5 +1,8 @@
-// hotkeyctl's remote operator commands (list, top, show, pin, unpin, deny, allow, audit,
-// export, import): HTTP calls to a running coordinator at --url, printed as tables or JSON.
+// hotkeyctl's remote operator commands: HTTP calls to a running coordinator at --url, printed
+// as tables or JSON. remote_client.h reaches the coordinator and reads its answers
+// (hotkey/api_model.h), table.h prints; the commands live in groups: read_commands.cc (list,
+// top, show, cluster), operator_commands.cc (pin, unpin, deny, allow, delete-topic, audit) and
+// transfer_commands.cc (export, import).
 #pragma once
 
 #include "command.h"
