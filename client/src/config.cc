@@ -85,7 +85,241 @@ bool connection_setting(std::string_view name) noexcept {
          name == "broker.address.family" || name == "client.rack" || name == "client.id";
 }
 
+// Setters of the property table: each parses and checks one value (messages name the
+// property and the value, see bad()).
+using Setter = void (*)(ClientConfig&, std::string_view name, std::string_view value);
+
+template <auto M, uint32_t Lo, uint32_t Hi>
+void set_u32(ClientConfig& c, std::string_view name, std::string_view value) {
+  c.*M = parse_u32(name, value, Lo, Hi);
+}
+template <auto M>
+void set_string(ClientConfig& c, std::string_view, std::string_view value) {
+  c.*M = std::string(value);
+}
+template <auto M>
+void set_topic(ClientConfig& c, std::string_view name, std::string_view value) {
+  if (!valid_topic_name(value)) bad(name, value, "invalid topic name");
+  c.*M = std::string(value);
+}
+void set_transport(ClientConfig& c, std::string_view name, std::string_view value) {
+  if (value == "http") {
+    c.transport = Transport::kHttp;
+  } else if (value == "kafka") {
+    c.transport = Transport::kKafka;
+  } else {
+    bad(name, value, "expected http or kafka");
+  }
+}
+void set_coordinator_url(ClientConfig& c, std::string_view name, std::string_view value) {
+  if (!value.empty() && !value.starts_with("http://") && !value.starts_with("https://")) {
+    bad(name, value, "expected http://HOST:PORT or https://HOST:PORT");
+  }
+  c.coordinator_url = std::string(value);
+  while (c.coordinator_url.ends_with('/')) c.coordinator_url.pop_back();
+}
+void set_producer_id(ClientConfig& c, std::string_view name, std::string_view value) {
+  if (value.empty() || value.size() > ReportLimits{}.max_id_bytes) {
+    bad(name, value, "must be 1..256 bytes");
+  }
+  c.producer_id = std::string(value);
+}
+void set_sample_rate(ClientConfig& c, std::string_view name, std::string_view value) {
+  c.sample_rate = parse_rate(name, value);
+}
+void set_routing_mode(ClientConfig& c, std::string_view name, std::string_view value) {
+  if (value == "rekey") {
+    c.routing_mode = RoutingMode::kRekey;
+  } else if (value == "route") {
+    c.routing_mode = RoutingMode::kRoute;
+  } else {
+    bad(name, value, "expected rekey or route");
+  }
+}
+void set_salt_policy(ClientConfig& c, std::string_view name, std::string_view value) {
+  if (value == "wrr") {
+    c.salt_policy = SaltPolicy::kWeightedRoundRobin;
+  } else if (value == "value_hash") {
+    c.salt_policy = SaltPolicy::kValueHash;
+  } else if (value == "random") {
+    c.salt_policy = SaltPolicy::kRandom;
+  } else {
+    bad(name, value, "expected wrr, value_hash or random");
+  }
+}
+void set_expired_policy(ClientConfig& c, std::string_view name, std::string_view value) {
+  if (value == "keep") {
+    c.expired_policy = ExpiredPolicy::kKeep;
+  } else if (value == "plain") {
+    c.expired_policy = ExpiredPolicy::kPlain;
+  } else {
+    bad(name, value, "expected keep or plain");
+  }
+}
+void set_hash(ClientConfig& c, std::string_view name, std::string_view value) {
+  auto family = parse_hash_family(value);
+  if (!family) bad(name, value, "expected murmur2, crc32 or fnv1a");
+  c.hash = *family;
+  c.hash_set = true;
+}
+void set_salt_headers(ClientConfig& c, std::string_view name, std::string_view value) {
+  if (value == "true") {
+    c.salt_headers = true;
+  } else if (value == "false") {
+    c.salt_headers = false;
+  } else {
+    bad(name, value, "expected true or false");
+  }
+}
+void set_surge_factor(ClientConfig& c, std::string_view name, std::string_view value) {
+  c.surge_factor = parse_factor(name, value);
+}
+void set_report_format(ClientConfig& c, std::string_view name, std::string_view value) {
+  if (value == "json") {
+    c.report_json = true;
+  } else if (value == "binary") {
+    c.report_json = false;
+  } else {
+    bad(name, value, "expected binary or json");
+  }
+}
+void set_topics(ClientConfig& c, std::string_view name, std::string_view value) {
+  c.topics = split_list(value);
+  for (const auto& t : c.topics) {
+    if (!valid_topic_name(t)) bad(name, value, "invalid topic name \"" + t + "\"");
+  }
+}
+
+struct Property {
+  PropertyInfo info;
+  Setter set = nullptr;  // nullptr: the hotkey.kafka.<name> prefix (parse_client_config)
+};
+
+Property text(const char* name, const char* default_value, const char* values, Setter set,
+              const char* doc) {
+  return Property{PropertyInfo{name, default_value, values, doc}, set};
+}
+
+// A uint32 property: its default is printed from ClientConfig's own, its range from the
+// bounds the setter checks.
+template <auto M, uint32_t Lo, uint32_t Hi>
+Property u32(const char* name, const char* note, const char* doc) {
+  const std::string hi = Hi == UINT32_MAX ? "2^32-1" : std::to_string(Hi);
+  return Property{PropertyInfo{name, std::to_string(ClientConfig{}.*M),
+                               std::to_string(Lo) + "-" + hi + note, doc},
+                  &set_u32<M, Lo, Hi>};
+}
+
+// Every hotkey.* property, in the order docs/CLIENT.md lists them.
+const std::vector<Property>& property_table() {
+  static const std::vector<Property> all = {
+      text("hotkey.coordinator.url", "empty", "`http://HOST:PORT`, `https://…`",
+           &set_coordinator_url,
+           "coordinator base URL; empty: no reports, no lists (plain routing)"),
+      text("hotkey.producer.id", "`<hostname>-<pid>`", "1-256 bytes", &set_producer_id,
+           "stable producer id in reports"),
+      text("hotkey.token", "empty", "", &set_string<&ClientConfig::token>,
+           "`Authorization: Bearer` token for reports and list reads"),
+      text("hotkey.coordinator.ssl.ca.location", "empty (system trust store)", "readable PEM file",
+           &set_string<&ClientConfig::ssl_ca_location>,
+           "CA certificate(s) that vouch for an `https://` coordinator (see TLS below)"),
+      text("hotkey.coordinator.ssl.certificate.location", "empty", "readable PEM file",
+           &set_string<&ClientConfig::ssl_certificate_location>,
+           "client certificate for a coordinator that requires mutual TLS; needs "
+           "`…ssl.key.location`"),
+      text("hotkey.coordinator.ssl.key.location", "empty", "readable PEM file",
+           &set_string<&ClientConfig::ssl_key_location>,
+           "the client certificate's private key (unencrypted)"),
+      u32<&ClientConfig::report_interval_ms, 10, 3600000>("hotkey.report.interval.ms", "",
+                                                          "report window length"),
+      text("hotkey.sample.rate", "1.0", "[1e-6, 1]", &set_sample_rate,
+           "one keyed record in round(1/rate) feeds the sketch; totals always count all"),
+      u32<&ClientConfig::sketch_capacity, 1, 65536>("hotkey.sketch.capacity", "",
+                                                    "Space-Saving capacity per topic"),
+      text("hotkey.routing.mode", "`rekey`", "`rekey`, `route`", &set_routing_mode,
+           "how salted records travel (wrapper)"),
+      text("hotkey.salt.policy", "`wrr`", "`wrr`, `value_hash`, `random`", &set_salt_policy,
+           "which salt a hot record takes"),
+      u32<&ClientConfig::list_ttl_ms, 0, UINT32_MAX>(
+          "hotkey.list.ttl.ms", " (0: never)", "silence after which the expired policy applies"),
+      text("hotkey.list.expired.policy", "`keep`", "`keep`, `plain`", &set_expired_policy,
+           "routing after the TTL"),
+      text("hotkey.hash", "from `partitioner`, else `crc32`", "`murmur2`, `crc32`, `fnv1a`",
+           &set_hash, "the producer's family; must agree with `partitioner` when both are set"),
+      u32<&ClientConfig::poll_wait_ms, 0, 300000>("hotkey.poll.wait.ms", "",
+                                                  "long-poll wait per list request"),
+      u32<&ClientConfig::http_timeout_ms, 10, 600000>(
+          "hotkey.http.timeout.ms", "", "connect/read/write timeout (reads add the poll wait)"),
+      u32<&ClientConfig::backoff_initial_ms, 1, 600000>("hotkey.backoff.initial.ms", "",
+                                                        "first retry delay after a failure"),
+      u32<&ClientConfig::backoff_max_ms, 1, 3600000>(
+          "hotkey.backoff.max.ms", ", >= initial",
+          "retry delay cap (delays double, jittered in [d/2, d])"),
+      text("hotkey.salt.headers", "`true`", "`true`, `false`", &set_salt_headers,
+           "the wrapper adds the `hotkey.salt` / `hotkey.version` headers to salted "
+           "records; `false` leaves them off (librdkafka's two header copies are 39% of "
+           "a salted record's produce cost, see docs/BENCHMARKS.md) for consumers that "
+           "do not merge sub-streams, or that recover rekeyed keys by their suffix "
+           "(merge contract rule 3)"),
+      u32<&ClientConfig::surge_interval_ms, 0, 3600000>(
+          "hotkey.surge.interval.ms", " (0: off)",
+          "at most one early (surge) report per topic per this interval"),
+      text("hotkey.surge.factor", "1.0", "0.01-1000", &set_surge_factor,
+           "an unsalted key reaching this many fair shares (`1 / partitions`) of the "
+           "current window's records is a surge: its topic's report goes at once"),
+      u32<&ClientConfig::report_queue_max, 1, 1024>(
+          "hotkey.report.queue.max", "",
+          "reports waiting per topic while the coordinator fails; beyond, that topic's "
+          "oldest is dropped"),
+      text("hotkey.report.format", "`binary`", "`binary`, `json`", &set_report_format,
+           "report encoding"),
+      text("hotkey.topics", "empty", "comma-separated topic names", &set_topics,
+           "subscribe before the first record"),
+      text("hotkey.transport", "`http`", "`http`, `kafka`", &set_transport,
+           "how reports and lists travel (see \"Kafka transport\" below); with `kafka`, "
+           "`hotkey.coordinator.url` is not needed"),
+      text("hotkey.reports.topic", "`__hotkey_reports`", "topic name",
+           &set_topic<&ClientConfig::reports_topic>, "kafka transport: where reports are produced"),
+      text("hotkey.lists.topic", "`__hotkey_lists`", "topic name",
+           &set_topic<&ClientConfig::lists_topic>, "kafka transport: where lists are read"),
+      text("hotkey.kafka.<name>", "", "any librdkafka property", nullptr,
+           "kafka transport: sets `<name>` on its producer and consumer, over the settings it "
+           "inherits (e.g. `hotkey.kafka.bootstrap.servers`, `hotkey.kafka.sasl.password`, "
+           "`hotkey.kafka.group.id`); refused with the `http` transport"),
+  };
+  return all;
+}
+
+const Property* find_property(std::string_view name) {
+  for (const Property& p : property_table()) {
+    if (p.set != nullptr && name == p.info.name) return &p;
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+const std::vector<PropertyInfo>& client_properties() {
+  static const std::vector<PropertyInfo> all = [] {
+    std::vector<PropertyInfo> out;
+    for (const Property& p : property_table()) out.push_back(p.info);
+    return out;
+  }();
+  return all;
+}
+
+std::string client_properties_markdown() {
+  std::string out =
+      "| property | default | range / values | meaning |\n"
+      "|---|---|---|---|\n";
+  for (const PropertyInfo& p : client_properties()) {
+    std::string row = "| `" + p.name + "` | " + p.default_value + " | " + p.values + " | " + p.doc;
+    // An empty cell is "| |", as Markdown tables are written by hand.
+    for (size_t at; (at = row.find("|  |")) != std::string::npos;) row.erase(at + 1, 1);
+    out += row + " |\n";
+  }
+  return out;
+}
 
 std::string_view to_string(Transport transport) noexcept {
   return transport == Transport::kKafka ? "kafka" : "http";
@@ -131,110 +365,8 @@ ClientConfig parse_client_config(const Properties& props) {
       std::string setting = name.substr(kKafkaPrefix.size());
       if (setting.empty()) bad(name, value, "expected hotkey.kafka.<librdkafka property>");
       kafka_overrides.emplace_back(std::move(setting), value);
-    } else if (name == "hotkey.transport") {
-      if (value == "http") {
-        c.transport = Transport::kHttp;
-      } else if (value == "kafka") {
-        c.transport = Transport::kKafka;
-      } else {
-        bad(name, value, "expected http or kafka");
-      }
-    } else if (name == "hotkey.reports.topic" || name == "hotkey.lists.topic") {
-      if (!valid_topic_name(value)) bad(name, value, "invalid topic name");
-      (name == "hotkey.reports.topic" ? c.reports_topic : c.lists_topic) = value;
-    } else if (name == "hotkey.coordinator.url") {
-      if (!value.empty() && !value.starts_with("http://") && !value.starts_with("https://")) {
-        bad(name, value, "expected http://HOST:PORT or https://HOST:PORT");
-      }
-      c.coordinator_url = value;
-      while (c.coordinator_url.ends_with('/')) c.coordinator_url.pop_back();
-    } else if (name == "hotkey.producer.id") {
-      if (value.empty() || value.size() > ReportLimits{}.max_id_bytes) {
-        bad(name, value, "must be 1..256 bytes");
-      }
-      c.producer_id = value;
-    } else if (name == "hotkey.token") {
-      c.token = value;
-    } else if (name == "hotkey.coordinator.ssl.ca.location") {
-      c.ssl_ca_location = value;
-    } else if (name == "hotkey.coordinator.ssl.certificate.location") {
-      c.ssl_certificate_location = value;
-    } else if (name == "hotkey.coordinator.ssl.key.location") {
-      c.ssl_key_location = value;
-    } else if (name == "hotkey.report.interval.ms") {
-      c.report_interval_ms = parse_u32(name, value, 10, 3600000);
-    } else if (name == "hotkey.sample.rate") {
-      c.sample_rate = parse_rate(name, value);
-    } else if (name == "hotkey.sketch.capacity") {
-      c.sketch_capacity = parse_u32(name, value, 1, 65536);
-    } else if (name == "hotkey.routing.mode") {
-      if (value == "rekey") {
-        c.routing_mode = RoutingMode::kRekey;
-      } else if (value == "route") {
-        c.routing_mode = RoutingMode::kRoute;
-      } else {
-        bad(name, value, "expected rekey or route");
-      }
-    } else if (name == "hotkey.salt.policy") {
-      if (value == "wrr") {
-        c.salt_policy = SaltPolicy::kWeightedRoundRobin;
-      } else if (value == "value_hash") {
-        c.salt_policy = SaltPolicy::kValueHash;
-      } else if (value == "random") {
-        c.salt_policy = SaltPolicy::kRandom;
-      } else {
-        bad(name, value, "expected wrr, value_hash or random");
-      }
-    } else if (name == "hotkey.list.ttl.ms") {
-      c.list_ttl_ms = parse_u32(name, value, 0, UINT32_MAX);
-    } else if (name == "hotkey.list.expired.policy") {
-      if (value == "keep") {
-        c.expired_policy = ExpiredPolicy::kKeep;
-      } else if (value == "plain") {
-        c.expired_policy = ExpiredPolicy::kPlain;
-      } else {
-        bad(name, value, "expected keep or plain");
-      }
-    } else if (name == "hotkey.hash") {
-      auto family = parse_hash_family(value);
-      if (!family) bad(name, value, "expected murmur2, crc32 or fnv1a");
-      c.hash = *family;
-      c.hash_set = true;
-    } else if (name == "hotkey.poll.wait.ms") {
-      c.poll_wait_ms = parse_u32(name, value, 0, 300000);
-    } else if (name == "hotkey.http.timeout.ms") {
-      c.http_timeout_ms = parse_u32(name, value, 10, 600000);
-    } else if (name == "hotkey.backoff.initial.ms") {
-      c.backoff_initial_ms = parse_u32(name, value, 1, 600000);
-    } else if (name == "hotkey.backoff.max.ms") {
-      c.backoff_max_ms = parse_u32(name, value, 1, 3600000);
-    } else if (name == "hotkey.salt.headers") {
-      if (value == "true") {
-        c.salt_headers = true;
-      } else if (value == "false") {
-        c.salt_headers = false;
-      } else {
-        bad(name, value, "expected true or false");
-      }
-    } else if (name == "hotkey.surge.interval.ms") {
-      c.surge_interval_ms = parse_u32(name, value, 0, 3600000);
-    } else if (name == "hotkey.surge.factor") {
-      c.surge_factor = parse_factor(name, value);
-    } else if (name == "hotkey.report.queue.max") {
-      c.report_queue_max = parse_u32(name, value, 1, 1024);
-    } else if (name == "hotkey.report.format") {
-      if (value == "json") {
-        c.report_json = true;
-      } else if (value == "binary") {
-        c.report_json = false;
-      } else {
-        bad(name, value, "expected binary or json");
-      }
-    } else if (name == "hotkey.topics") {
-      c.topics = split_list(value);
-      for (const auto& t : c.topics) {
-        if (!valid_topic_name(t)) bad(name, value, "invalid topic name \"" + t + "\"");
-      }
+    } else if (const Property* p = find_property(name)) {
+      p->set(c, name, value);
     } else {
       throw std::invalid_argument("unknown property " + name +
                                   " (see docs/CLIENT.md for the hotkey.* properties)");

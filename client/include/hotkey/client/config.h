@@ -94,6 +94,19 @@ bool is_client_property(std::string_view name) noexcept;
 // Unknown hotkey.* names and bad values throw std::invalid_argument naming the property.
 ClientConfig parse_client_config(const Properties& props);
 
+// One hotkey.* property as parse_client_config reads it. client_properties() lists every one,
+// from the table that also drives the parser; docs/CLIENT.md "Configuration properties" is
+// generated from it (client_properties_markdown(); a unit test compares the page).
+struct PropertyInfo {
+  std::string name;           // "hotkey.report.interval.ms"; "hotkey.kafka.<name>": a prefix
+  std::string default_value;  // as documented
+  std::string values;         // accepted range or values, as documented
+  std::string doc;            // meaning (Markdown)
+};
+const std::vector<PropertyInfo>& client_properties();
+// The property table of docs/CLIENT.md (Markdown, one row per client_properties() entry).
+std::string client_properties_markdown();
+
 // The entries of `props` that are not hotkey.* properties, for librdkafka.
 std::vector<std::pair<std::string, std::string>> kafka_properties(const Properties& props);
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -34,18 +35,46 @@ struct ClusterConfig {
   void validate() const;
 };
 
+// One named cluster-mode setting. cluster_settings() holds every one; it drives the "kafka"
+// object of the config file and --kafka-set (names not in it go to librdkafka as they are), the
+// flags, the environment variables, the integer ranges validate() enforces, the usage text and
+// the cluster table of docs/CONFIGURATION.md.
+struct ClusterSettingInfo {
+  const char* name;               // in the "kafka" object and --kafka-set (kafka.NAME)
+  const char* alias = nullptr;    // librdkafka's name for the same setting
+  const char* flag = nullptr;     // command-line flag
+  const char* metavar = nullptr;  // the flag's value in the usage text
+  const char* env = nullptr;      // environment variable
+  std::string default_value;      // as documented ("—": none)
+  const char* usage = nullptr;    // the flag's usage text (continuation lines pre-indented)
+  const char* doc = "";           // the meaning, Markdown
+  // Sets the setting from its text form; `name` is the name as given (for messages).
+  void (*set)(ClusterConfig&, const std::string& name, const std::string& value) = nullptr;
+  // Integer settings: the value and its accepted range lo..hi (hi 0: no upper bound).
+  int64_t (*get)(const ClusterConfig&) = nullptr;
+  int64_t lo = 0;
+  int64_t hi = 0;
+  // ">= 100" or "1..10000".
+  std::string range() const;
+};
+const std::vector<ClusterSettingInfo>& cluster_settings();
+
 // Applies the config file's "kafka" object.
 void apply_cluster_json(ClusterConfig& c, const nlohmann::json& j);
 // Applies one "kafka.NAME=VALUE" (or "NAME=VALUE") assignment from --kafka-set.
 void apply_cluster_setting(ClusterConfig& c, const std::string& assignment);
-// HOTKEY_KAFKA_BOOTSTRAP, HOTKEY_KAFKA_GROUP, HOTKEY_KAFKA_REPORTS_TOPIC,
-// HOTKEY_KAFKA_LISTS_TOPIC, HOTKEY_KAFKA_STATE_TOPIC, HOTKEY_ADVERTISED_URL.
+// The environment variables of cluster_settings() (HOTKEY_KAFKA_BOOTSTRAP,
+// HOTKEY_KAFKA_GROUP, HOTKEY_KAFKA_REPORTS_TOPIC, HOTKEY_KAFKA_LISTS_TOPIC,
+// HOTKEY_KAFKA_STATE_TOPIC, HOTKEY_ADVERTISED_URL).
 void apply_cluster_env(ClusterConfig& c);
+// True for a flag of cluster_settings() or --kafka-set.
 bool is_cluster_flag(const std::string& flag);
 // True when `flag` is a cluster flag (--kafka, --group, --reports-topic, --lists-topic,
 // --state-topic, --advertised-url, --kafka-set); applies it.
 bool apply_cluster_flag(ClusterConfig& c, const std::string& flag, const std::string& value);
 // Lines for the usage text.
-const char* cluster_usage_text();
+std::string cluster_usage_text();
+// The cluster table of docs/CONFIGURATION.md (flag, env, kafka setting, default, meaning).
+std::string cluster_docs_markdown();
 
 }  // namespace hotkey::coordinator

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "cluster_config.h"
 #include "hotkey/partitioner.h"
 #include "hotkey/report.h"
@@ -162,20 +164,27 @@ void load_token_files(CoordinatorConfig& config);
 
 std::string usage_text();
 
-// One config-file setting as documented and checked: numeric settings carry their accepted
-// range [lo, hi] (lo excluded when lo_open), which validate() enforces and the messages and
-// --help-config name; the others describe their form in `form`.
+// One config-file setting: the table config_settings() holds every one of them, and drives the
+// config-file parser (apply / apply_topic), validate() (the numeric range [lo, hi], lo excluded
+// when lo_open), --help-config and the setting tables of docs/CONFIGURATION.md
+// (config_docs_markdown(), compared with the page by a test). Non-numeric settings describe
+// what they accept in `form`.
 struct SettingInfo {
-  const char* name;
-  const char* section;  // "service", "window" or "topic" (under defaults / topics.<name>)
-  const char* default_value;
+  const char* name = "";
+  const char* section = "";    // "service", "window" or "topic" (under defaults / topics.<name>)
+  std::string default_value;   // as documented; numeric ones are printed from the struct's default
   const char* form = nullptr;  // non-numeric settings: what is accepted
   double lo = 0;
   double hi = 0;
   bool lo_open = false;
-  double (*get)(const CoordinatorConfig&) = nullptr;    // service and window settings
-  double (*get_topic)(const TopicSettings&) = nullptr;  // topic settings
-  // "1..100000", "> 0", ">= 1.0", or `form`.
+  double (*get)(const CoordinatorConfig&) = nullptr;    // numeric service and window settings
+  double (*get_topic)(const TopicSettings&) = nullptr;  // numeric topic settings
+  // Reads the JSON value at `path` ("max_waiters", "topics.t.max_salts") into the config; throws
+  // std::invalid_argument naming `path` when its type is wrong (ranges: validate()).
+  void (*apply)(CoordinatorConfig&, const nlohmann::json&, const std::string& path) = nullptr;
+  void (*apply_topic)(TopicSettings&, const nlohmann::json&, const std::string& path) = nullptr;
+  const char* doc = "";  // the meaning, Markdown (docs/CONFIGURATION.md)
+  // "1..100000", "> 0 and <= 1000", or `form`.
   std::string range() const;
 };
 const std::vector<SettingInfo>& config_settings();
@@ -183,5 +192,11 @@ const std::vector<SettingInfo>& config_settings();
 // Every config-file setting with its default, accepted range and meaning (--help-config);
 // docs/CONFIGURATION.md lists the same (a test compares them).
 std::string config_help_text();
+
+// The setting tables of docs/CONFIGURATION.md (service, aggregation window, detection and
+// planning, cluster mode) as Markdown, generated from config_settings() and
+// cluster_settings(): `hotkey-coordinator --print-config-docs` prints it, and a test checks
+// that the page holds exactly this text between its "generated" markers.
+std::string config_docs_markdown();
 
 }  // namespace hotkey::coordinator

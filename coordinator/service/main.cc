@@ -53,6 +53,10 @@ int main(int argc, char** argv) {
       std::cout << config_help_text();
       return 0;
     }
+    if (std::string_view(argv[i]) == "--print-config-docs") {
+      std::cout << config_docs_markdown();
+      return 0;
+    }
   }
   std::optional<CoordinatorConfig> config;
   try {

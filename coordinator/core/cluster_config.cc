@@ -1,0 +1,267 @@
+#include "cluster_config.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <stdexcept>
+#include <type_traits>
+
+#include <nlohmann/json.hpp>
+
+namespace hotkey::coordinator {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
+
+bool valid_topic(const std::string& t) {
+  if (t.empty() || t.size() > 249) return false;
+  for (char ch : t) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+template <typename T>
+T parse_int(const std::string& name, const std::string& text) {
+  T v{};
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size()) {
+    fail("kafka." + name + " must be an integer, got '" + text + "'");
+  }
+  return v;
+}
+
+template <auto M>
+void set_string(ClusterConfig& c, const std::string&, const std::string& value) {
+  c.*M = value;
+}
+template <auto M>
+void set_int(ClusterConfig& c, const std::string& name, const std::string& value) {
+  c.*M = parse_int<std::remove_reference_t<decltype(c.*M)>>(name, value);
+}
+template <auto M>
+int64_t get_int(const ClusterConfig& c) {
+  return static_cast<int64_t>(c.*M);
+}
+
+struct Text {
+  const char* name;
+  const char* alias;
+  const char* flag;
+  const char* metavar;
+  const char* env;
+  const char* usage;
+  const char* doc;
+};
+
+// Table rows; defaults are printed from ClusterConfig's own.
+template <auto M>
+ClusterSettingInfo text(const Text& t, const char* shown_default = nullptr) {
+  const std::string d = ClusterConfig{}.*M;
+  ClusterSettingInfo s{};
+  s.name = t.name;
+  s.alias = t.alias;
+  s.flag = t.flag;
+  s.metavar = t.metavar;
+  s.env = t.env;
+  s.default_value = shown_default ? shown_default : d.empty() ? "—" : "`" + d + "`";
+  s.usage = t.usage;
+  s.doc = t.doc;
+  s.set = &set_string<M>;
+  return s;
+}
+
+template <auto M>
+ClusterSettingInfo integer(const char* name, int64_t lo, int64_t hi, const char* doc) {
+  ClusterSettingInfo s{};
+  s.name = name;
+  s.default_value = "`" + std::to_string(ClusterConfig{}.*M) + "`";
+  s.doc = doc;
+  s.set = &set_int<M>;
+  s.get = &get_int<M>;
+  s.lo = lo;
+  s.hi = hi;
+  return s;
+}
+
+const ClusterSettingInfo* find(const std::string& name) {
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (name == s.name || (s.alias != nullptr && name == s.alias)) return &s;
+  }
+  return nullptr;
+}
+
+void set(ClusterConfig& c, std::string name, const std::string& value) {
+  if (name.rfind("kafka.", 0) == 0) name = name.substr(6);
+  if (const ClusterSettingInfo* s = find(name)) {
+    s->set(c, name, value);
+  } else if (name.empty()) {
+    fail("kafka setting without a name");
+  } else {
+    c.librdkafka[name] = value;
+  }
+}
+
+constexpr const char* kKafkaSetUsage =
+    "  --kafka-set NAME=VALUE any librdkafka setting (repeatable), e.g.\n"
+    "                         session.timeout.ms=6000\n";
+constexpr const char* kKafkaSetRow =
+    "| `--kafka-set NAME=VALUE` | | any other name | — | passed to librdkafka for every Kafka "
+    "handle (e.g. `security.protocol`, `sasl.*`, `session.timeout.ms`, "
+    "`max.poll.interval.ms`); repeatable. `enable.auto.commit` and "
+    "`partition.assignment.strategy` are refused (`group.id` is the same as `group`) |\n";
+
+}  // namespace
+
+const std::vector<ClusterSettingInfo>& cluster_settings() {
+  static const std::vector<ClusterSettingInfo> all = {
+      text<&ClusterConfig::bootstrap>(
+          {"bootstrap", "bootstrap.servers", "--kafka", "BOOTSTRAP", "HOTKEY_KAFKA_BOOTSTRAP",
+           "join the coordinator cluster on this Kafka (env\n"
+           "                         HOTKEY_KAFKA_BOOTSTRAP); without it: single node",
+           "join the coordinator cluster on this Kafka; unset: single-node HTTP mode"}),
+      text<&ClusterConfig::group>({"group", "group.id", "--group", "NAME", "HOTKEY_KAFKA_GROUP",
+                                   "consumer group (default hotkey.coordinators)",
+                                   "consumer group of the coordinators (cooperative-sticky)"}),
+      text<&ClusterConfig::reports_topic>({"reports_topic", nullptr, "--reports-topic", "T",
+                                           "HOTKEY_KAFKA_REPORTS_TOPIC", "default __hotkey_reports",
+                                           "reports from producers"}),
+      text<&ClusterConfig::lists_topic>(
+          {"lists_topic", nullptr, "--lists-topic", "T", "HOTKEY_KAFKA_LISTS_TOPIC",
+           "default __hotkey_lists", "published lists; same partition count as the reports topic"}),
+      text<&ClusterConfig::state_topic>({"state_topic", nullptr, "--state-topic", "T",
+                                         "HOTKEY_KAFKA_STATE_TOPIC", "default __hotkey_state",
+                                         "operator state log"}),
+      text<&ClusterConfig::advertised_url>(
+          {"advertised_url", nullptr, "--advertised-url", "URL", "HOTKEY_ADVERTISED_URL",
+           "how others reach this coordinator (default http://LISTEN)",
+           "how other members and operators reach this coordinator (shown by `GET "
+           "/v1/cluster`)"},
+          "`http(s)://LISTEN_HOST:PORT`"),
+      integer<&ClusterConfig::republish_interval_ms>(
+          "republish_interval_ms", 100, 0, "every owned list is written again this often"),
+      integer<&ClusterConfig::topic_partitions>(
+          "topic_partitions", 1, 10000,
+          "partitions of the reports and lists topics when the coordinator creates them"),
+      integer<&ClusterConfig::replication_factor>("replication_factor", 1, 0,
+                                                  "replication factor of the topics it creates"),
+  };
+  return all;
+}
+
+std::string ClusterSettingInfo::range() const {
+  if (hi == 0) return ">= " + std::to_string(lo);
+  return std::to_string(lo) + ".." + std::to_string(hi);
+}
+
+void ClusterConfig::validate() const {
+  if (!enabled()) return;
+  for (const auto* t : {&reports_topic, &lists_topic, &state_topic}) {
+    if (!valid_topic(*t)) fail("kafka topic name '" + *t + "' is not a valid Kafka topic name");
+  }
+  if (reports_topic == lists_topic || reports_topic == state_topic || lists_topic == state_topic) {
+    fail("kafka.reports_topic, kafka.lists_topic and kafka.state_topic must differ");
+  }
+  if (group.empty()) fail("kafka.group must not be empty");
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (s.get == nullptr) continue;
+    const int64_t v = s.get(*this);
+    if (v < s.lo || (s.hi != 0 && v > s.hi)) {
+      fail("kafka." + std::string(s.name) + " must be " + s.range());
+    }
+  }
+  for (const char* managed : {"group.id", "enable.auto.commit", "partition.assignment.strategy"}) {
+    if (librdkafka.contains(managed)) {
+      fail(std::string("kafka.") + managed + " is managed by the coordinator and cannot be set");
+    }
+  }
+}
+
+void apply_cluster_json(ClusterConfig& c, const json& j) {
+  if (!j.is_object()) fail("config: 'kafka' must be an object of setting: value");
+  for (const auto& [name, v] : j.items()) {
+    if (v.is_string()) {
+      set(c, name, v.get<std::string>());
+    } else if (v.is_number_integer() || v.is_number_unsigned() || v.is_boolean()) {
+      set(c, name, v.dump());
+    } else {
+      fail("config: 'kafka." + name + "' must be a string, an integer or a boolean");
+    }
+  }
+}
+
+void apply_cluster_setting(ClusterConfig& c, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    fail("--kafka-set wants NAME=VALUE (e.g. session.timeout.ms=6000), got '" + assignment + "'");
+  }
+  set(c, assignment.substr(0, eq), assignment.substr(eq + 1));
+}
+
+void apply_cluster_env(ClusterConfig& c) {
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (s.env == nullptr) continue;
+    if (const char* v = std::getenv(s.env); v && *v) s.set(c, s.name, v);
+  }
+}
+
+bool is_cluster_flag(const std::string& flag) {
+  if (flag == "--kafka-set") return true;
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (s.flag != nullptr && flag == s.flag) return true;
+  }
+  return false;
+}
+
+bool apply_cluster_flag(ClusterConfig& c, const std::string& flag, const std::string& value) {
+  if (flag == "--kafka-set") {
+    apply_cluster_setting(c, value);
+    return true;
+  }
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (s.flag != nullptr && flag == s.flag) {
+      s.set(c, s.name, value);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string cluster_usage_text() {
+  std::string out = "cluster mode (docs/CLUSTER.md):\n";
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (s.flag == nullptr) continue;
+    std::string spec = std::string(s.flag) + " " + s.metavar;
+    spec.resize(std::max<size_t>(spec.size(), 22), ' ');
+    out += "  " + spec + " " + s.usage + "\n";
+  }
+  return out + kKafkaSetUsage;
+}
+
+std::string cluster_docs_markdown() {
+  std::string out =
+      "| flag | env | `kafka` setting | default | meaning |\n"
+      "|---|---|---|---|---|\n";
+  auto code = [](const char* v) {
+    return v == nullptr ? std::string() : "`" + std::string(v) + "`";
+  };
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (s.flag == nullptr) continue;
+    out += "| " + code((std::string(s.flag) + " " + s.metavar).c_str()) + " | " + code(s.env) +
+           " | " + code(s.name) + (s.alias ? " (or " + code(s.alias) + ")" : "") + " | " +
+           s.default_value + " | " + s.doc + " |\n";
+  }
+  out += kKafkaSetRow;
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (s.flag != nullptr) continue;
+    out += "| | | " + code(s.name) + " | " + s.default_value + " | " + s.doc +
+           (s.get ? " (" + s.range() + ")" : "") + " |\n";
+  }
+  return out;
+}
+
+}  // namespace hotkey::coordinator
