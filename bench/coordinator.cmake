@@ -2,9 +2,8 @@
 # They drive the real hotkey-coordinator binary over loopback; see docs/BENCHMARKS.md.
 add_executable(coordinator_bench ${CMAKE_CURRENT_LIST_DIR}/coordinator_bench.cc)
 target_link_libraries(coordinator_bench PRIVATE
-  hotkey::coordinator nlohmann_json::nlohmann_json benchmark::benchmark hotkey_warnings)
-target_compile_definitions(coordinator_bench PRIVATE
-  HOTKEY_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
+  hotkey::coordinator hotkey::test_support nlohmann_json::nlohmann_json benchmark::benchmark
+  hotkey_warnings)
 add_dependencies(coordinator_bench hotkey-coordinator)
 
 # Fixed-count in-process ingest driver for callgrind instruction counts (docs/BENCHMARKS.md,

@@ -7,7 +7,6 @@
 #include <benchmark/benchmark.h>
 #include <httplib.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,60 +22,30 @@
 
 #include "hotkey/report.h"
 #include "hotkey/space_saving.h"
+#include "support/coordinator_process.h"
+#include "support/temp_dir.h"
 
 namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-std::string read_all(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using hotkey::test_support::read_file;
 
 // One coordinator child process with its own data dir and config.
 class Coordinator {
  public:
-  explicit Coordinator(const json& config) {
-    char tmpl[] = "/tmp/hotkey-bench-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    std::ofstream(dir_ / "config.json") << config.dump();
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* f = std::freopen((dir_ / "log").c_str(), "w", stderr);
-      (void)f;
-      setenv("HOTKEY_OPERATOR_TOKEN", "bench=bench-operator-token", 1);
-      std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
-      std::string data = (dir_ / "data").string(), cfg = (dir_ / "config.json").string();
-      execl(bin.c_str(), bin.c_str(), "--listen", "127.0.0.1:0", "--data", data.c_str(), "--config",
-            cfg.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
+  explicit Coordinator(const json& config) : proc_(options(dir_.path(), config)) {
+    if (proc_.wait_port() == 0) {
+      throw std::runtime_error("coordinator did not start: " + proc_.log());
     }
-    auto deadline = Clock::now() + std::chrono::seconds(60);
-    while (Clock::now() < deadline && port_ == 0) {
-      std::istringstream lines(read_all(dir_ / "log"));
-      std::string line;
-      while (std::getline(lines, line)) {
-        auto j = json::parse(line, nullptr, false);
-        if (j.is_object() && j.value("event", "") == "listening") port_ = j.value("port", 0);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (port_ == 0)
-      throw std::runtime_error("coordinator did not start: " + read_all(dir_ / "log"));
   }
-  ~Coordinator() {
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  int port() const { return port_; }
+  // A clean stop: SIGTERM, then the temp dir goes.
+  ~Coordinator() { proc_.terminate(); }
+  int port() const { return proc_.port(); }
   // User + system CPU seconds the coordinator has used.
   double cpu_seconds() const {
-    std::string stat = read_all("/proc/" + std::to_string(pid_) + "/stat");
+    std::string stat = read_file("/proc/" + std::to_string(proc_.pid()) + "/stat");
     std::istringstream in(stat.substr(stat.rfind(')') + 2));
     std::string field;
     std::vector<std::string> f;
@@ -85,7 +54,7 @@ class Coordinator {
     return (std::stod(f[11]) + std::stod(f[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
   }
   double rss_mib() const {
-    std::istringstream in(read_all("/proc/" + std::to_string(pid_) + "/status"));
+    std::istringstream in(read_file("/proc/" + std::to_string(proc_.pid()) + "/status"));
     std::string line;
     while (std::getline(in, line)) {
       if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
@@ -93,7 +62,7 @@ class Coordinator {
     return 0;
   }
   std::unique_ptr<httplib::Client> client() const {
-    auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    auto c = std::make_unique<httplib::Client>("127.0.0.1", proc_.port());
     c->set_read_timeout(120, 0);
     c->set_keep_alive(true);
     c->set_tcp_nodelay(true);
@@ -101,9 +70,19 @@ class Coordinator {
   }
 
  private:
-  std::filesystem::path dir_;
-  pid_t pid_ = -1;
-  int port_ = 0;
+  static hotkey::test_support::CoordinatorOptions options(const std::filesystem::path& dir,
+                                                          const json& config) {
+    std::ofstream(dir / "config.json") << config.dump();
+    hotkey::test_support::CoordinatorOptions o;
+    o.data = dir / "data";
+    o.config = dir / "config.json";
+    o.log = dir / "log";
+    o.env["HOTKEY_OPERATOR_TOKEN"] = "bench=bench-operator-token";
+    return o;
+  }
+
+  hotkey::test_support::TempDir dir_{"hotkey-bench"};
+  hotkey::test_support::CoordinatorProcess proc_;
 };
 
 hotkey::Report make_report(const std::string& producer, const std::string& topic, uint32_t entries,

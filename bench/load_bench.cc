@@ -13,7 +13,6 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,6 +35,8 @@
 
 #include "hotkey/report.h"
 #include "hotkey/space_saving.h"
+#include "support/coordinator_process.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -60,7 +61,7 @@ struct Options {
   // max_connections_per_client to N and sizes its pool for the producers plus N.
   std::string attacker_addr = "127.0.0.2";
   int per_client_limit = 0;
-  std::string bin = HOTKEY_BIN_DIR "/hotkey-coordinator";
+  std::string bin = hotkey::test_support::coordinator_binary();
 };
 
 Options parse(int argc, char** argv) {
@@ -101,44 +102,16 @@ Options parse(int argc, char** argv) {
 // The coordinator under test: its own process, data dir and config; port read from its log.
 class Coordinator {
  public:
-  explicit Coordinator(const Options& o) {
-    dir_ = std::filesystem::temp_directory_path() / ("hotkey-load-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir_);
-    std::ofstream(dir_ / "config.json") << json{
-        {"http_threads", o.http_threads},
-        {"max_waiters", o.pollers + 64 + o.per_client_limit},
-        {"max_connections_per_client", o.per_client_limit},
-        {"max_wait_ms", 60000},
-        {"warmup_ms", 0}}.dump();
-    const std::string log = (dir_ / "coordinator.log").string();
-    pid_ = fork();
-    if (pid_ == 0) {
-      std::freopen(log.c_str(), "w", stderr);
-      const std::string data = (dir_ / "data").string(), cfg = (dir_ / "config.json").string();
-      execl(o.bin.c_str(), o.bin.c_str(), "--listen", "127.0.0.1:0", "--data", data.c_str(),
-            "--config", cfg.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
+  explicit Coordinator(const Options& o) : proc_(options(dir_.path(), o)) {
+    if (proc_.wait_port(std::chrono::seconds(30)) == 0) {
+      throw std::runtime_error("coordinator did not start; see " + proc_.log_file().string() +
+                               ":\n" + proc_.log());
     }
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
-    while (port_ == 0 && Clock::now() < deadline) {
-      std::ifstream in(log);
-      for (std::string line; std::getline(in, line);) {
-        auto j = json::parse(line, nullptr, false);
-        if (j.is_object() && j.value("event", "") == "listening") port_ = j.value("port", 0);
-      }
-      if (port_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (port_ == 0) throw std::runtime_error("coordinator did not start; see " + log);
   }
-  ~Coordinator() {
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  int port() const { return port_; }
+  ~Coordinator() { proc_.terminate(); }
+  int port() const { return proc_.port(); }
   long rss_kb() const {
-    std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+    std::ifstream in("/proc/" + std::to_string(proc_.pid()) + "/status");
     for (std::string line; std::getline(in, line);) {
       if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
     }
@@ -146,9 +119,24 @@ class Coordinator {
   }
 
  private:
-  std::filesystem::path dir_;
-  pid_t pid_ = -1;
-  int port_ = 0;
+  static hotkey::test_support::CoordinatorOptions options(const std::filesystem::path& dir,
+                                                          const Options& o) {
+    std::ofstream(dir / "config.json") << json{
+        {"http_threads", o.http_threads},
+        {"max_waiters", o.pollers + 64 + o.per_client_limit},
+        {"max_connections_per_client", o.per_client_limit},
+        {"max_wait_ms", 60000},
+        {"warmup_ms", 0}}.dump();
+    hotkey::test_support::CoordinatorOptions c;
+    c.binary = o.bin;
+    c.data = dir / "data";
+    c.config = dir / "config.json";
+    c.log = dir / "coordinator.log";
+    return c;
+  }
+
+  hotkey::test_support::TempDir dir_{"hotkey-load"};
+  hotkey::test_support::CoordinatorProcess proc_;
 };
 
 hotkey::Report make_report(int producer, uint64_t seq, std::mt19937& rng) {

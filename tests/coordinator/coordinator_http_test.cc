@@ -11,29 +11,20 @@
 
 #include "hotkey/api_model.h"
 #include "hotkey/report_batch.h"
+#include "support/eventually.h"
 #include "test_util.h"
 
 namespace hotkey::coordinator::test {
 namespace {
 
 using nlohmann::json;
+using test_support::eventually;
 constexpr const char* kTopic = "orders";
 const httplib::Headers kOperator{{"Authorization", "Bearer alice-operator-token"}};
 
 std::string report_json(const std::string& producer, uint64_t seq,
                         std::map<std::string, uint64_t> counts = {{"a", 5}, {"b", 3}}) {
   return report_to_json(make_report(producer, kTopic, 8, seq, counts));
-}
-
-// Waits (deadline 60 s) until `pred` holds; false on timeout.
-template <typename Pred>
-bool eventually(Pred pred) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
 }
 
 std::string error_of(const httplib::Result& r) {

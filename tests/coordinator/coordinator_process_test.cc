@@ -20,6 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/child_process.h"
+#include "support/coordinator_process.h"
+#include "support/temp_dir.h"
 #include "test_util.h"
 
 namespace hotkey::coordinator::test {
@@ -28,97 +31,29 @@ namespace {
 using nlohmann::json;
 const httplib::Headers kOperator{{"Authorization", "Bearer process-test-operator"}};
 
-std::string read_all(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+using test_support::read_file;
+
+// This file's coordinator: the shared launcher with the operator token in its environment and
+// its log appended to (a restart writes to the same log; wait_port() reads this run's lines).
+test_support::CoordinatorOptions options(const std::filesystem::path& data,
+                                         const std::filesystem::path& log,
+                                         const std::string& listen = "127.0.0.1:0",
+                                         const std::string& producer_token = "") {
+  test_support::CoordinatorOptions o;
+  o.data = data;
+  o.log = log;
+  o.listen = listen;
+  o.append_log = true;
+  o.env["HOTKEY_OPERATOR_TOKEN"] = "ops=process-test-operator";
+  if (!producer_token.empty()) o.env["HOTKEY_PRODUCER_TOKEN"] = producer_token;
+  return o;
 }
 
-class Process {
+class Process : public test_support::CoordinatorProcess {
  public:
   Process(const std::filesystem::path& data, const std::filesystem::path& log,
           const std::string& listen = "127.0.0.1:0", const std::string& producer_token = "")
-      : log_(log) {
-    const std::string before = read_all(log);
-    for (size_t pos = before.find("\"listening\""); pos != std::string::npos;
-         pos = before.find("\"listening\"", pos + 1)) {
-      ++listens_before_;
-    }
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* f = std::freopen(log.c_str(), "a", stderr);
-      (void)f;
-      setenv("HOTKEY_OPERATOR_TOKEN", "ops=process-test-operator", 1);
-      if (!producer_token.empty()) setenv("HOTKEY_PRODUCER_TOKEN", producer_token.c_str(), 1);
-      std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
-      execl(bin.c_str(), bin.c_str(), "--listen", listen.c_str(), "--data", data.c_str(),
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
-  ~Process() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  // The port from a "listening" line this process logged (deadline 30 s), or 0 if it exited.
-  int wait_port() {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::istringstream lines(read_all(log_));
-      std::string line;
-      size_t seen = 0;
-      int port = 0;
-      while (std::getline(lines, line)) {
-        auto j = json::parse(line, nullptr, false);
-        if (!j.is_discarded() && j.is_object() && j.value("event", "") == "listening") {
-          ++seen;
-          port = j.value("port", 0);
-        }
-      }
-      if (seen > listens_before_) return port;
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return 0;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return 0;
-  }
-  pid_t pid() const { return pid_; }
-  int terminate() {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  void kill9() {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  // Waits for exit (deadline 30 s): exit code, or -1 for a signal/timeout.
-  int wait_exit() {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
-  }
-
- private:
-  std::filesystem::path log_;
-  pid_t pid_ = -1;
-  size_t listens_before_ = 0;
+      : CoordinatorProcess(options(data, log, listen, producer_token)) {}
 };
 
 httplib::Client client(int port) {
@@ -142,7 +77,7 @@ TEST(CoordinatorProcess, KillNineMidLoadAndCleanRestartKeepStateAndVersions) {
   {
     Process p(data, log);
     int port = p.wait_port();
-    ASSERT_NE(port, 0) << read_all(log);
+    ASSERT_NE(port, 0) << read_file(log);
     auto c = client(port);
     ASSERT_EQ(c.Post("/v1/reports",
                      report_to_json(make_report("p", "orders", 8, 1, {{"hot", 900}, {"x", 100}})),
@@ -185,7 +120,7 @@ TEST(CoordinatorProcess, KillNineMidLoadAndCleanRestartKeepStateAndVersions) {
   {
     Process p(data, log);
     int port = p.wait_port();
-    ASSERT_NE(port, 0) << read_all(log);
+    ASSERT_NE(port, 0) << read_file(log);
     json list = get_list(port);
     ASSERT_FALSE(list.is_null());
     EXPECT_GE(list["version"].get<uint64_t>(), last_version);
@@ -202,18 +137,18 @@ TEST(CoordinatorProcess, KillNineMidLoadAndCleanRestartKeepStateAndVersions) {
                     json{{"key", "after"}, {"reason", "r"}}.dump(), "application/json");
     ASSERT_EQ(r->status, 200);
     last_version = json::parse(r->body)["version"];
-    EXPECT_EQ(p.terminate(), 0) << read_all(log);
+    EXPECT_EQ(p.terminate(), 0) << read_file(log);
   }
   {
     Process p(data, log);
     int port = p.wait_port();
-    ASSERT_NE(port, 0) << read_all(log);
+    ASSERT_NE(port, 0) << read_file(log);
     json list = get_list(port);
     EXPECT_EQ(list["version"].get<uint64_t>(), last_version);
     auto audit = client(port).Get("/v1/audit?limit=1", kOperator);
     ASSERT_EQ(audit->status, 200);
     EXPECT_EQ(json::parse(audit->body)["entries"][0]["who"], "ops");
-    EXPECT_EQ(p.terminate(), 0) << read_all(log);
+    EXPECT_EQ(p.terminate(), 0) << read_file(log);
   }
 }
 
@@ -225,7 +160,7 @@ TEST(CoordinatorProcess, ForeignAndCorruptDataDirsAreRefused) {
   {
     Process p(foreign, dir.path() / "foreign.log");
     EXPECT_EQ(p.wait_exit(), 3);
-    EXPECT_NE(read_all(dir.path() / "foreign.log").find("refusing"), std::string::npos);
+    EXPECT_NE(read_file(dir.path() / "foreign.log").find("refusing"), std::string::npos);
   }
   // A real store whose CURRENT file is damaged.
   const auto corrupt = dir.path() / "corrupt";
@@ -237,8 +172,9 @@ TEST(CoordinatorProcess, ForeignAndCorruptDataDirsAreRefused) {
   std::ofstream(corrupt / "CURRENT", std::ios::trunc) << "MANIFEST-999999\n";
   {
     Process p(corrupt, dir.path() / "corrupt.log");
-    EXPECT_EQ(p.wait_exit(), 3) << read_all(dir.path() / "corrupt.log");
-    EXPECT_NE(read_all(dir.path() / "corrupt.log").find("cannot open data dir"), std::string::npos);
+    EXPECT_EQ(p.wait_exit(), 3) << read_file(dir.path() / "corrupt.log");
+    EXPECT_NE(read_file(dir.path() / "corrupt.log").find("cannot open data dir"),
+              std::string::npos);
   }
 }
 
@@ -250,7 +186,7 @@ TEST(CoordinatorProcess, SecondCoordinatorOnAHeldAddressExitsFourAndRestartReuse
   TempDir dir;
   Process first(dir.path() / "one", dir.path() / "one.log");
   const int port = first.wait_port();
-  ASSERT_NE(port, 0) << read_all(dir.path() / "one.log");
+  ASSERT_NE(port, 0) << read_file(dir.path() / "one.log");
   for (int i = 0; i < 5; ++i) {
     auto c = client(port);
     auto r = c.Get("/healthz");
@@ -259,8 +195,8 @@ TEST(CoordinatorProcess, SecondCoordinatorOnAHeldAddressExitsFourAndRestartReuse
   const std::string addr = "127.0.0.1:" + std::to_string(port);
   {
     Process second(dir.path() / "two", dir.path() / "two.log", addr);
-    EXPECT_EQ(second.wait_exit(), 4) << read_all(dir.path() / "two.log");
-    EXPECT_NE(read_all(dir.path() / "two.log").find("bind_failed"), std::string::npos);
+    EXPECT_EQ(second.wait_exit(), 4) << read_file(dir.path() / "two.log");
+    EXPECT_NE(read_file(dir.path() / "two.log").find("bind_failed"), std::string::npos);
   }
   // The first one still answers every request.
   for (int i = 0; i < 20; ++i) {
@@ -270,7 +206,7 @@ TEST(CoordinatorProcess, SecondCoordinatorOnAHeldAddressExitsFourAndRestartReuse
   }
   EXPECT_EQ(first.terminate(), 0);
   Process again(dir.path() / "one", dir.path() / "again.log", addr);
-  EXPECT_EQ(again.wait_port(), port) << read_all(dir.path() / "again.log");
+  EXPECT_EQ(again.wait_port(), port) << read_file(dir.path() / "again.log");
   EXPECT_EQ(again.terminate(), 0);
 }
 
@@ -281,8 +217,8 @@ TEST(CoordinatorProcess, UrlAsListenAddressIsAUsageErrorAndLifecycleLinesAreStam
   TempDir dir;
   {
     Process p(dir.path() / "url", dir.path() / "url.log", "http://127.0.0.1:39476");
-    EXPECT_EQ(p.wait_exit(), 2) << read_all(dir.path() / "url.log");
-    const std::string log = read_all(dir.path() / "url.log");
+    EXPECT_EQ(p.wait_exit(), 2) << read_file(dir.path() / "url.log");
+    const std::string log = read_file(dir.path() / "url.log");
     EXPECT_NE(log.find("listen address must be HOST:PORT without a scheme"), std::string::npos)
         << log;
     EXPECT_EQ(log.find("bind"), std::string::npos) << log;
@@ -291,9 +227,9 @@ TEST(CoordinatorProcess, UrlAsListenAddressIsAUsageErrorAndLifecycleLinesAreStam
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
   Process p(dir.path() / "data", dir.path() / "run.log");
-  ASSERT_NE(p.wait_port(), 0) << read_all(dir.path() / "run.log");
+  ASSERT_NE(p.wait_port(), 0) << read_file(dir.path() / "run.log");
   EXPECT_EQ(p.terminate(), 0);
-  std::istringstream lines(read_all(dir.path() / "run.log"));
+  std::istringstream lines(read_file(dir.path() / "run.log"));
   std::map<std::string, int64_t> stamped;
   for (std::string line; std::getline(lines, line);) {
     auto j = json::parse(line, nullptr, false);
@@ -305,7 +241,7 @@ TEST(CoordinatorProcess, UrlAsListenAddressIsAUsageErrorAndLifecycleLinesAreStam
   }
   for (const char* event : {"listening", "shutdown", "stopped"}) {
     ASSERT_TRUE(stamped.count(event)) << event << " line has no ts_ms:\n"
-                                      << read_all(dir.path() / "run.log");
+                                      << read_file(dir.path() / "run.log");
     EXPECT_GE(stamped[event], before_ms) << event;
   }
   EXPECT_LE(stamped["listening"], stamped["stopped"]);
@@ -331,7 +267,7 @@ TEST(CoordinatorProcess, ExtremeSampleRatesNeitherKillNorBrickTheCoordinator) {
   {
     Process p(data, log);
     int port = p.wait_port();
-    ASSERT_NE(port, 0) << read_all(log);
+    ASSERT_NE(port, 0) << read_file(log);
     auto c = client(port);
     const std::map<std::string, uint64_t> counts{{"hot", 900}, {"x", 100}};
     auto r = c.Post("/v1/reports", report_to_json(make_report("p", "orders", 8, 1, counts)),
@@ -355,12 +291,12 @@ TEST(CoordinatorProcess, ExtremeSampleRatesNeitherKillNorBrickTheCoordinator) {
         Report tiny = make_report(producer, "orders", 8, seq, counts);
         tiny.sample_rate = kMinSampleRate;
         r = c.Post("/v1/reports", report_to_json(tiny), "application/json");
-        ASSERT_TRUE(r) << "the coordinator stopped answering:\n" << read_all(log);
+        ASSERT_TRUE(r) << "the coordinator stopped answering:\n" << read_file(log);
         ASSERT_EQ(r->status, 200) << r->body;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
-    ASSERT_TRUE(alive(port)) << read_all(log);
+    ASSERT_TRUE(alive(port)) << read_file(log);
     published = get_list(port);
     ASSERT_FALSE(published.is_null());
     ASSERT_FALSE(published["keys"].empty()) << published.dump();
@@ -368,12 +304,12 @@ TEST(CoordinatorProcess, ExtremeSampleRatesNeitherKillNorBrickTheCoordinator) {
       EXPECT_GE(k["share"].get<double>(), 0.0) << k.dump();
       EXPECT_LE(k["share"].get<double>(), 1.0) << k.dump();
     }
-    EXPECT_EQ(p.terminate(), 0) << read_all(log);
+    EXPECT_EQ(p.terminate(), 0) << read_file(log);
   }
-  EXPECT_EQ(read_all(log).find("terminate called"), std::string::npos) << read_all(log);
+  EXPECT_EQ(read_file(log).find("terminate called"), std::string::npos) << read_file(log);
   Process p(data, log);
   int port = p.wait_port();
-  ASSERT_NE(port, 0) << "the restart refused its own data dir:\n" << read_all(log);
+  ASSERT_NE(port, 0) << "the restart refused its own data dir:\n" << read_file(log);
   EXPECT_EQ(get_list(port)["version"], published["version"]);
   EXPECT_EQ(p.terminate(), 0);
 }
@@ -390,7 +326,7 @@ TEST(CoordinatorProcess, DamagedListRecordIsSkippedAndTheTopicRepublished) {
   {
     Process p(data, log);
     int port = p.wait_port();
-    ASSERT_NE(port, 0) << read_all(log);
+    ASSERT_NE(port, 0) << read_file(log);
     auto c = client(port);
     // Flat traffic (every key under the hot threshold): the pin below makes version 1.
     std::map<std::string, uint64_t> flat;
@@ -417,8 +353,8 @@ TEST(CoordinatorProcess, DamagedListRecordIsSkippedAndTheTopicRepublished) {
   }
   Process p(data, log);
   int port = p.wait_port();
-  ASSERT_NE(port, 0) << "refused to start:\n" << read_all(log);
-  const std::string text = read_all(log);
+  ASSERT_NE(port, 0) << "refused to start:\n" << read_file(log);
+  const std::string text = read_file(log);
   EXPECT_NE(text.find("\"store_record_skipped\""), std::string::npos) << text;
   EXPECT_NE(text.find("keys[0].share"), std::string::npos) << text;
   auto metrics = client(port).Get("/metrics");
@@ -439,14 +375,14 @@ TEST(CoordinatorProcess, DamagedListRecordIsSkippedAndTheTopicRepublished) {
   EXPECT_EQ(p.terminate(), 0);
   Process again(data, log);
   port = again.wait_port();
-  ASSERT_NE(port, 0) << read_all(log);
+  ASSERT_NE(port, 0) << read_file(log);
   EXPECT_EQ(get_list(port)["version"], 2);
   EXPECT_EQ(again.terminate(), 0);
 }
 
 // Peak resident memory (VmHWM) of process `pid`, in MiB; -1 when unknown.
 double peak_rss_mib(pid_t pid) {
-  std::istringstream in(read_all("/proc/" + std::to_string(pid) + "/status"));
+  std::istringstream in(read_file("/proc/" + std::to_string(pid) + "/status"));
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
@@ -497,7 +433,7 @@ TEST(CoordinatorProcess, UnauthenticatedBodiesHeadersAndEncodingsDoNotGrowMemory
   Process p(dir.path() / "data", dir.path() / "coordinator.log", "127.0.0.1:0",
             "process-test-producer");
   const int port = p.wait_port();
-  ASSERT_NE(port, 0) << read_all(dir.path() / "coordinator.log");
+  ASSERT_NE(port, 0) << read_file(dir.path() / "coordinator.log");
   {
     auto c = client(port);
     ASSERT_TRUE(c.Get("/healthz"));
@@ -564,25 +500,15 @@ TEST(CoordinatorProcess, UnauthenticatedBodiesHeadersAndEncodingsDoNotGrowMemory
 // (`unshare -m`, which needs root or CAP_SYS_ADMIN) and waits for it to exit. Its stderr goes
 // to `log`. Returns the exit code; 99 when the namespace or the mount could not be made.
 int run_on_read_only_dir(const std::filesystem::path& data, const std::filesystem::path& log) {
-  const std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
+  const std::string bin = test_support::coordinator_binary();
   const std::string d = data.string();
   const std::string script = "unshare -m --propagation private sh -c 'mount --bind " + d + " " + d +
                              " && mount -o remount,bind,ro " + d + " || exit 99; exec " + bin +
                              " --listen 127.0.0.1:0 --data " + d + "' 2>>" + log.string();
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  return -1;
+  test_support::ChildSpec spec;
+  spec.binary = "/bin/sh";
+  spec.args = {"-c", script};
+  return test_support::run_to_exit(spec);
 }
 
 // A data dir that turned read-only (a remount after disk errors, a wrong volume mount): the
@@ -598,7 +524,7 @@ TEST(CoordinatorProcess, ReadOnlyDataDirIsRefusedAndAcknowledgedStateSurvives) {
   {
     Process p(data, log);
     int port = p.wait_port();
-    ASSERT_NE(port, 0) << read_all(log);
+    ASSERT_NE(port, 0) << read_file(log);
     auto c = client(port);
     ASSERT_EQ(c.Post("/v1/reports",
                      report_to_json(make_report("p", "orders", 8, 1, {{"hot", 900}, {"x", 100}})),
@@ -614,15 +540,15 @@ TEST(CoordinatorProcess, ReadOnlyDataDirIsRefusedAndAcknowledgedStateSurvives) {
   }
   const auto ro_log = dir.path() / "read-only.log";
   const int code = run_on_read_only_dir(data, ro_log);
-  if (code == 99) GTEST_SKIP() << "cannot make a read-only bind mount here: " << read_all(ro_log);
-  EXPECT_EQ(code, 3) << read_all(ro_log);
-  const std::string ro = read_all(ro_log);
+  if (code == 99) GTEST_SKIP() << "cannot make a read-only bind mount here: " << read_file(ro_log);
+  EXPECT_EQ(code, 3) << read_file(ro_log);
+  const std::string ro = read_file(ro_log);
   EXPECT_NE(ro.find("store_open_failed"), std::string::npos) << ro;
   EXPECT_NE(ro.find("Read-only file system"), std::string::npos) << ro;
   {
     Process p(data, log);
     int port = p.wait_port();
-    ASSERT_NE(port, 0) << read_all(log);
+    ASSERT_NE(port, 0) << read_file(log);
     auto c = client(port);
     auto r = c.Get("/v1/topics/orders/pins");
     ASSERT_TRUE(r);

@@ -12,14 +12,18 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "coordinator_process.h"
+#include "deploy_coordinator.h"
 #include "gtest/gtest.h"
+#include "support/child_process.h"
+#include "support/temp_dir.h"
 
 namespace hotkey::deploy_test {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using test_support::coordinator_binary;
+using test_support::TempDir;
 
 httplib::Headers auth(const char* token) {
   return {{"Authorization", std::string("Bearer ") + token}};
@@ -41,7 +45,7 @@ struct State {
 
 State read_state(int port) {
   httplib::Client cli("127.0.0.1", port);
-  auto res = cli.Get("/v1/hotkeys?topic=payments", auth(CoordinatorProcess::kProducerToken));
+  auto res = cli.Get("/v1/hotkeys?topic=payments", auth(kProducerToken));
   State s;
   if (!res || res->status != 200) return s;
   s.list_json = res->body;
@@ -60,10 +64,10 @@ State read_state(int port) {
 template <typename Fn>
 void with_coordinator(const std::string& bin, const fs::path& data, const fs::path& log, Fn fn) {
   std::string error;
-  auto proc = CoordinatorProcess::start(bin, data, log, &error);
+  auto proc = test_support::start_coordinator(deploy_options(bin, data, log), &error);
   ASSERT_NE(proc, nullptr) << error;
   fn(proc->port());
-  ASSERT_EQ(proc->stop(), 0) << "unclean exit on SIGTERM; log:\n" << proc->log();
+  ASSERT_EQ(proc->terminate(), 0) << "unclean exit on SIGTERM; log:\n" << proc->log();
 }
 
 class BackupRestore : public ::testing::Test {
@@ -75,16 +79,15 @@ class BackupRestore : public ::testing::Test {
     // The original coordinator: a report, a pin, a deny; then a clean stop (the backup point).
     with_coordinator(bin_, original(), tmp_->path() / "original.log", [&](int port) {
       httplib::Client cli("127.0.0.1", port);
-      auto r = cli.Post("/v1/reports", auth(CoordinatorProcess::kProducerToken), kReport,
-                        "application/json");
+      auto r = cli.Post("/v1/reports", auth(kProducerToken), kReport, "application/json");
       ASSERT_TRUE(r);
       ASSERT_EQ(r->status, 200) << r->body;
-      auto pin = cli.Post("/v1/topics/payments/pins", auth(CoordinatorProcess::kOperatorToken),
+      auto pin = cli.Post("/v1/topics/payments/pins", auth(kOperatorToken),
                           R"({"key": "merchant-1", "salts": 3, "reason": "backup test"})",
                           "application/json");
       ASSERT_TRUE(pin);
       ASSERT_EQ(pin->status, 200) << pin->body;
-      auto deny = cli.Post("/v1/topics/payments/denies", auth(CoordinatorProcess::kOperatorToken),
+      auto deny = cli.Post("/v1/topics/payments/denies", auth(kOperatorToken),
                            R"({"key": "acct-9", "reason": "strict order"})", "application/json");
       ASSERT_TRUE(deny);
       ASSERT_EQ(deny->status, 200) << deny->body;
@@ -105,7 +108,7 @@ class BackupRestore : public ::testing::Test {
       EXPECT_TRUE(after.pinned_listed) << name << ": pin lost: " << after.list_json;
       EXPECT_TRUE(after.denied_listed) << name << ": deny lost: " << after.list_json;
       httplib::Client cli("127.0.0.1", port);
-      auto audit = cli.Get("/v1/audit?limit=10", auth(CoordinatorProcess::kOperatorToken));
+      auto audit = cli.Get("/v1/audit?limit=10", auth(kOperatorToken));
       ASSERT_TRUE(audit);
       ASSERT_EQ(audit->status, 200);
       EXPECT_EQ(json::parse(audit->body)["entries"].size(), 2u) << name << ": " << audit->body;
@@ -141,9 +144,13 @@ TEST(DataDirectory, ForeignDirectoryIsRefusedWithAClearError) {
   const fs::path foreign = tmp.path() / "foreign";
   fs::create_directories(foreign);
   std::ofstream(foreign / "notes.txt") << "not a coordinator store\n";
-  std::string output;
-  const int code = CoordinatorProcess::run_to_exit(
-      bin, {"--listen", "127.0.0.1:0", "--data", foreign.string()}, tmp.path() / "log", &output);
+  test_support::ChildSpec spec;
+  spec.binary = bin;
+  spec.args = {"--listen", "127.0.0.1:0", "--data", foreign.string()};
+  spec.env = deploy_options(bin, foreign, "").env;
+  spec.stdout_file = tmp.path() / "log";
+  const int code = test_support::run_to_exit(spec);
+  const std::string output = test_support::read_file(tmp.path() / "log");
   EXPECT_NE(code, 0) << output;
   EXPECT_NE(code, -1) << "did not exit by itself: " << output;
   EXPECT_NE(output.find(foreign.string()), std::string::npos)

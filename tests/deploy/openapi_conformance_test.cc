@@ -18,14 +18,21 @@
 #include <string>
 #include <vector>
 
-#include "coordinator_process.h"
+#include "deploy_coordinator.h"
 #include "gtest/gtest.h"
+#include "support/child_process.h"
+#include "support/temp_dir.h"
+#include "support/url_encode.h"
 
 namespace hotkey::deploy_test {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
+using test_support::coordinator_binary;
+using test_support::CoordinatorProcess;
+using test_support::TempDir;
+using test_support::url_encode;
 
 const fs::path kRepoRoot = fs::path(HOTKEY_TEST_DATA_DIR).parent_path().parent_path();
 
@@ -55,16 +62,12 @@ std::optional<Json> load_openapi(std::string* why) {
   const std::string cmd =
       "python3 -c 'import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1])), "
       "sys.stdout)' '" +
-      spec.string() + "' 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) {
+      spec.string() + "'";
+  std::string out;
+  if (test_support::run_shell(cmd, &out) == test_support::kStillRunning) {
     *why = "cannot run python3";
     return std::nullopt;
   }
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe.get())) > 0) out.append(buf.data(), n);
   Json doc = Json::parse(out, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
     *why = "python3 with PyYAML (python3-yaml) is needed to read the OpenAPI document: " +
@@ -147,21 +150,6 @@ void check_schema(const Json& spec, const Json& schema_node, const nlohmann::jso
   }
 }
 
-std::string url_encode(const std::string& s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 std::string example_text(const Json& example) {
   return example.is_string() ? example.get<std::string>() : example.dump();
 }
@@ -198,10 +186,10 @@ std::string token_for(const Operation& o) {
   if (!o.op.contains("security")) return "";
   bool producer = false;
   for (const Json& req : o.op["security"]) {
-    if (req.contains("operatorAuth")) return CoordinatorProcess::kOperatorToken;
+    if (req.contains("operatorAuth")) return kOperatorToken;
     producer |= req.contains("producerAuth");
   }
-  return producer ? CoordinatorProcess::kProducerToken : "";
+  return producer ? kProducerToken : "";
 }
 
 struct Request {
@@ -311,7 +299,8 @@ class OpenApiConformance : public ::testing::Test {
     spec_ = std::move(*spec);
     tmp_ = std::make_unique<TempDir>();
     std::string error;
-    proc_ = CoordinatorProcess::start(binary_, tmp_->path() / "data", tmp_->path() / "log", &error);
+    proc_ = test_support::start_coordinator(
+        deploy_options(binary_, tmp_->path() / "data", tmp_->path() / "log"), &error);
     ASSERT_NE(proc_, nullptr) << error;
     cli_ = std::make_unique<httplib::Client>("127.0.0.1", proc_->port());
     cli_->set_read_timeout(30, 0);
@@ -321,7 +310,7 @@ class OpenApiConformance : public ::testing::Test {
     // An idle keep-alive connection would hold a server worker until keep_alive_timeout_s.
     cli_.reset();
     if (proc_) {
-      EXPECT_EQ(proc_->stop(), 0) << "unclean exit on SIGTERM; log:\n" << proc_->log();
+      EXPECT_EQ(proc_->terminate(), 0) << "unclean exit on SIGTERM; log:\n" << proc_->log();
     }
   }
 
@@ -384,8 +373,7 @@ TEST_F(OpenApiConformance, EveryDocumentedOperationAnswersAsDocumented) {
 }
 
 TEST_F(OpenApiConformance, LongPollWithCurrentVersionAnswers304WithoutBody) {
-  httplib::Headers auth{
-      {"Authorization", std::string("Bearer ") + CoordinatorProcess::kProducerToken}};
+  httplib::Headers auth{{"Authorization", std::string("Bearer ") + kProducerToken}};
   auto first = cli_->Get("/v1/hotkeys?topic=orders", auth);
   ASSERT_TRUE(first);
   ASSERT_EQ(first->status, 200) << first->body;
@@ -414,8 +402,7 @@ TEST_F(OpenApiConformance, ServesEveryMetricTheRulesAndDashboardQuery) {
   // Traffic first, so that labelled families have children.
   const Json& example = spec_["paths"]["/v1/reports"]["post"]["requestBody"]["content"]
                              ["application/json"]["example"];
-  httplib::Headers auth{
-      {"Authorization", std::string("Bearer ") + CoordinatorProcess::kProducerToken}};
+  httplib::Headers auth{{"Authorization", std::string("Bearer ") + kProducerToken}};
   auto ok = cli_->Post("/v1/reports", auth, example.dump(), "application/json");
   ASSERT_TRUE(ok);
   ASSERT_EQ(ok->status, 200) << ok->body;

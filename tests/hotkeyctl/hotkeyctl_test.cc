@@ -1,7 +1,6 @@
 // Runs the real hotkeyctl binary and checks its output and exit codes; the expected
 // partitions come from the partitioner library, which is itself tested against librdkafka.
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,8 +16,8 @@
 
 #include "hotkey/key_codec.h"
 #include "hotkey/partitioner.h"
-
-extern char** environ;
+#include "support/child_process.h"
+#include "support/coordinator_process.h"
 
 namespace hotkey {
 namespace {
@@ -26,18 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Result = test_support::Captured;
 
 class Hotkeyctl : public ::testing::Test {
  protected:
@@ -58,33 +46,10 @@ class Hotkeyctl : public ::testing::Test {
   // Runs hotkeyctl with `args`; stdin comes from `stdin_text`. Output goes to files, not
   // pipes, so a large output can never block the child.
   Result run(const std::vector<std::string>& args, const std::string& stdin_text = "") {
-    const std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkeyctl";
-    fs::path in = write("stdin.txt", stdin_text);
-    fs::path out = dir_ / "stdout.txt";
-    fs::path err = dir_ / "stderr.txt";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(bin.c_str()));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    int rc = posix_spawn(&pid, bin.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    Result r;
-    if (rc != 0) {
-      ADD_FAILURE() << "cannot start " << bin << ": " << std::strerror(rc);
-      return r;
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
+    test_support::ChildSpec spec;
+    spec.binary = test_support::built_binary("hotkeyctl");
+    spec.args = args;
+    return test_support::run_capturing(spec, dir_, stdin_text);
   }
 
   fs::path dir_;

@@ -5,7 +5,6 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,96 +27,52 @@
 #include "hotkey/key_codec.h"
 #include "hotkey/partitioner.h"
 #include "hotkey/report.h"
-
-extern char** environ;
+#include "support/child_process.h"
+#include "support/coordinator_process.h"
+#include "support/eventually.h"
+#include "support/temp_dir.h"
 
 namespace hotkey {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using test_support::eventually;
 
 constexpr const char* kToken = "ops-test-operator-token";
 constexpr const char* kTopic = "orders";
 constexpr int32_t kPartitions = 12;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test_support::read_file;
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-// Polls `ready` until it holds or `timeout` passes; no fixed sleeps in the tests.
-bool eventually(const std::function<bool()>& ready,
-                std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return ready();
-}
-
-fs::path make_temp_dir(const std::string& prefix) {
-  std::string tmpl = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
-  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-  return tmpl;
-}
-
-// A hotkey-coordinator process on 127.0.0.1:<ephemeral> with its own data directory. The
-// port comes from its "listening" log line, so there is no pick-then-bind race.
+// A hotkey-coordinator process on 127.0.0.1:<ephemeral> with its own data directory (the
+// shared launcher: the port comes from its "listening" log line, so there is no
+// pick-then-bind race).
 class CoordinatorProcess {
  public:
-  CoordinatorProcess() : dir_(make_temp_dir("hotkey-ops")) {}
-  ~CoordinatorProcess() {
-    stop();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  CoordinatorProcess() = default;
+  ~CoordinatorProcess() { stop(); }
   CoordinatorProcess(const CoordinatorProcess&) = delete;
   CoordinatorProcess& operator=(const CoordinatorProcess&) = delete;
 
   void start() {
-    const std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
-    const fs::path config = dir_ / "config.json";
+    const fs::path config = dir_.path() / "config.json";
     // Detection right away and a fast planning cadence keep the tests short.
     std::ofstream(config) << R"({"warmup_ms": 0, "plan_interval_ms": 100, "keep_alive_timeout_s": 1,
               "topics": {"capped": {"max_hot_keys": 2}}})";
-    const fs::path log = dir_ / "coordinator.log";
-    const std::string data = (dir_ / "data").string();
-    const std::string token = std::string("ops=") + kToken;
-    std::vector<std::string> args = {bin,  "--listen", "127.0.0.1:0",   "--data",
-                                     data, "--config", config.string(), "--operator-token",
-                                     token};
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int rc = posix_spawn(&pid_, bin.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ASSERT_EQ(rc, 0) << "cannot start " << bin << ": " << std::strerror(rc);
-    ASSERT_TRUE(eventually([&] {
-      std::istringstream lines(slurp(log));
-      for (std::string line; std::getline(lines, line);) {
-        json j = json::parse(line, nullptr, false);
-        if (j.is_object() && j.value("event", "") == "listening") {
-          port_ = j.value("port", 0);
-          return true;
-        }
-      }
-      return false;
-    })) << "coordinator did not start:\n"
-        << slurp(log);
-    url_ = "http://127.0.0.1:" + std::to_string(port_);
+    test_support::CoordinatorOptions o;
+    o.data = dir_.path() / "data";
+    o.config = config;
+    o.log = dir_.path() / "coordinator.log";
+    o.extra_args = {"--operator-token", std::string("ops=") + kToken};
+    std::string error;
+    proc_ = test_support::start_coordinator(o, &error);
+    ASSERT_NE(proc_, nullptr) << error;
+    url_ = proc_->url();
     client_ = std::make_unique<httplib::Client>(url_);
     ASSERT_TRUE(eventually([&] {
       auto r = client_->Get("/healthz");
@@ -126,11 +81,9 @@ class CoordinatorProcess {
   }
 
   void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
+    client_.reset();
+    if (proc_) proc_->terminate();
+    proc_.reset();
   }
 
   const std::string& url() const { return url_; }
@@ -172,31 +125,19 @@ class CoordinatorProcess {
   }
 
  private:
-  fs::path dir_;
-  pid_t pid_ = -1;
-  int port_ = 0;
+  test_support::TempDir dir_{"hotkey-ops"};
+  std::unique_ptr<test_support::CoordinatorProcess> proc_;
   std::string url_;
   std::unique_ptr<httplib::Client> client_;
 };
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = test_support::Captured;
 
 const std::string kBinaryKey("\x00\xff\x01hot", 6);
 
 class HotkeyctlRemote : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = make_temp_dir("hotkeyctl-remote");
-    coord_.start();
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void SetUp() override { coord_.start(); }
 
   // Reports a skewed topic until the coordinator lists `seller-42` as hot.
   void feed_until_hot() {
@@ -221,44 +162,12 @@ class HotkeyctlRemote : public ::testing::Test {
   Result ctl(const std::vector<std::string>& args,
              const std::map<std::string, std::string>& env = {},
              const std::string& stdin_text = "") {
-    const std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkeyctl";
-    const fs::path in = dir_ / "stdin.txt";
-    std::ofstream(in, std::ios::binary) << stdin_text;
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    std::vector<std::string> envs;
-    for (char** e = environ; *e; ++e) {
-      std::string v(*e);
-      if (v.rfind("HOTKEY_URL=", 0) != 0 && v.rfind("HOTKEY_TOKEN=", 0) != 0) envs.push_back(v);
-    }
-    for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
-    std::vector<char*> envp;
-    for (auto& e : envs) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> all = {bin};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    int rc = posix_spawn(&pid, bin.c_str(), &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    Result r;
-    if (rc != 0) {
-      ADD_FAILURE() << "cannot start " << bin << ": " << std::strerror(rc);
-      return r;
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
+    test_support::ChildSpec spec;
+    spec.binary = test_support::built_binary("hotkeyctl");
+    spec.args = args;
+    spec.env = {{"HOTKEY_URL", std::nullopt}, {"HOTKEY_TOKEN", std::nullopt}};
+    for (const auto& [k, v] : env) spec.env[k] = v;
+    return test_support::run_capturing(spec, dir_, stdin_text);
   }
 
   // hotkeyctl against this test's coordinator, with the operator token.
@@ -274,7 +183,8 @@ class HotkeyctlRemote : public ::testing::Test {
   }
 
   CoordinatorProcess coord_;
-  fs::path dir_;
+  test_support::TempDir tmp_{"hotkeyctl-remote"};
+  const fs::path dir_ = tmp_.path();
 };
 
 TEST_F(HotkeyctlRemote, ListTopAndShowAHotKey) {
@@ -406,7 +316,7 @@ TEST_F(HotkeyctlRemote, ExportThenImportIntoAnotherCoordinator) {
   Result r = op({"export", "--out", file.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "exported 1 pins and 1 denies")) << r.out;
-  json doc = json::parse(slurp(file));
+  json doc = json::parse(read_file(file));
   EXPECT_EQ(doc["format"], "hotkey-operator-state/1");
   ASSERT_EQ(doc["topics"].size(), 1u);
   const json& tp = doc["topics"][0];
@@ -425,7 +335,7 @@ TEST_F(HotkeyctlRemote, ExportThenImportIntoAnotherCoordinator) {
   EXPECT_TRUE(contains(r.out, "would pin book-B1001 on orders")) << r.out;
   EXPECT_TRUE(other.get("/v1/topics/orders").is_null()) << "dry run changed nothing";
 
-  r = ctl({"import", "-"}, env, slurp(file));
+  r = ctl({"import", "-"}, env, read_file(file));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "2 changes applied")) << r.out;
   json summary = other.get("/v1/topics/orders");

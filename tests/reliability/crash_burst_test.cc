@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +29,8 @@
 
 #include "../coordinator/test_util.h"
 #include "hotkey/key_codec.h"
+#include "support/coordinator_process.h"
+#include "support/url_encode.h"
 
 namespace hotkey::coordinator::test {
 namespace {
@@ -44,87 +45,29 @@ constexpr int kWriters = 4;
 constexpr int kKeysPerWriter = 5;
 constexpr int kSendersPerTopic = 2;
 
-std::string read_all(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 uint64_t env_u64(const char* name, uint64_t fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
-// The real binary as a child process with its own log file; SIGKILLed if still running when
-// destroyed, so a failing assertion never leaves a coordinator behind.
-class CoordinatorProcess {
+// The real binary with this test's config and a fresh log per run (the shared launcher kills
+// it when destroyed, so a failing assertion never leaves a coordinator behind).
+class CoordinatorProcess : public test_support::CoordinatorProcess {
  public:
   CoordinatorProcess(const std::filesystem::path& data, const std::filesystem::path& config,
-                     std::filesystem::path log)
-      : log_(std::move(log)) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* f = std::freopen(log_.c_str(), "w", stderr);
-      (void)f;
-      const std::string bin = std::string(HOTKEY_BIN_DIR) + "/hotkey-coordinator";
-      execl(bin.c_str(), bin.c_str(), "--listen", "127.0.0.1:0", "--data", data.c_str(), "--config",
-            config.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
-  ~CoordinatorProcess() {
-    if (pid_ > 0) kill9();
-  }
-  CoordinatorProcess(const CoordinatorProcess&) = delete;
-  CoordinatorProcess& operator=(const CoordinatorProcess&) = delete;
-
-  // The port from the "listening" log line (deadline 60 s: the machine may be loaded), or 0
-  // when the process exited first.
-  int wait_port() {
-    const auto deadline = SteadyClock::now() + std::chrono::seconds(60);
-    while (SteadyClock::now() < deadline) {
-      std::istringstream lines(read_all(log_));
-      std::string line;
-      while (std::getline(lines, line)) {
-        auto j = json::parse(line, nullptr, false);
-        if (!j.is_discarded() && j.is_object() && j.value("event", "") == "listening") {
-          return j.value("port", 0);
-        }
-      }
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return 0;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return 0;
-  }
-  // False once the process has exited on its own (a crash the test did not cause).
-  bool running() {
-    int status = 0;
-    if (pid_ > 0 && waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
-    return pid_ > 0;
-  }
-  void kill9() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  int terminate() {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  std::string log() const { return read_all(log_); }
+                     const std::filesystem::path& log)
+      : test_support::CoordinatorProcess(options(data, config, log)) {}
 
  private:
-  std::filesystem::path log_;
-  pid_t pid_ = -1;
+  static test_support::CoordinatorOptions options(const std::filesystem::path& data,
+                                                  const std::filesystem::path& config,
+                                                  const std::filesystem::path& log) {
+    test_support::CoordinatorOptions o;
+    o.data = data;
+    o.config = config;
+    o.log = log;
+    return o;
+  }
 };
 
 std::unique_ptr<httplib::Client> client(int port) {
@@ -195,7 +138,7 @@ int send_op(httplib::Client& c, const KeyModel& m, const Op& op, uint64_t* versi
                     "application/json");
     }
     return c.Delete(base + (op.action == "unpin" ? "/pins" : "/denies") + "?" +
-                        std::string(ek.field) + "=" + httplib::detail::encode_query_param(ek.value),
+                        std::string(ek.field) + "=" + test_support::url_encode(ek.value),
                     auth);
   }();
   if (!r) return -1;
