@@ -10,40 +10,40 @@
 #include <utility>
 
 #include "hotkey/report.h"
-#include "snapshot.h"
+#include "routing_table.h"
 
 namespace hotkey::client {
 namespace {
 
-using detail::Snapshot;
+using detail::RoutingTable;
 
 std::atomic<uint64_t> g_next_uid{1};
 
 struct TopicState {
   explicit TopicState(std::string n, HashFamily family)
       : name(std::move(n)), uid(g_next_uid.fetch_add(1)) {
-    snap = std::make_shared<const Snapshot>(family, 0);
+    table = std::make_shared<const RoutingTable>(family, 0);
   }
-  std::shared_ptr<const Snapshot> load_snap() const {
-    std::lock_guard lock(snap_mu);
-    return snap;
+  std::shared_ptr<const RoutingTable> load_table() const {
+    std::lock_guard lock(table_mu);
+    return table;
   }
-  void store_snap(std::shared_ptr<const Snapshot> next) {
-    std::shared_ptr<const Snapshot> old;
+  void store_table(std::shared_ptr<const RoutingTable> next) {
+    std::shared_ptr<const RoutingTable> old;
     {
-      std::lock_guard lock(snap_mu);
-      old = std::exchange(snap, std::move(next));
+      std::lock_guard lock(table_mu);
+      old = std::exchange(table, std::move(next));
     }
   }
   std::string name;
   const uint64_t uid;
-  // Bumped after every store to `snap`; readers compare it with their cached copy.
+  // Bumped after every store to `table`; readers compare it with their cached copy.
   std::atomic<uint64_t> gen{1};
   // A mutex, not std::atomic<std::shared_ptr>: readers take it only when `gen` moved (once per
   // publish per thread), and libstdc++ 12's atomic<shared_ptr> unlocks with relaxed order after
   // load(), a data race by the memory model that TSan reports (tests run under TSan in CI).
-  mutable std::mutex snap_mu;
-  std::shared_ptr<const Snapshot> snap;  // guarded by snap_mu
+  mutable std::mutex table_mu;
+  std::shared_ptr<const RoutingTable> table;  // guarded by table_mu
   std::atomic<int32_t> live_partitions{0};
   std::atomic<uint64_t> version{0};
   std::atomic<bool> plain{false};
@@ -52,18 +52,18 @@ struct TopicState {
   std::shared_ptr<const HotKeyList> list;  // guarded by write_mu
 };
 
-// Per-thread cache of the snapshot each topic had when this thread last looked: a hit costs
+// Per-thread cache of the routing table each topic had when this thread last looked: a hit costs
 // one acquire load of the topic's generation, no reference-count traffic. The hit path reads
 // only trivially destructible thread-locals (no TLS init guard); the references that keep the
-// cached snapshots alive live apart and are touched on a miss only.
+// cached tables alive live apart and are touched on a miss only.
 struct CacheEntry {
   uint64_t uid = 0;
   uint64_t gen = 0;
-  const Snapshot* snap = nullptr;
+  const RoutingTable* table = nullptr;
 };
 constexpr size_t kCacheSlots = 16;
 thread_local CacheEntry t_cache[kCacheSlots];
-thread_local std::array<std::shared_ptr<const Snapshot>, kCacheSlots> t_keep;
+thread_local std::array<std::shared_ptr<const RoutingTable>, kCacheSlots> t_keep;
 
 uint32_t thread_random() noexcept {
   thread_local uint64_t state =
@@ -87,7 +87,7 @@ int32_t cold_partition(HashFamily family, const void* key, size_t keylen,
   // consistent_random treats an empty key like a null one; murmur2_random and fnv1a_random
   // hash it.
   if (keylen == 0 && family == HashFamily::kCrc32) return -1;
-  return static_cast<int32_t>(detail::family_hash(family, key, keylen) %
+  return static_cast<int32_t>(family_hash(family, key, keylen) %
                               static_cast<uint32_t>(partition_cnt));
 }
 
@@ -111,36 +111,37 @@ struct Router::Impl {
   }
 
   // Caller holds s.write_mu.
-  void install(TopicState& s, std::shared_ptr<const Snapshot> snap) {
-    s.store_snap(std::move(snap));
+  void install(TopicState& s, std::shared_ptr<const RoutingTable> table) {
+    s.store_table(std::move(table));
     s.gen.fetch_add(1, std::memory_order_acq_rel);
   }
 
   // Caller holds s.write_mu.
-  std::shared_ptr<const Snapshot> build(const TopicState& s, int32_t partitions) const {
+  std::shared_ptr<const RoutingTable> build(const TopicState& s, int32_t partitions) const {
     return build(s, partitions, s.plain.load());
   }
-  std::shared_ptr<const Snapshot> build(const TopicState& s, int32_t partitions, bool plain) const {
+  std::shared_ptr<const RoutingTable> build(const TopicState& s, int32_t partitions,
+                                            bool plain) const {
     if (!s.list || plain) {
-      return std::make_shared<const Snapshot>(options.family, s.list ? s.list->version : 0);
+      return std::make_shared<const RoutingTable>(options.family, s.list ? s.list->version : 0);
     }
     if (partitions < 1) partitions = s.list->partitions;
-    return std::make_shared<const Snapshot>(*s.list, options.family, partitions);
+    return std::make_shared<const RoutingTable>(*s.list, options.family, partitions);
   }
 
-  const Snapshot* current(const TopicState& s) const noexcept {
+  const RoutingTable* current(const TopicState& s) const noexcept {
     const size_t slot = s.uid % kCacheSlots;
     CacheEntry& e = t_cache[slot];
     uint64_t gen = s.gen.load(std::memory_order_acquire);
     if (e.uid == s.uid && e.gen == gen) [[likely]] {
-      return e.snap;
+      return e.table;
     }
-    std::shared_ptr<const Snapshot>& keep = t_keep[slot];
-    keep = s.load_snap();
+    std::shared_ptr<const RoutingTable>& keep = t_keep[slot];
+    keep = s.load_table();
     e.uid = s.uid;
     e.gen = gen;
-    e.snap = keep.get();
-    return e.snap;
+    e.table = keep.get();
+    return e.table;
   }
 
   // Rebuilds the table for a new live partition count. False when another thread is already at
@@ -149,7 +150,7 @@ struct Router::Impl {
     std::unique_lock lock(s.write_mu, std::try_to_lock);
     if (!lock.owns_lock()) return false;
     try {
-      auto cur = s.load_snap();
+      auto cur = s.load_table();
       if (cur->partitions() == partitions || cur->empty()) return true;
       const_cast<Impl*>(this)->install(s, build(s, partitions));
       return true;
@@ -264,18 +265,18 @@ RouteDecision Router::route(TopicId id, const void* key, size_t keylen, std::str
   }
   const HashFamily family = impl_->options.family;
   if (key == nullptr || (keylen == 0 && family == HashFamily::kCrc32)) return d;
-  const uint32_t hash = detail::family_hash(family, key, keylen);
+  const uint32_t hash = family_hash(family, key, keylen);
   d.partition = static_cast<int32_t>(hash % static_cast<uint32_t>(partition_cnt));
 
-  const Snapshot* snap = impl_->current(*s);
-  d.version = snap->version();
-  if (snap->empty()) return d;
-  if (snap->partitions() != partition_cnt) [[unlikely]] {
+  const RoutingTable* table = impl_->current(*s);
+  d.version = table->version();
+  if (table->empty()) return d;
+  if (table->partitions() != partition_cnt) [[unlikely]] {
     if (!impl_->rebuild(*s, partition_cnt)) return d;
-    snap = impl_->current(*s);
-    if (snap->empty() || snap->partitions() != partition_cnt) return d;
+    table = impl_->current(*s);
+    if (table->empty() || table->partitions() != partition_cnt) return d;
   }
-  const Snapshot::Entry* e = snap->find(key, keylen, hash);
+  const RoutingTable::Entry* e = table->find(key, keylen, hash);
   if (e == nullptr) return d;
   uint32_t value_hash = 0;
   uint32_t random = 0;
@@ -284,15 +285,15 @@ RouteDecision Router::route(TopicId id, const void* key, size_t keylen, std::str
   } else if (impl_->options.policy == SaltPolicy::kRandom) {
     random = thread_random();
   }
-  const Snapshot::Salt& salt = snap->pick(*e, impl_->options.policy, value_hash, random);
+  const RoutingTable::Salt& salt = table->pick(*e, impl_->options.policy, value_hash, random);
   if (salt.partition < 0 || salt.partition >= partition_cnt) return d;
   d.partition = salt.partition;
   d.salted = true;
   d.salt = salt.salt;
-  std::string_view sep = snap->separator();
+  std::string_view sep = table->separator();
   d.separator_len = static_cast<uint8_t>(sep.size());
   static_assert(sizeof d.separator == kMaxSeparatorBytes);
-  std::memcpy(d.separator, snap->separator_padded(), sizeof d.separator);
+  std::memcpy(d.separator, table->separator_padded(), sizeof d.separator);
   return d;
 }
 

@@ -110,16 +110,12 @@ uint32_t fnv1a(const void* data, size_t len) noexcept {
 
 int32_t partition_for(HashFamily family, std::string_view key, int32_t partitions) {
   check_partitions(partitions);
-  const auto p = static_cast<uint32_t>(partitions);
-  switch (family) {
-    case HashFamily::kMurmur2:
-      return static_cast<int32_t>((murmur2(key.data(), key.size()) & 0x7fffffffu) % p);
-    case HashFamily::kCrc32:
-      return static_cast<int32_t>(crc32(key.data(), key.size()) % p);
-    case HashFamily::kFnv1a:
-      return static_cast<int32_t>(fnv1a(key.data(), key.size()) % p);
+  // family_hash answers 0 for a value outside the enumeration; a partition must not.
+  if (static_cast<uint8_t>(family) > static_cast<uint8_t>(HashFamily::kFnv1a)) {
+    throw std::invalid_argument("unknown hash family");
   }
-  throw std::invalid_argument("unknown hash family");
+  return static_cast<int32_t>(family_hash(family, key.data(), key.size()) %
+                              static_cast<uint32_t>(partitions));
 }
 
 size_t write_salt_suffix(char* out, std::string_view separator, uint32_t salt) noexcept {

@@ -31,8 +31,25 @@ uint32_t crc32(const void* data, size_t len) noexcept;
 // librdkafka's rd_fnv1a: 32-bit FNV-1a, then the absolute value as a signed int (sarama).
 uint32_t fnv1a(const void* data, size_t len) noexcept;
 
-// The partition a keyed record lands on, as the family's librdkafka partitioner computes it.
-// `partitions` must be >= 1 (std::invalid_argument otherwise).
+// The family's 32-bit partitioning hash: a keyed record lands on family_hash(...) % P.
+// murmur2 masked to 31 bits (the Java client's toPositive), crc32 and fnv1a as they are.
+// The one place the family switch lives: partition_for and the client's router both use it.
+// Inline: the router calls it once per record on the send path. 0 for an unknown family.
+inline uint32_t family_hash(HashFamily family, const void* data, size_t len) noexcept {
+  switch (family) {
+    case HashFamily::kMurmur2:
+      return murmur2(data, len) & 0x7fffffffu;
+    case HashFamily::kCrc32:
+      return crc32(data, len);
+    case HashFamily::kFnv1a:
+      return fnv1a(data, len);
+  }
+  return 0;
+}
+
+// The partition a keyed record lands on, as the family's librdkafka partitioner computes it:
+// family_hash(family, key) % partitions. `partitions` must be >= 1 and `family` one of the
+// enumerators (std::invalid_argument otherwise).
 int32_t partition_for(HashFamily family, std::string_view key, int32_t partitions);
 
 // Salted keys: <key bytes><separator><decimal salt>.

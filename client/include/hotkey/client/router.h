@@ -1,8 +1,8 @@
 // The send-path router: for one keyed record, the partition (and salt) it goes to.
 //
-// Router is thread-safe. route() reads an immutable per-topic snapshot through a per-thread
+// Router is thread-safe. route() reads an immutable per-topic routing table through a per-thread
 // cache, so a record takes no lock, does no allocation and makes no syscall; publishing a new
-// list builds a new snapshot off the send path and swaps it in.
+// list builds a new table off the send path and swaps it in.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "snapshot.h"
+#include "routing_table.h"
 
 #include <algorithm>
 #include <cstring>
@@ -42,18 +42,19 @@ std::vector<uint16_t> smooth_wrr_sequence(const std::vector<uint32_t>& weights, 
   return seq;
 }
 
-void Snapshot::set_separator(std::string_view sep) noexcept {
+void RoutingTable::set_separator(std::string_view sep) noexcept {
   // valid_separator caps a separator at kMaxSeparatorBytes; the min only keeps this local.
   separator_len_ = static_cast<uint8_t>(std::min(sep.size(), separator_.size()));
   separator_.fill('\0');
   std::memcpy(separator_.data(), sep.data(), separator_len_);
 }
 
-Snapshot::Snapshot(HashFamily family, uint64_t version) : family_(family), version_(version) {
+RoutingTable::RoutingTable(HashFamily family, uint64_t version)
+    : family_(family), version_(version) {
   set_separator(kDefaultSeparator);
 }
 
-Snapshot::Snapshot(const HotKeyList& list, HashFamily family, int32_t partitions)
+RoutingTable::RoutingTable(const HotKeyList& list, HashFamily family, int32_t partitions)
     : family_(family), version_(list.version), partitions_(partitions) {
   bool same_space =
       list.partitions == partitions && list.hash == family && valid_separator(list.separator);
@@ -82,7 +83,7 @@ Snapshot::Snapshot(const HotKeyList& list, HashFamily family, int32_t partitions
   index();
 }
 
-void Snapshot::add(std::string_view key, const std::vector<SaltAssignment>& salts) {
+void RoutingTable::add(std::string_view key, const std::vector<SaltAssignment>& salts) {
   // Salt indices in the sequence are uint16_t; a table never has more salts than partitions
   // it can use, and more than 65535 salts for one key would be meaningless.
   size_t n = std::min<size_t>(salts.size(), 65535);
@@ -102,7 +103,7 @@ void Snapshot::add(std::string_view key, const std::vector<SaltAssignment>& salt
   entries_.push_back(std::move(e));
 }
 
-void Snapshot::index() {
+void RoutingTable::index() {
   if (entries_.empty()) return;
   size_t cap = 4;
   while (cap < entries_.size() * 2) cap <<= 1;
@@ -119,7 +120,7 @@ void Snapshot::index() {
   cursors_ = std::make_unique<Cursor[]>(entries_.size());
 }
 
-std::vector<Snapshot::Salt> Snapshot::salts_of(const Entry& e) const {
+std::vector<RoutingTable::Salt> RoutingTable::salts_of(const Entry& e) const {
   std::vector<Salt> out;
   uint32_t n = 0;
   // The sequence covers every salt of the entry at least once; its largest index is n-1.

@@ -1,5 +1,6 @@
-// The immutable routing table of one topic, built from a hot-key list for one partition count.
-// Built off the send path; after construction only the per-key round-robin cursors change
+// The immutable routing table of one topic, built from a hot-key list for one partition count:
+// what Router::route reads on the send path (published by swapping a shared_ptr). Built off the
+// send path; after construction only the per-key round-robin cursors change
 // (atomics), so any number of threads may read one concurrently.
 #pragma once
 
@@ -18,20 +19,7 @@
 
 namespace hotkey::client::detail {
 
-// The family's 32-bit hash, the same one partition_for reduces modulo the partition count.
-inline uint32_t family_hash(HashFamily family, const void* data, size_t len) noexcept {
-  switch (family) {
-    case HashFamily::kMurmur2:
-      return murmur2(data, len) & 0x7fffffffu;
-    case HashFamily::kCrc32:
-      return crc32(data, len);
-    case HashFamily::kFnv1a:
-      return fnv1a(data, len);
-  }
-  return 0;
-}
-
-class Snapshot {
+class RoutingTable {
  public:
   struct Entry {
     std::string key;
@@ -49,11 +37,11 @@ class Snapshot {
   };
 
   // Empty table: every key cold. version carries on for reporting.
-  Snapshot(HashFamily family, uint64_t version);
+  RoutingTable(HashFamily family, uint64_t version);
   // Table for `partitions` from `list`. When the list was planned for another partition count,
   // family or with an invalid separator, each hot key gets first-fit verified salts for this
   // count instead (as many as the list gave it, capped at the count).
-  Snapshot(const HotKeyList& list, HashFamily family, int32_t partitions);
+  RoutingTable(const HotKeyList& list, HashFamily family, int32_t partitions);
 
   uint64_t version() const noexcept { return version_; }
   int32_t partitions() const noexcept { return partitions_; }
@@ -66,7 +54,7 @@ class Snapshot {
   const char* separator_padded() const noexcept { return separator_.data(); }
   size_t size() const noexcept { return entries_.size(); }
 
-  // The hot entry for `key` (whose family_hash is `hash`), or null.
+  // The hot entry for `key` (whose hotkey::family_hash is `hash`), or null.
   const Entry* find(const void* key, size_t keylen, uint32_t hash) const noexcept {
     // Almost every key is cold: one bit of a 512-bit filter (high bits of the mixed hash; the
     // slot uses the low ones) answers most of them without probing the table. All-zero when

@@ -1,0 +1,99 @@
+// The list side of the client core: follows each registered topic's hot-key list and hands the
+// router every newer valid one. Over HTTP one long-poll thread per topic
+// (GET /v1/hotkeys?topic=T&since=V&wait_ms=W); with hotkey.transport=kafka the records of the
+// lists topic, which the KafkaTransport's consumer delivers to on_list_record().
+//
+// Every list is validated before use (parse_list_json recomputes every salt) and must name its
+// topic; only a version above the one the router has is published (versions never go back).
+// Garbage, a failed poll or a stale list keeps the last good list (fail-static) and counts as a
+// list error. With hotkey.list.expired.policy=plain and hotkey.list.ttl.ms, a topic whose
+// coordinator has not answered for the TTL routes plainly until the next answer (the kafka
+// transport applies that policy itself).
+//
+// Thread-safe: follow(), on_list_record(), wait_for_version() and stop() from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hotkey/client/config.h"
+#include "hotkey/client/router.h"
+#include "kafka_transport.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace hotkey::client::detail {
+
+class ListSubscriber {
+ public:
+  // The references must outlive the subscriber.
+  ListSubscriber(const ClientConfig& config, Router& router);
+  // stop().
+  ~ListSubscriber();
+  ListSubscriber(const ListSubscriber&) = delete;
+  ListSubscriber& operator=(const ListSubscriber&) = delete;
+
+  // hotkey.transport=kafka: topics are followed through `kafka` (which calls on_list_record)
+  // instead of long-polls. Before the first follow().
+  void use_kafka(KafkaTransport* kafka) { kafka_ = kafka; }
+
+  // Starts following topic `id` (idempotent): its long-poll thread, or its lists partition.
+  void follow(TopicId id);
+
+  // One record of the lists topic for topic `id`: the list document, or nullopt for a
+  // tombstone (the topic was deleted: the list is dropped, the version floor kept).
+  void on_list_record(TopicId id, const std::optional<std::string>& value);
+
+  // Waits until the router has a list of version >= min_version for `id`; false on timeout or
+  // after stop.
+  bool wait_for_version(TopicId id, uint64_t min_version, std::chrono::milliseconds timeout);
+
+  // Tells the threads to stop and wakes every waiter; returns at once.
+  void request_stop();
+  // request_stop(), interrupts parked long-polls and joins the threads (idempotent).
+  void stop();
+
+  uint64_t list_updates() const noexcept { return updates_.load(); }  // lists accepted
+  uint64_t list_errors() const noexcept { return errors_.load(); }    // everything refused
+
+ private:
+  struct Poller {
+    TopicId id = 0;
+    std::thread thread;
+    std::mutex http_mu;
+    httplib::Client* http = nullptr;  // guarded by http_mu, for stop()
+    std::atomic<bool> done{false};
+  };
+
+  void poll_loop(Poller* poller);
+  // A newer list was published: wakes wait_for_version.
+  void published();
+  // Sleeps up to `d`; true when stopping.
+  bool wait_stop(std::chrono::milliseconds d);
+
+  const ClientConfig& config_;
+  Router& router_;
+  KafkaTransport* kafka_ = nullptr;
+
+  std::atomic<uint64_t> updates_{0}, errors_{0};
+
+  std::mutex mu_;
+  std::condition_variable stop_cv_;     // the poll threads' backoff sleeps, stop()
+  std::condition_variable version_cv_;  // wait_for_version: a list was published (or stop)
+  bool stopping_ = false;               // guarded by mu_
+
+  std::mutex pollers_mu_;
+  std::vector<std::unique_ptr<Poller>> pollers_;  // guarded by pollers_mu_
+};
+
+}  // namespace hotkey::client::detail
