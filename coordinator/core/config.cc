@@ -705,34 +705,105 @@ void load_token_files(CoordinatorConfig& c) {
   }
 }
 
+namespace {
+
+void apply_listen_flag(CoordinatorConfig& c, const std::string& v) { parse_listen(c, v); }
+void apply_data_flag(CoordinatorConfig& c, const std::string& v) { c.data_dir = v; }
+void apply_operator_token_flag(CoordinatorConfig& c, const std::string& v) {
+  add_operator_token(c, v);
+}
+template <auto M>
+void apply_string_flag(CoordinatorConfig& c, const std::string& v) {
+  c.*M = v;
+}
+
+}  // namespace
+
+const std::vector<FlagInfo>& command_line_flags() {
+  static const std::vector<FlagInfo> all = {
+      {"--listen", "HOST:PORT", "HOST:PORT", nullptr, &apply_listen_flag, false,
+       "address to serve HTTP on (default 127.0.0.1:8470)",
+       "address to serve HTTP (or HTTPS, with the TLS settings) on; default `127.0.0.1:8470`. "
+       "Port `0` picks a free port (the `listening` log line says which). `[::1]:8470` for "
+       "IPv6. A URL (`http://127.0.0.1:8470`) is refused as a usage error (exit 2). The binary "
+       "does not read `HOTKEY_LISTEN`: the systemd unit and the container entrypoint pass it as "
+       "this flag, which overrides `listen` in a config file ([OPERATIONS.md](OPERATIONS.md))."},
+      {"--data", "DIR", "DIR", nullptr, &apply_data_flag, false,
+       "RocksDB data directory (created when missing)",
+       "RocksDB data directory, created when missing. **Required** (flag or `data_dir`). Like "
+       "`HOTKEY_LISTEN`, `HOTKEY_DATA` is read only by the container entrypoint, which passes "
+       "it as this flag."},
+      {"--config", "FILE", "FILE", nullptr, nullptr, false,
+       "JSON config file (docs/CONFIGURATION.md); flags win", "JSON config file (below)."},
+      {"--operator-token", "SPEC", "[NAME=]TOKEN", "HOTKEY_OPERATOR_TOKEN",
+       &apply_operator_token_flag, true,
+       "operator bearer token, NAME=TOKEN (repeatable);\n"
+       "                         env HOTKEY_OPERATOR_TOKEN works too",
+       "an operator bearer token (≥ 8 bytes) and the name the audit log records (default name "
+       "`operator`). Repeatable; the env var adds one more. Every configured token works, from "
+       "every source (flags, env, `operator_tokens`, the token file): the name is only the "
+       "audit label, so two tokens may share a name (rotation, [SECURITY.md](SECURITY.md)).",
+       true},
+      {"--producer-token", "TOK", "TOKEN", "HOTKEY_PRODUCER_TOKEN",
+       &apply_string_flag<&CoordinatorConfig::producer_token>, true,
+       "require this bearer token on reports and list reads;\n"
+       "                         env HOTKEY_PRODUCER_TOKEN works too",
+       "when set, reports and every `/v1` read need this bearer token (or an operator token)."},
+      {"--operator-token-file", "FILE", "FILE", "HOTKEY_OPERATOR_TOKENS_FILE",
+       &apply_string_flag<&CoordinatorConfig::operator_tokens_file>, false,
+       "operator tokens, one NAME=TOKEN per line (mode 0600);\n"
+       "                         env HOTKEY_OPERATOR_TOKENS_FILE",
+       "operator tokens read from FILE at start: one `NAME=TOKEN` (or bare `TOKEN`, named "
+       "`operator`) per line, `#` comments and blank lines ignored. Keeps tokens off the "
+       "command line (`ps`). Refused unless only its owner (and at most its group, read-only) "
+       "can access it: mode `0600` or `0640`."},
+      {"--producer-token-file", "FILE", "FILE", "HOTKEY_PRODUCER_TOKEN_FILE",
+       &apply_string_flag<&CoordinatorConfig::producer_token_file>, false,
+       "the producer token (mode 0600); env HOTKEY_PRODUCER_TOKEN_FILE",
+       "the producer token read from FILE (one token, one line); same mode rule. "
+       "`--producer-token` wins when both are given."},
+      {"--tls-cert", "FILE", "FILE", "HOTKEY_TLS_CERT",
+       &apply_string_flag<&CoordinatorConfig::tls_cert_file>, false,
+       "serve HTTPS with this PEM certificate chain (env HOTKEY_TLS_CERT)",
+       "serve HTTPS with this PEM certificate (chain: leaf first). Needs `--tls-key`."},
+      {"--tls-key", "FILE", "FILE", "HOTKEY_TLS_KEY",
+       &apply_string_flag<&CoordinatorConfig::tls_key_file>, false,
+       "... and this PEM private key (env HOTKEY_TLS_KEY)",
+       "the certificate's PEM private key (unencrypted). Needs `--tls-cert`."},
+      {"--tls-client-ca", "FILE", "FILE", "HOTKEY_TLS_CLIENT_CA",
+       &apply_string_flag<&CoordinatorConfig::tls_client_ca_file>, false,
+       "require client certificates signed by these CAs (mutual TLS;\n"
+       "                         env HOTKEY_TLS_CLIENT_CA)",
+       "mutual TLS: clients must present a certificate signed by a CA in this PEM file."},
+      {"--help", nullptr, nullptr, nullptr, nullptr, false, "this text", "usage"},
+      {"--help-config", nullptr, nullptr, nullptr, nullptr, false,
+       "every config-file setting with its default and range",
+       "every config-file setting with its default and accepted range"},
+      {"--print-config-docs", nullptr, nullptr, nullptr, nullptr, false,
+       "the setting tables of docs/CONFIGURATION.md (Markdown)",
+       "the generated setting tables of this page (Markdown)"},
+  };
+  return all;
+}
+
 std::string usage_text() {
-  return "usage: hotkey-coordinator --listen HOST:PORT --data DIR [--config FILE]\n"
-         "                          [--operator-token [NAME=]TOKEN]... [--producer-token TOKEN]\n"
-         "                          [--operator-token-file FILE] [--producer-token-file FILE]\n"
-         "                          [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
-         "\n"
-         "  --listen HOST:PORT     address to serve HTTP on (default 127.0.0.1:8470)\n"
-         "  --data DIR             RocksDB data directory (created when missing)\n"
-         "  --config FILE          JSON config file (docs/CONFIGURATION.md); flags win\n"
-         "  --operator-token SPEC  operator bearer token, NAME=TOKEN (repeatable);\n"
-         "                         env HOTKEY_OPERATOR_TOKEN works too\n"
-         "  --producer-token TOK   require this bearer token on reports and list reads;\n"
-         "                         env HOTKEY_PRODUCER_TOKEN works too\n"
-         "  --operator-token-file FILE\n"
-         "                         operator tokens, one NAME=TOKEN per line (mode 0600);\n"
-         "                         env HOTKEY_OPERATOR_TOKENS_FILE\n"
-         "  --producer-token-file FILE\n"
-         "                         the producer token (mode 0600); env HOTKEY_PRODUCER_TOKEN_FILE\n"
-         "  --tls-cert FILE        serve HTTPS with this PEM certificate chain (env "
-         "HOTKEY_TLS_CERT)\n"
-         "  --tls-key FILE         ... and this PEM private key (env HOTKEY_TLS_KEY)\n"
-         "  --tls-client-ca FILE   require client certificates signed by these CAs (mutual TLS;\n"
-         "                         env HOTKEY_TLS_CLIENT_CA)\n"
-         "  --help                 this text\n"
-         "  --help-config          every config-file setting with its default and range\n"
-         "  --print-config-docs    the setting tables of docs/CONFIGURATION.md (Markdown)\n"
-         "\n" +
-         cluster_usage_text();
+  std::string out =
+      "usage: hotkey-coordinator --listen HOST:PORT --data DIR [--config FILE]\n"
+      "                          [--operator-token [NAME=]TOKEN]... [--producer-token TOKEN]\n"
+      "                          [--operator-token-file FILE] [--producer-token-file FILE]\n"
+      "                          [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
+      "\n";
+  for (const FlagInfo& f : command_line_flags()) {
+    std::string spec = f.flag;
+    if (f.metavar != nullptr) spec += std::string(" ") + f.metavar;
+    if (spec.size() > 22) {
+      spec += "\n" + std::string(25, ' ');
+    } else {
+      spec.resize(23, ' ');
+    }
+    out += "  " + spec + f.usage + "\n";
+  }
+  return out + "\n" + cluster_usage_text();
 }
 
 std::string config_help_text() {
@@ -776,7 +847,18 @@ std::string settings_table(std::string_view section) {
 }  // namespace
 
 std::string config_docs_markdown() {
-  return "<!-- BEGIN GENERATED: settings (hotkey-coordinator --print-config-docs) -->\n"
+  std::string flags =
+      "<!-- BEGIN GENERATED: flags (hotkey-coordinator --print-config-docs) -->\n"
+      "| flag | env | meaning |\n"
+      "|---|---|---|\n";
+  for (const FlagInfo& f : command_line_flags()) {
+    const std::string env = f.env != nullptr ? " `" + std::string(f.env) + "` " : " ";
+    flags += "| `" + std::string(f.flag) + (f.doc_metavar ? std::string(" ") + f.doc_metavar : "") +
+             "` |" + env + "| " + f.doc + " |\n";
+  }
+  flags += "<!-- END GENERATED: flags -->\n";
+  return flags +
+         "<!-- BEGIN GENERATED: settings (hotkey-coordinator --print-config-docs) -->\n"
          "### Service\n"
          "\n" +
          settings_table("service") +
@@ -799,10 +881,8 @@ std::string config_docs_markdown() {
 
 std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const* argv) {
   CoordinatorConfig c;
-  std::optional<std::string> listen, data, config_file, producer_token;
-  std::optional<std::string> operator_tokens_file, producer_token_file, tls_cert, tls_key,
-      tls_client_ca;
-  std::vector<std::string> operator_tokens;
+  // The values of each flag of command_line_flags(), in command-line order.
+  std::map<std::string, std::vector<std::string>, std::less<>> given;
   std::vector<std::pair<std::string, std::string>> cluster_flags;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -818,63 +898,45 @@ std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const*
       if (i + 1 >= argc) fail("option " + arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--help" || arg == "-h" || arg == "--help-config" || arg == "--print-config-docs") {
-      return std::nullopt;
-    }
-    if (arg == "--listen") {
-      listen = next();
-    } else if (arg == "--data") {
-      data = next();
-    } else if (arg == "--config") {
-      config_file = next();
-    } else if (arg == "--operator-token") {
-      operator_tokens.push_back(next());
-    } else if (arg == "--producer-token") {
-      producer_token = next();
-    } else if (arg == "--operator-token-file") {
-      operator_tokens_file = next();
-    } else if (arg == "--producer-token-file") {
-      producer_token_file = next();
-    } else if (arg == "--tls-cert") {
-      tls_cert = next();
-    } else if (arg == "--tls-key") {
-      tls_key = next();
-    } else if (arg == "--tls-client-ca") {
-      tls_client_ca = next();
+    if (arg == "-h") return std::nullopt;
+    const auto flag = std::find_if(command_line_flags().begin(), command_line_flags().end(),
+                                   [&](const FlagInfo& f) { return arg == f.flag; });
+    if (flag != command_line_flags().end()) {
+      if (flag->metavar == nullptr) return std::nullopt;  // --help, --help-config, ...
+      given[flag->flag].push_back(next());
     } else if (is_cluster_flag(arg)) {
       cluster_flags.emplace_back(arg, next());
     } else {
       fail("unknown option '" + arg + "'");
     }
   }
-  if (config_file) apply_config_json(c, read_file(*config_file));
+  // Precedence: file < environment < flags; token flags also win over the token files.
+  if (auto it = given.find("--config"); it != given.end()) {
+    apply_config_json(c, read_file(it->second.back()));
+  }
   apply_cluster_env(c.cluster);
   for (const auto& [flag, v] : cluster_flags) apply_cluster_flag(c.cluster, flag, v);
-  if (const char* env = std::getenv("HOTKEY_OPERATOR_TOKEN"); env && *env) {
-    add_operator_token(c, env);
+  for (const FlagInfo& f : command_line_flags()) {
+    if (f.env == nullptr) continue;
+    if (const char* env = std::getenv(f.env); env && *env) f.apply(c, env);
   }
-  if (const char* env = std::getenv("HOTKEY_PRODUCER_TOKEN"); env && *env) {
-    c.producer_token = env;
-  }
-  auto env_file = [](const char* name, std::string& into) {
-    if (const char* env = std::getenv(name); env && *env) into = env;
+  auto apply_flags = [&](bool after_token_files) {
+    for (const FlagInfo& f : command_line_flags()) {
+      auto it = given.find(f.flag);
+      if (f.apply == nullptr || it == given.end() || f.after_token_files != after_token_files) {
+        continue;
+      }
+      if (f.repeatable) {
+        for (const std::string& v : it->second) f.apply(c, v);
+      } else {
+        f.apply(c, it->second.back());  // the last one wins
+      }
+    }
   };
-  env_file("HOTKEY_OPERATOR_TOKENS_FILE", c.operator_tokens_file);
-  env_file("HOTKEY_PRODUCER_TOKEN_FILE", c.producer_token_file);
-  env_file("HOTKEY_TLS_CERT", c.tls_cert_file);
-  env_file("HOTKEY_TLS_KEY", c.tls_key_file);
-  env_file("HOTKEY_TLS_CLIENT_CA", c.tls_client_ca_file);
-  if (listen) parse_listen(c, *listen);
-  if (data) c.data_dir = *data;
-  if (operator_tokens_file) c.operator_tokens_file = *operator_tokens_file;
-  if (producer_token_file) c.producer_token_file = *producer_token_file;
-  if (tls_cert) c.tls_cert_file = *tls_cert;
-  if (tls_key) c.tls_key_file = *tls_key;
-  if (tls_client_ca) c.tls_client_ca_file = *tls_client_ca;
+  apply_flags(false);
   // Token files first, so a token given on the command line wins over the file's.
   load_token_files(c);
-  for (const auto& t : operator_tokens) add_operator_token(c, t);
-  if (producer_token) c.producer_token = *producer_token;
+  apply_flags(true);
   if (c.data_dir.empty()) fail("--data DIR is required (or data_dir in the config file)");
   c.validate();
   if (c.tls()) {

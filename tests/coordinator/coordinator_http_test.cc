@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hotkey/api_model.h"
 #include "hotkey/report_batch.h"
 #include "support/eventually.h"
 #include "test_util.h"
@@ -448,6 +449,86 @@ TEST(CoordinatorHttp, OperatorFlowAuditTopicsMetricsHealthAndDashboard) {
   EXPECT_NE(page->get_header_value("Content-Security-Policy").find("default-src 'self'"),
             std::string::npos);
   EXPECT_EQ(c->Get("/static/../../etc/passwd")->status, 404);
+}
+
+// Every JSON answer is exactly its API model (hotkey/api_model.h): read into the model and
+// written back, each body comes out byte for byte as the server sent it, so hotkeyctl and the
+// tests read every field the server writes.
+template <typename T>
+void expect_model_round_trip(const httplib::Result& r, const char* what) {
+  ASSERT_TRUE(r) << what;
+  ASSERT_EQ(r->status, 200) << what << ": " << r->body;
+  EXPECT_EQ(api::dump(json::parse(r->body).get<T>()), r->body) << what;
+}
+
+TEST(CoordinatorHttp, EveryAnswerIsItsApiModel) {
+  Harness h(test_config(), true);
+  auto c = h.client();
+  for (uint64_t seq = 1; seq <= 2; ++seq) {
+    auto r = c->Post("/v1/reports", report_json("p", seq, {{"hot", 800}, {"x", 100}}),
+                     "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(api::dump(json::parse(r->body).get<api::ReportResult>()), r->body);
+  }
+  h.coord().tick();
+  auto r = c->Post("/v1/topics/orders/pins", kOperator,
+                   json{{"key", "vip"}, {"reason", "launch"}, {"salts", 3}, {"ttl_s", 60}}.dump(),
+                   "application/json");
+  expect_model_round_trip<api::OperatorResult>(r, "pin");
+  r = c->Post("/v1/topics/orders/denies", kOperator,
+              json{{"key_b64", "/wA="}, {"reason", "binary"}}.dump(), "application/json");
+  expect_model_round_trip<api::OperatorResult>(r, "deny");
+
+  expect_model_round_trip<api::TopicsAnswer>(c->Get("/v1/topics"), "topics");
+  expect_model_round_trip<api::TopicDetail>(c->Get("/v1/topics/orders"), "topic");
+  expect_model_round_trip<api::TopAnswer>(c->Get("/v1/topics/orders/top?n=5"), "top");
+  expect_model_round_trip<api::PinsAnswer>(c->Get("/v1/topics/orders/pins"), "pins");
+  expect_model_round_trip<api::DeniesAnswer>(c->Get("/v1/topics/orders/denies"), "denies");
+  expect_model_round_trip<api::AuditAnswer>(c->Get("/v1/audit", kOperator), "audit");
+  expect_model_round_trip<api::ClusterView>(c->Get("/v1/cluster"), "cluster");
+  expect_model_round_trip<api::Health>(c->Get("/healthz"), "healthz");
+  expect_model_round_trip<api::Readiness>(c->Get("/readyz"), "readyz");
+  // The models were not trivially empty.
+  const auto detail = json::parse(c->Get("/v1/topics/orders")->body).get<api::TopicDetail>();
+  EXPECT_EQ(detail.summary.topic, "orders");
+  ASSERT_EQ(detail.pinned.size(), 1u);
+  EXPECT_EQ(detail.pinned[0].salts, 3u);
+  ASSERT_EQ(detail.denied.size(), 1u);
+  EXPECT_EQ(detail.denied[0].key, std::string("\xff\x00", 2));
+  // A refusal is the Error model too.
+  r = c->Delete("/v1/topics/orders/pins?key=nope", kOperator);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(api::dump(json::parse(r->body).get<api::Error>()), r->body);
+}
+
+// The route table decides where a body may go: a known path that takes none answers 413, an
+// unknown path 404, both without reading the body.
+TEST(CoordinatorHttp, BodiesGoOnlyToRoutesThatTakeOne) {
+  Harness h(test_config(), true);
+  auto c = h.client();
+  for (const char* path : {"/v1/hotkeys", "/v1/topics/orders/top", "/v1/topics/orders", "/v1/audit",
+                           "/healthz", "/index.html", "/static/app.js"}) {
+    auto r = c->Post(path, "{}", "application/json");
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 413) << path;
+    EXPECT_NE(error_of(r).find("takes no request body"), std::string::npos) << path;
+  }
+  for (const char* path : {"/v1/nowhere", "/v1/topics/orders/pins/extra", "/index.htm"}) {
+    auto r = c->Post(path, "{}", "application/json");
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 404) << path;
+    EXPECT_NE(error_of(r).find("no such endpoint"), std::string::npos) << path;
+  }
+  // The routes that take one still do.
+  auto r = c->Post("/v1/reports", report_json("p", 1), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = c->Post("/v1/topics/orders/pins", kOperator, json{{"key", "k"}, {"reason", "r"}}.dump(),
+              "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
 }
 
 TEST(CoordinatorHttp, GracefulStopReleasesWaiters) {

@@ -85,6 +85,7 @@ void expect_block(const char* page, const std::string& generated, const std::str
 
 TEST(SettingsDocs, ConfigurationMdHoldsTheGeneratedSettingTables) {
   const std::string generated = coord::config_docs_markdown();
+  expect_block("CONFIGURATION.md", generated, "flags");
   expect_block("CONFIGURATION.md", generated, "settings");
   expect_block("CONFIGURATION.md", generated, "cluster");
 }

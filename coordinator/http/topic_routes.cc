@@ -1,0 +1,142 @@
+// The topics (docs/API.md, "Topics"): GET /v1/topics, GET /v1/topics/{topic}, its top keys and its
+// pins and denies. In cluster mode a topic's window lives with its owner, whose answer is passed
+// on.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "coordinator.h"
+#include "responses.h"
+#include "routes.h"
+
+namespace hotkey::coordinator {
+namespace {
+
+// The settings in force for a topic (GET /v1/topics/{t}): every per-topic setting after the topic's
+// override (or the defaults), and the hash family / separator with their source.
+api::Json effective_settings_json(const CoordinatorConfig& cfg, const TopicSummary& s) {
+  const TopicSettings& ts = cfg.settings_for(s.topic);
+  api::Json j = api::Json::object();
+  for (const SettingInfo& info : config_settings()) {
+    if (!info.get_topic) continue;
+    const double v = info.get_topic(ts);
+    if (v == std::floor(v) && std::fabs(v) < 9.0e15) {
+      j[info.name] = static_cast<int64_t>(v);
+    } else {
+      j[info.name] = v;
+    }
+  }
+  j["hash"] = std::string(to_string(s.hash));
+  j["hash_source"] = s.hash_source;
+  j["separator"] = s.separator;
+  j["separator_source"] = s.separator_source;
+  j["from"] = cfg.topic_overrides.count(s.topic) ? "topics." + s.topic : std::string("defaults");
+  return j;
+}
+
+// Cluster mode: when another member owns `topic`, asks it for `target` (path and query) and answers
+// with its answer (header X-Hotkey-Owner: its URL; 502 when it does not answer) and returns true;
+// false when this member owns the topic (or in single-node mode).
+bool proxy_to_owner(const RouteContext& ctx, const httplib::Request& req, httplib::Response& res,
+                    const std::string& topic, const std::string& target) {
+  const auto& elsewhere = ctx.coord.cluster_hooks().owner_elsewhere;
+  if (!elsewhere) return false;
+  const std::string url = elsewhere(topic);
+  if (url.empty()) return false;
+  httplib::Client owner(url);
+  owner.set_connection_timeout(2, 0);
+  owner.set_read_timeout(5, 0);
+  httplib::Headers h;
+  if (req.has_header("Authorization")) {
+    h.emplace("Authorization", req.get_header_value("Authorization"));
+  }
+  auto r = owner.Get(target, h);
+  if (!r) {
+    send_error(res, 502,
+               "the owner of '" + topic + "' (" + url + ") did not answer: ask it directly");
+    return true;
+  }
+  res.status = r->status;
+  res.set_header("X-Hotkey-Owner", url);
+  res.set_content(r->body, "application/json");
+  return true;
+}
+
+void get_topics(const RouteContext& ctx, Call& c) {
+  api::TopicsAnswer answer;
+  for (const auto& s : ctx.coord.topics()) answer.topics.push_back(to_api(s));
+  send_json(c.res, 200, answer);
+}
+
+void get_topic(const RouteContext& ctx, Call& c) {
+  const std::string topic = c.topic();
+  // Cluster mode: window, loads and plan are the owner's; answer with its answer.
+  if (proxy_to_owner(ctx, c.req, c.res, topic, c.req.path)) return;
+  auto s = ctx.coord.topic(topic);
+  if (!s) return send_error(c.res, 404, "unknown topic '" + topic + "'");
+  api::TopicDetail detail;
+  detail.summary = to_api(*s);
+  if (auto p = ctx.coord.pins(topic)) {
+    for (const auto& [k, pin] : *p) detail.pinned.push_back(to_api(pin));
+  }
+  if (auto d = ctx.coord.denies(topic)) {
+    for (const auto& [k, deny] : *d) detail.denied.push_back(to_api(deny));
+  }
+  detail.partition_load = ctx.coord.partition_load(topic).value_or(std::vector<double>{});
+  detail.settings = effective_settings_json(ctx.cfg, *s);
+  send_json(c.res, 200, detail);
+}
+
+void get_top(const RouteContext& ctx, Call& c) {
+  const std::string topic = c.topic();
+  uint64_t n = 20;
+  if (c.req.has_param("n") && (!parse_u64(c.req.get_param_value("n"), &n) || n < 1)) {
+    return send_error(c.res, 400, "n must be a positive integer");
+  }
+  n = std::min<uint64_t>(n, 1000);
+  // Cluster mode: only the owner has the topic's window; answer with its answer.
+  if (proxy_to_owner(ctx, c.req, c.res, topic, c.req.path + "?n=" + std::to_string(n))) return;
+  auto top = ctx.coord.top(topic, n);
+  if (!top) return send_error(c.res, 404, "unknown topic '" + topic + "'");
+  api::TopAnswer answer;
+  answer.topic = topic;
+  for (const auto& e : *top) answer.items.push_back(to_api(e));
+  if (auto s = ctx.coord.topic(topic)) {
+    answer.rate = s->rate;
+    answer.window_total = s->window_total;
+  }
+  send_json(c.res, 200, answer);
+}
+
+void get_pins(const RouteContext& ctx, Call& c) {
+  api::PinsAnswer answer;
+  if (auto pins = ctx.coord.pins(c.topic())) {
+    for (const auto& [k, p] : *pins) answer.pins.push_back(to_api(p));
+  }
+  send_json(c.res, 200, answer);
+}
+
+void get_denies(const RouteContext& ctx, Call& c) {
+  api::DeniesAnswer answer;
+  if (auto denies = ctx.coord.denies(c.topic())) {
+    for (const auto& [k, d] : *denies) answer.denies.push_back(to_api(d));
+  }
+  send_json(c.res, 200, answer);
+}
+
+}  // namespace
+
+void add_topic_routes(Routes& routes, const RouteContext& ctx) {
+  Admission producer;
+  producer.auth = Auth::kProducer;
+  const std::string topic(kTopicPath);
+  routes.push_back({"GET", "/v1/topics", producer, [ctx](Call& c) { get_topics(ctx, c); }});
+  routes.push_back({"GET", topic, producer, [ctx](Call& c) { get_topic(ctx, c); }});
+  routes.push_back({"GET", topic + "/top", producer, [ctx](Call& c) { get_top(ctx, c); }});
+  routes.push_back({"GET", topic + "/pins", producer, [ctx](Call& c) { get_pins(ctx, c); }});
+  routes.push_back({"GET", topic + "/denies", producer, [ctx](Call& c) { get_denies(ctx, c); }});
+}
+
+}  // namespace hotkey::coordinator
