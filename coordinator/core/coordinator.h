@@ -22,19 +22,33 @@
 #include "config.h"
 #include "hotkey/report.h"
 #include "list_board.h"
-#include "metrics.h"
-#include "store.h"
+#include "metrics_sink.h"
+#include "state_store.h"
 
 namespace hotkey::coordinator {
 
-// Outcome of an ingest or operator call, mapped onto HTTP by the adapter.
+// What became of an ingest or operator call, in the core's terms; each transport maps it onto
+// its own codes in one place (HTTP: http_status in coordinator/http/responses.cc).
+enum class Status {
+  kOk,
+  kInvalid,      // the input is malformed or violates a rule (e.g. an invalid sketch)
+  kNotFound,     // no such topic, pin or deny
+  kConflict,     // the input contradicts the state (hash family mismatch, too many pins)
+  kLimit,        // a configured capacity is reached (topics, tracked partitions)
+  kUnavailable,  // the store or the Kafka cluster cannot take the write now; retry
+  kUnsupported,  // not available in this mode (e.g. topic delete in cluster mode)
+  kInternal,     // a bug or an unexpected failure (e.g. a plan that failed)
+};
+const char* to_string(Status s);
+
+// Outcome of an ingest or operator call.
 struct CallResult {
-  int status = 200;      // HTTP-like status
+  Status status = Status::kOk;
   std::string error;     // empty on success
-  std::string reason;    // machine-readable rejection reason (metrics label)
+  std::string reason;    // machine-readable rejection reason (metrics label, JSON "reason")
   uint64_t version = 0;  // list version after an operator call (0: no list yet)
   bool duplicate = false;
-  bool ok() const { return status < 300; }
+  bool ok() const { return status == Status::kOk; }
 };
 
 // Where decoded reports enter; a Kafka reports-topic consumer would call the same.
@@ -119,7 +133,8 @@ class Coordinator final : public ReportSink {
  public:
   // Loads the store's state and publishes the persisted lists before returning, so a
   // restarted coordinator answers with its last lists before any report arrives.
-  Coordinator(const CoordinatorConfig& config, Store& store, Metrics& metrics, const Clock& clock);
+  Coordinator(const CoordinatorConfig& config, StateStore& store, MetricsSink& metrics,
+              const Clock& clock);
   ~Coordinator() override;
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
@@ -146,7 +161,7 @@ class Coordinator final : public ReportSink {
   CallResult allow(const std::string& topic, const std::string& key, const std::string& who);
   // Drops a topic from memory and store with its pins and denies (audited as delete_topic);
   // its version counter stays, so a topic of that name returning (a report, a pin) publishes
-  // above every version it had. 404 for an unknown topic; 501 in cluster mode.
+  // above every version it had. kNotFound for an unknown topic; kUnsupported in cluster mode.
   CallResult delete_topic(const std::string& topic, const std::string& reason,
                           const std::string& who);
 
@@ -170,7 +185,7 @@ class Coordinator final : public ReportSink {
   uint64_t adopt_list(HotKeyList list);
   // Applies an operator write (read from the state topic in cluster mode); `extra` adds records
   // to the same atomic store batch (the state-topic checkpoint), also when the write changes
-  // nothing (an unpin of a key not pinned: 404).
+  // nothing (an unpin of a key not pinned: kNotFound).
   CallResult apply_operator(const OperatorOp& op,
                             const std::function<void(StoreBatch&)>& extra = nullptr);
   // The current published list of every topic that has one.
@@ -178,7 +193,7 @@ class Coordinator final : public ReportSink {
 
   ListBoard& board() { return board_; }
   const CoordinatorConfig& config() const { return config_; }
-  Store& store() { return store_; }
+  StateStore& store() { return store_; }
 
  private:
   struct Topic;
@@ -228,7 +243,7 @@ class Coordinator final : public ReportSink {
   // Applies one operator write to `topic`: `mutate` changes copies of its pins and denies and
   // queues the store writes, or returns the refusal (then nothing changes). `creates`: the
   // write may create the topic (pin, deny); removals (unpin, allow) of an unknown topic are
-  // answered 404 without creating it. A call that fails changes nothing: no store write
+  // answered kNotFound without creating it. A call that fails changes nothing: no store write
   // besides `extra`, no topic slot, no metric series.
   CallResult operator_change(
       const std::string& topic, const std::string& key, const std::string& who,
@@ -237,7 +252,7 @@ class Coordinator final : public ReportSink {
           std::map<std::string, Pin>&, std::map<std::string, Deny>&, StoreBatch&)>& mutate,
       const std::function<void(StoreBatch&)>& extra = nullptr);
   CallResult forward_or_apply(const OperatorOp& op);
-  // The 409 too_many_pins refusal when pinning `key` would put more than max_hot_keys pins on
+  // The kConflict too_many_pins refusal when pinning `key` would put more than max_hot_keys pins on
   // `topic`; nullopt when the pin fits (or replaces one).
   std::optional<CallResult> pin_limit(const std::string& topic,
                                       const std::map<std::string, Pin>& pins,
@@ -249,8 +264,8 @@ class Coordinator final : public ReportSink {
 
   const CoordinatorConfig config_;
   ClusterHooks hooks_;
-  Store& store_;
-  Metrics& metrics_;
+  StateStore& store_;
+  MetricsSink& metrics_;
   const Clock& clock_;
   ListBoard board_;
   const int64_t started_ms_;

@@ -1,7 +1,9 @@
 // Hot-key detection and salt-table planning for one topic: turns the fleet-wide window (merged
 // sketch, per-partition load) plus operator pins and denies into the next hot-key list, and
 // says whether it differs materially from the published one. Pure functions over values;
-// callers serialise access to the HotState map they pass in.
+// callers serialise access to the HotState map they pass in. plan_topic runs the three parts:
+// KeyEstimates (key_estimates.h: what is known of each key), the detector (detector.h: which
+// keys are hot) and the table planner (table_planner.h: their salt tables and the list).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +14,7 @@
 #include "config.h"
 #include "hotkey/hotkey_list.h"
 #include "hotkey/space_saving.h"
-#include "store.h"
+#include "state_store.h"
 #include "topic_window.h"
 
 namespace hotkey::coordinator {

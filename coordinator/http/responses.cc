@@ -57,7 +57,27 @@ api::AuditEntry to_api(const AuditEntry& a) {
   return e;
 }
 
-int http_status(const CallResult& r) { return r.status; }
+int http_status(const CallResult& r) {
+  switch (r.status) {
+    case Status::kOk:
+      return 200;
+    case Status::kInvalid:
+      return 400;
+    case Status::kNotFound:
+      return 404;
+    case Status::kConflict:
+      return 409;
+    case Status::kLimit:
+      return 429;
+    case Status::kUnavailable:
+      return 503;
+    case Status::kUnsupported:
+      return 501;
+    case Status::kInternal:
+      return 500;
+  }
+  return 500;
+}
 
 api::Error error_body(const CallResult& r) { return api::Error{r.error, r.reason}; }
 

@@ -26,7 +26,7 @@ void send_json(httplib::Response& res, int status, const api::Json& body);
 // {"error": message} with `status`.
 void send_error(httplib::Response& res, int status, const std::string& message);
 
-// The HTTP status of a core call's outcome: the only place that reads CallResult's status.
+// The HTTP status of a core call's outcome (its domain Status): the only place that maps it.
 int http_status(const CallResult& r);
 // The body of a refused call: its message and machine-readable reason (docs/API.md).
 api::Error error_body(const CallResult& r);

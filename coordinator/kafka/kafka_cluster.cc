@@ -715,7 +715,7 @@ struct KafkaCluster::Impl {
     CallResult r;
     if (sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR || !sent.acked ||
         sent.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      r.status = 503;
+      r.status = Status::kUnavailable;
       r.reason = "state_topic";
       if (sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR) {
         r.error = std::string("cannot write the state topic: ") + rd_kafka_err2str(sent.produced);
@@ -856,7 +856,7 @@ struct KafkaCluster::Impl {
     CallResult res;
     if (sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR || !sent.acked ||
         sent.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      res.status = 503;
+      res.status = Status::kUnavailable;
       res.reason = "reports_topic";
       if (sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR) {
         res.error = std::string("cannot forward the report to the reports topic: ") +

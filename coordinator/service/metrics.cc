@@ -132,38 +132,80 @@ Metrics::Metrics()
   }
 }
 
-TopicMetrics Metrics::topic(const std::string& topic) {
-  const std::map<std::string, std::string> labels{{"topic", topic}};
-  TopicMetrics m;
-  m.reports = &reports_.Add(labels);
-  m.entries = &entries_.Add(labels);
-  m.hot_keys = &hot_keys_.Add(labels);
-  m.list_version = &list_version_.Add(labels);
-  m.list_changes = &list_changes_.Add(labels);
-  m.producers = &producers_.Add(labels);
-  m.rate = &rate_.Add(labels);
-  m.skew = &skew_.Add(labels);
-  m.predicted_skew = &predicted_skew_.Add(labels);
-  m.idle_ratio = &idle_ratio_.Add(labels);
-  m.producer_version_oldest = &producer_version_oldest_.Add(labels);
-  m.producer_version_newest = &producer_version_newest_.Add(labels);
-  return m;
-}
+// One topic's series; destroying it removes them.
+class Metrics::Topic final : public TopicMetrics {
+ public:
+  Topic(Metrics& m, const std::string& topic) : m_(m) {
+    const std::map<std::string, std::string> labels{{"topic", topic}};
+    reports_ = &m.reports_.Add(labels);
+    entries_ = &m.entries_.Add(labels);
+    hot_keys_ = &m.hot_keys_.Add(labels);
+    list_version_ = &m.list_version_.Add(labels);
+    list_changes_ = &m.list_changes_.Add(labels);
+    producers_ = &m.producers_.Add(labels);
+    rate_ = &m.rate_.Add(labels);
+    skew_ = &m.skew_.Add(labels);
+    predicted_skew_ = &m.predicted_skew_.Add(labels);
+    idle_ratio_ = &m.idle_ratio_.Add(labels);
+    producer_version_oldest_ = &m.producer_version_oldest_.Add(labels);
+    producer_version_newest_ = &m.producer_version_newest_.Add(labels);
+  }
+  ~Topic() override {
+    m_.reports_.Remove(reports_);
+    m_.entries_.Remove(entries_);
+    m_.hot_keys_.Remove(hot_keys_);
+    m_.list_version_.Remove(list_version_);
+    m_.list_changes_.Remove(list_changes_);
+    m_.producers_.Remove(producers_);
+    m_.rate_.Remove(rate_);
+    m_.skew_.Remove(skew_);
+    m_.predicted_skew_.Remove(predicted_skew_);
+    m_.idle_ratio_.Remove(idle_ratio_);
+    m_.producer_version_oldest_.Remove(producer_version_oldest_);
+    m_.producer_version_newest_.Remove(producer_version_newest_);
+  }
+  Topic(const Topic&) = delete;
+  Topic& operator=(const Topic&) = delete;
 
-void Metrics::remove_topic(const TopicMetrics& m) {
-  if (m.reports == nullptr) return;
-  reports_.Remove(m.reports);
-  entries_.Remove(m.entries);
-  hot_keys_.Remove(m.hot_keys);
-  list_version_.Remove(m.list_version);
-  list_changes_.Remove(m.list_changes);
-  producers_.Remove(m.producers);
-  rate_.Remove(m.rate);
-  skew_.Remove(m.skew);
-  predicted_skew_.Remove(m.predicted_skew);
-  idle_ratio_.Remove(m.idle_ratio);
-  producer_version_oldest_.Remove(m.producer_version_oldest);
-  producer_version_newest_.Remove(m.producer_version_newest);
+  void report_accepted(double entries) override {
+    reports_->Increment();
+    entries_->Increment(entries);
+  }
+  void list_published(uint64_t version, size_t hot_keys) override {
+    list_version_->Set(static_cast<double>(version));
+    hot_keys_->Set(static_cast<double>(hot_keys));
+  }
+  void list_changed() override { list_changes_->Increment(); }
+  void rate(double per_second) override { rate_->Set(per_second); }
+  void measured(double skew, double idle_ratio) override {
+    skew_->Set(skew);
+    idle_ratio_->Set(idle_ratio);
+  }
+  void predicted_skew(double skew) override { predicted_skew_->Set(skew); }
+  void producers(size_t count, uint64_t oldest_version, uint64_t newest_version) override {
+    producers_->Set(static_cast<double>(count));
+    producer_version_oldest_->Set(static_cast<double>(oldest_version));
+    producer_version_newest_->Set(static_cast<double>(newest_version));
+  }
+
+ private:
+  Metrics& m_;
+  prometheus::Counter* reports_;
+  prometheus::Counter* entries_;
+  prometheus::Gauge* hot_keys_;
+  prometheus::Gauge* list_version_;
+  prometheus::Counter* list_changes_;
+  prometheus::Gauge* producers_;
+  prometheus::Gauge* rate_;
+  prometheus::Gauge* skew_;
+  prometheus::Gauge* predicted_skew_;
+  prometheus::Gauge* idle_ratio_;
+  prometheus::Gauge* producer_version_oldest_;
+  prometheus::Gauge* producer_version_newest_;
+};
+
+std::unique_ptr<TopicMetrics> Metrics::topic(const std::string& topic) {
+  return std::make_unique<Topic>(*this, topic);
 }
 
 void Metrics::rejected(const std::string& reason) {

@@ -1,5 +1,6 @@
 // The coordinator's Prometheus metrics (names are a contract with deploy/'s rules and
-// dashboards). Thread-safe: prometheus-cpp metrics are atomic and families lock on Add.
+// dashboards): the core's MetricsSink plus the transports' own. Thread-safe: prometheus-cpp
+// metrics are atomic and families lock on Add.
 #pragma once
 
 #include <memory>
@@ -11,25 +12,9 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-namespace hotkey::coordinator {
+#include "metrics_sink.h"
 
-// Per-topic metric handles, resolved once per topic so the ingest path does no label lookup.
-struct TopicMetrics {
-  prometheus::Counter* reports = nullptr;
-  prometheus::Counter* entries = nullptr;
-  prometheus::Gauge* hot_keys = nullptr;
-  prometheus::Gauge* list_version = nullptr;
-  prometheus::Counter* list_changes = nullptr;
-  prometheus::Gauge* producers = nullptr;
-  prometheus::Gauge* rate = nullptr;
-  prometheus::Gauge* skew = nullptr;
-  prometheus::Gauge* predicted_skew = nullptr;
-  prometheus::Gauge* idle_ratio = nullptr;
-  // Oldest and newest list version the topic's active producers report routing with (0 before
-  // any report): a fleet on an unexpected version shows here.
-  prometheus::Gauge* producer_version_oldest = nullptr;
-  prometheus::Gauge* producer_version_newest = nullptr;
-};
+namespace hotkey::coordinator {
 
 // Every reason label of hotkey_reports_rejected_total the coordinator emits. Each series
 // exists (at 0) from the start, so alert rules and dashboards see it before the first
@@ -38,18 +23,20 @@ inline constexpr const char* kReportRejectionReasons[] = {
     "unauthorized",   "decode",        "content_type",    "too_large",  "too_many_items",
     "invalid_sketch", "hash_mismatch", "too_many_topics", "rate_limit", "too_many_partitions"};
 
-class Metrics {
+class Metrics final : public MetricsSink {
  public:
   Metrics();
 
-  TopicMetrics topic(const std::string& topic);
-  // Drops a topic's series (the topic left memory); `m`'s pointers are invalid afterwards.
-  void remove_topic(const TopicMetrics& m);
-  void rejected(const std::string& reason);
-  void ingest_latency(double seconds) { ingest_latency_->Observe(seconds); }
-  void store_write_latency(double seconds) { store_latency_->Observe(seconds); }
-  void set_waiters(double n) { waiters_->Set(n); }
-  void set_store_healthy(bool ok) { store_healthy_->Set(ok ? 1 : 0); }
+  // MetricsSink
+  std::unique_ptr<TopicMetrics> topic(const std::string& topic) override;
+  void rejected(const std::string& reason) override;
+  void ingest_latency(double seconds) override { ingest_latency_->Observe(seconds); }
+  void store_write_latency(double seconds) override { store_latency_->Observe(seconds); }
+  void set_waiters(double n) override { waiters_->Set(n); }
+  void set_store_healthy(bool ok) override { store_healthy_->Set(ok ? 1 : 0); }
+  void store_record_skipped() override { store_records_skipped_->Increment(); }
+  void plan_failed() override { plan_errors_->Increment(); }
+
   // A request refused before its handler ran: reason "rate_limit", "max_connections" or
   // "max_connections_per_client"; scope "reports", "operator_writes" or "connection".
   void request_rejected(const std::string& reason, const std::string& scope);
@@ -58,15 +45,11 @@ class Metrics {
   // A connection closed for spending request_timeout_s outside handlers (slow-loris).
   void connection_cut() { connections_cut_->Increment(); }
 
-  // A damaged list or topic-meta record left out when the store was loaded.
-  void store_record_skipped() { store_records_skipped_->Increment(); }
-  // A topic whose plan failed (logged; the topic keeps its published list until a plan works).
-  void plan_failed() { plan_errors_->Increment(); }
-
   // Prometheus text exposition of every metric.
   std::string serialize() const;
 
  private:
+  class Topic;
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& reports_;
   prometheus::Family<prometheus::Counter>& entries_;

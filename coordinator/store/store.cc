@@ -43,36 +43,6 @@ std::string audit_key(uint64_t seq) {
 
 }  // namespace
 
-void StoreBatch::put_list(const HotKeyList& list) {
-  std::string record = encode_list_record(list);  // throws before anything is queued
-  puts_.emplace_back(list_key(list.topic), std::move(record));
-  puts_.emplace_back(version_key(list.topic), encode_version_record(list.version));
-}
-void StoreBatch::put_topic_meta(const std::string& topic, const TopicMeta& meta) {
-  puts_.emplace_back(meta_key(topic), encode_topic_meta_record(meta));
-}
-void StoreBatch::put_pin(const std::string& topic, const Pin& pin) {
-  puts_.emplace_back(pin_key(topic, pin.key), encode_pin_record(pin));
-}
-void StoreBatch::delete_pin(const std::string& topic, const std::string& key) {
-  deletes_.push_back(pin_key(topic, key));
-}
-void StoreBatch::put_deny(const std::string& topic, const Deny& deny) {
-  puts_.emplace_back(deny_key(topic, deny.key), encode_deny_record(deny));
-}
-void StoreBatch::delete_deny(const std::string& topic, const std::string& key) {
-  deletes_.push_back(deny_key(topic, key));
-}
-void StoreBatch::drop_topic(const std::string& topic, uint64_t version) {
-  deletes_.push_back(list_key(topic));
-  deletes_.push_back(meta_key(topic));
-  if (version > 0) puts_.emplace_back(version_key(topic), encode_version_record(version));
-}
-void StoreBatch::append_audit(AuditEntry entry) { audits_.push_back(std::move(entry)); }
-void StoreBatch::put_meta(const std::string& name, const std::string& value) {
-  puts_.emplace_back("m/" + name, value);
-}
-
 namespace {
 
 // RocksDB's diagnostics go to stderr (the coordinator's log) instead of a LOG file in the data
@@ -227,10 +197,37 @@ StoreStatus Store::write(StoreBatch& batch, double* latency_s) {
   std::lock_guard lock(impl_->write_mu);
   if (!impl_->failure.empty()) return StoreStatus::Error(impl_->failure);
   rocksdb::WriteBatch wb;
-  for (const auto& k : batch.deletes_) wb.Delete(k);
-  for (const auto& [k, v] : batch.puts_) wb.Put(k, v);
+  // Deletes first, then puts, each in call order (a put of a key the batch also deletes wins).
+  for (const auto& op : batch.ops()) {
+    if (const auto* d = std::get_if<StoreBatch::DeletePin>(&op)) {
+      wb.Delete(pin_key(d->topic, d->key));
+    } else if (const auto* dd = std::get_if<StoreBatch::DeleteDeny>(&op)) {
+      wb.Delete(deny_key(dd->topic, dd->key));
+    } else if (const auto* drop = std::get_if<StoreBatch::DropTopic>(&op)) {
+      wb.Delete(list_key(drop->topic));
+      wb.Delete(meta_key(drop->topic));
+    }
+  }
+  for (const auto& op : batch.ops()) {
+    if (const auto* l = std::get_if<StoreBatch::PutList>(&op)) {
+      wb.Put(list_key(l->list.topic), list_to_json(l->list));  // validated by put_list
+      wb.Put(version_key(l->list.topic), encode_version_record(l->list.version));
+    } else if (const auto* m = std::get_if<StoreBatch::PutTopicMeta>(&op)) {
+      wb.Put(meta_key(m->topic), encode_topic_meta_record(m->meta));
+    } else if (const auto* p = std::get_if<StoreBatch::PutPin>(&op)) {
+      wb.Put(pin_key(p->topic, p->pin.key), encode_pin_record(p->pin));
+    } else if (const auto* d = std::get_if<StoreBatch::PutDeny>(&op)) {
+      wb.Put(deny_key(d->topic, d->deny.key), encode_deny_record(d->deny));
+    } else if (const auto* drop = std::get_if<StoreBatch::DropTopic>(&op)) {
+      if (drop->version > 0) {
+        wb.Put(version_key(drop->topic), encode_version_record(drop->version));
+      }
+    } else if (const auto* meta = std::get_if<StoreBatch::PutMeta>(&op)) {
+      wb.Put("m/" + meta->name, meta->value);
+    }
+  }
   uint64_t seq = impl_->next_audit_seq;
-  for (auto& a : batch.audits_) {
+  for (auto& a : batch.audits()) {
     a.seq = seq++;
     wb.Put(audit_key(a.seq), audit_to_json(a));
   }

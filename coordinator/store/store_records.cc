@@ -100,13 +100,7 @@ std::string audit_to_json(const AuditEntry& a) {
   return j.dump();
 }
 
-ReportLimits store_limits() {
-  ReportLimits limits;
-  limits.max_items = std::numeric_limits<uint32_t>::max();
-  limits.max_key_bytes = std::numeric_limits<uint32_t>::max();
-  limits.max_partitions = std::numeric_limits<int32_t>::max();
-  return limits;
-}
+ReportLimits store_limits() { return list_invariant_limits(); }
 
 std::string encode_list_record(const HotKeyList& list) {
   validate_list(list, store_limits());

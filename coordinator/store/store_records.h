@@ -11,13 +11,11 @@
 
 #include "hotkey/hotkey_list.h"
 #include "hotkey/report.h"
-#include "store.h"
+#include "state_store.h"
 
 namespace hotkey::coordinator {
 
-// The bounds the list and topic-meta decoders apply: the invariants only (positive partition
-// count, verified salt tables, shares in [0, 1], finite rates...), not the report limits of the
-// configuration in force, so a coordinator restarted with tighter limits still reads its data.
+// The bounds the list and topic-meta decoders apply: list_invariant_limits() (state_store.h).
 ReportLimits store_limits();
 
 // A list as the store keeps it: validated with exactly the rules decode_list_record applies,
@@ -38,7 +36,7 @@ TopicMeta decode_topic_meta_record(std::string_view text);
 std::string encode_version_record(uint64_t version);
 uint64_t decode_version_record(std::string_view text);
 
-// audit_to_json (declared in store.h for the HTTP layer) is the encoder.
+std::string audit_to_json(const AuditEntry& entry);
 AuditEntry decode_audit_record(std::string_view text);
 
 // One record as Store::load reads it: `key` is its RocksDB key ("l/<topic>", "v/<topic>",

@@ -202,7 +202,7 @@ TEST(CoordinatorCore, DenyOverridesDetectionAndAllowRestoresIt) {
   round(h, 3, 8, seq++, hot);
   EXPECT_NE(find(h.list(kTopic), "acct-1"), nullptr);
   EXPECT_TRUE(h.list(kTopic).denied.empty());
-  EXPECT_EQ(h.coord().allow(kTopic, "acct-1", "alice").status, 404);
+  EXPECT_EQ(h.coord().allow(kTopic, "acct-1", "alice").status, Status::kNotFound);
 }
 
 TEST(CoordinatorCore, PartitionCountChangeRecomputesEveryTable) {
@@ -421,12 +421,12 @@ TEST(CoordinatorCore, RejectsHashMismatchAndBadSketch) {
   ASSERT_TRUE(h.coord().ingest(make_report("p", kTopic, 4, 1, {{"a", 3}})).ok());
   CallResult r = h.coord().ingest(
       make_report("q", kTopic, 4, 1, {{"a", 3}}, 256, nullptr, HashFamily::kCrc32));
-  EXPECT_EQ(r.status, 409);
+  EXPECT_EQ(r.status, Status::kConflict);
   EXPECT_EQ(r.reason, "hash_mismatch");
   Report bad = make_report("q", kTopic, 4, 2, {{"a", 3}});
   bad.sketch_total = 1;  // less than an item's count
   r = h.coord().ingest(std::move(bad));
-  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.status, Status::kInvalid);
   EXPECT_EQ(h.coord().topic(kTopic)->producers, 1u);
 }
 

@@ -50,7 +50,7 @@ TEST(CoordinatorHardening, ExtremeSampleRatesNeitherCrashNorPoisonTheStore) {
     Report r = make_report("q", kTopic, 4, 1, {{"a", 900}, {"b", 100}});
     r.sample_rate = rate;
     CallResult res = h.coord().ingest(std::move(r));
-    EXPECT_EQ(res.status, 400) << rate;
+    EXPECT_EQ(res.status, Status::kInvalid) << rate;
     EXPECT_NE(res.error.find("sample_rate"), std::string::npos) << res.error;
   }
   EXPECT_NO_THROW(h.coord().tick());
@@ -95,7 +95,7 @@ TEST(CoordinatorHardening, AListTheStoreWouldRefuseIsNeverPersisted) {
   const int64_t now = h.clock().now_ms();
   h.clock().set_ms(-5000);
   CallResult r = h.coord().pin(kTopic, "vip2", 2, 0, "test", "alice");
-  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.status, Status::kInternal);
   EXPECT_EQ(r.reason, "plan_failed");
   EXPECT_NE(r.error.find("updated_at_ms"), std::string::npos) << r.error;
   EXPECT_FALSE(h.coord().pins(kTopic)->contains("vip2"));

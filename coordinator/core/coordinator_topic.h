@@ -1,0 +1,110 @@
+// The coordinator's per-topic state and the helpers its implementation files share
+// (coordinator.cc, ingest.cc, publication.cc, scheduler.cc, operator_calls.cc, read_models.cc,
+// coordinator_log.cc). Internal to the core: nothing outside coordinator/core/ includes it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator.h"
+#include "planner.h"
+#include "topic_window.h"
+
+namespace hotkey::coordinator {
+
+using json = nlohmann::json;
+
+struct ProducerInfo {
+  int64_t last_seen_ms = 0;
+  uint64_t last_seq = 0;
+  uint64_t last_list_version = 0;
+  // The latest report's records (scaled) and its keys near or above the hot threshold.
+  double last_total = 0;
+  std::vector<std::pair<std::string, LatestCount>> last_keys;
+  double rate = 0;
+  int32_t partitions = 0;
+};
+
+// Reports whose seq is at most this far behind the producer's last one are duplicates
+// (retries); anything further back is a restarted producer counting again.
+constexpr uint64_t kDuplicateWindow = 1024;
+
+// Keeps what the planner's latest-round estimate needs from `r` (ingest.cc).
+void keep_latest(ProducerInfo& p, const Report& r, const TopicSettings& s, int32_t partitions);
+
+// A refused call: `reason` is the machine-readable label, `message` the human one.
+CallResult error_result(Status status, std::string reason, std::string message);
+// kNotFound for an unpin or allow of a key that holds no pin (deny) in `topic`, or of a topic
+// the coordinator does not know.
+CallResult not_found(const std::string& what, const std::string& topic);
+
+struct Coordinator::Topic {
+  Topic(std::string topic_name, const CoordinatorConfig& c, std::unique_ptr<TopicMetrics> metrics)
+      : name(std::move(topic_name)),
+        window(c.epoch_ms, c.window_epochs, c.sketch_capacity),
+        m(std::move(metrics)) {}
+
+  const std::string name;
+  mutable std::mutex mu;
+  TopicWindow window;
+  std::unordered_map<std::string, ProducerInfo> producers;
+  std::map<std::string, HotState> hot;
+  std::map<std::string, Pin> pins;
+  std::map<std::string, Deny> denies;
+  int32_t partitions = 0;
+  std::optional<HashFamily> hash;
+  std::optional<std::string> separator;
+  uint64_t version = 0;  // highest version ever issued
+  // Highest list version a producer reported routing with. After a restore from a backup the
+  // fleet can be ahead of the store: the next version published goes above it, so producers
+  // switch to a list the coordinator knows and their loads count again.
+  uint64_t reported_version = 0;
+  std::shared_ptr<const PublishedList> published;
+  // The lists of recent versions by version: a report is accounted against the tables it
+  // was routed with (its list_version), so a new version does not reset the measured load.
+  std::map<uint64_t, std::shared_ptr<const PublishedList>> recent_lists;
+  int64_t first_report_ms = -1;
+  // The last accepted report or operator change (or the topic's creation or load): a topic
+  // idle for topic_idle_ttl_ms without pins and denies expires.
+  int64_t last_active_ms = 0;
+  TopicSummary stats;
+  std::vector<double> partition_load;  // the last plan's window, records per partition
+  // A report showed a key far above the hot threshold that is not listed: plan before the
+  // next tick (at most every min_replan_ms).
+  bool replan_wanted = false;
+  int64_t last_plan_ms = -1;
+  int64_t last_triggered_ms = -1;   // the last plan a report triggered (plan_triggered)
+  std::unique_ptr<TopicMetrics> m;  // reset when the topic is dropped (retire_locked)
+  // Set (under mu, last of retire_locked) when the topic is dropped from memory; lookups skip
+  // it and holders of a reference retry with a fresh lookup.
+  std::atomic<bool> removed{false};
+};
+
+// Reported list versions at or above this are not adopted as a floor (a producer cannot push
+// a topic's versions to the end of the uint64 range; cluster versions are epoch << 32 | seq).
+inline constexpr uint64_t kMaxAdoptedVersion = uint64_t{1} << 62;
+
+// Lists kept for accounting reports routed with them: far more versions than a window sees
+// at the usual churn (a few a minute), so only reports of a long-gone list lose their load.
+inline constexpr size_t kRecentLists = 16;
+
+inline void remember_list(std::map<uint64_t, std::shared_ptr<const PublishedList>>& lists,
+                          const std::shared_ptr<const PublishedList>& list) {
+  lists[list->list.version] = list;
+  while (lists.size() > kRecentLists) lists.erase(lists.begin());
+}
+
+// Version 0: the producer routes with no list (every key to its home partition).
+inline const HotKeyList kNoList{};
+
+}  // namespace hotkey::coordinator

@@ -1,0 +1,101 @@
+#include "detector.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace hotkey::coordinator {
+
+size_t detected_capacity(const PlanInput& in) {
+  const size_t pins = in.pins->size();
+  return in.settings->max_hot_keys > pins ? in.settings->max_hot_keys - pins : 0;
+}
+
+bool eligible(const PlanInput& in, const std::map<std::string, HotState>& hot, const Candidate& c) {
+  const std::string& key = c.item->key;
+  return !hot.contains(key) && !in.pins->contains(key) && !in.denies->contains(key) &&
+         c.item->guaranteed() > 0 && c.rate >= in.settings->min_rate;
+}
+
+void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
+                     std::map<std::string, HotState>& hot) {
+  const TopicSettings& s = *in.settings;
+  const auto& pins = *in.pins;
+  const auto& denies = *in.denies;
+  const double fair = 1.0 / in.partitions;
+  const size_t cap_detected = detected_capacity(in);
+
+  // 1. Hysteresis: listed keys leave only after staying below their exit share for hold_ms.
+  for (auto it = hot.begin(); it != hot.end();) {
+    if (denies.contains(it->first) || pins.contains(it->first)) {
+      it = hot.erase(it);
+      continue;
+    }
+    if (in.detect) {
+      double sh = est.share_of(it->first);
+      double exit_share = std::min(s.cold_fraction * fair, 0.5 * it->second.entry_share);
+      if (sh >= exit_share) {
+        it->second.below_since_ms = -1;
+      } else if (it->second.below_since_ms < 0) {
+        it->second.below_since_ms = in.now_ms;
+      }
+      if (it->second.below_since_ms >= 0 && in.now_ms - it->second.below_since_ms >= s.hold_ms) {
+        it = hot.erase(it);
+        continue;
+      }
+    }
+    ++it;
+  }
+  // Over the cap (settings changed, or pins took room): keep the largest.
+  while (hot.size() > cap_detected) {
+    auto smallest = hot.begin();
+    for (auto it = hot.begin(); it != hot.end(); ++it) {
+      if (est.guaranteed_of(it->first) < est.guaranteed_of(smallest->first)) smallest = it;
+    }
+    hot.erase(smallest);
+  }
+
+  // 2. Threshold entries, on guaranteed counts so sketch error never lists a key.
+  const double hot_share = s.hot_fraction * fair;
+  if (in.detect) {
+    for (const auto& c : est.ranked()) {
+      if (hot.size() >= cap_detected) break;
+      if (c.share < hot_share) break;  // ranked by guaranteed count
+      if (!eligible(in, hot, c)) continue;
+      hot[c.item->key] =
+          HotState{in.now_ms, -1, std::max(c.share, est.recent_of(c.item->key).share)};
+    }
+  }
+  // Fast entries: a key far above the threshold in the latest reports is a surge, listed now
+  // rather than when its window share catches up (up to a window later for a key just over
+  // the threshold). A brief spike below kFastEntryFactor waits for the window like before.
+  if (in.detect || in.detect_fast) {
+    const double bar = kFastEntryFactor * hot_share;
+    const double recent_total = finite_nonneg(in.recent_total);
+    std::vector<std::pair<double, std::string_view>> fresh;  // (guaranteed share, key)
+    auto consider = [&](std::string_view key, double records) {
+      const Candidate* c = est.find(key);
+      if (!c || records < kFastEntryMinRecords) return;
+      const double r = est.recent_of(c->item->key).share;
+      if (r >= bar) fresh.emplace_back(r, key);
+    };
+    for (const auto& [key, c] : in.latest) consider(key, c.guaranteed);
+    for (const auto& item : in.recent_items) {
+      if (recent_total > 0 && static_cast<double>(item.guaranteed()) >= bar * recent_total) {
+        consider(item.key, static_cast<double>(item.guaranteed()));
+      }
+    }
+    std::sort(fresh.begin(), fresh.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    for (const auto& [r, key] : fresh) {
+      if (hot.size() >= cap_detected) break;
+      const Candidate& c = *est.find(key);
+      if (!eligible(in, hot, c) || r * est.topic_rate() < s.min_rate) continue;
+      hot[c.item->key] = HotState{in.now_ms, -1, std::max(r, c.share)};
+    }
+  }
+}
+
+}  // namespace hotkey::coordinator

@@ -1,0 +1,28 @@
+// Hot-key detection for one topic: which keys are listed by detection (the operator's pins and
+// denies are not its business). Hysteresis exits, threshold entries on guaranteed counts (so
+// sketch error never lists a key), and fast entries of surges seen in the latest reports.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+#include "key_estimates.h"
+#include "planner.h"
+
+namespace hotkey::coordinator {
+
+// How many keys detection may list: max_hot_keys less the pins.
+size_t detected_capacity(const PlanInput& in);
+
+// Whether detection (or balance-driven selection) may list `c` now: not listed, pinned or
+// denied, counted, and above min_rate.
+bool eligible(const PlanInput& in, const std::map<std::string, HotState>& hot, const Candidate& c);
+
+// Updates `hot`: drops denied and pinned keys, keys below their exit share for hold_ms (when
+// in.detect) and the smallest keys over the capacity; adds keys over the hot threshold (when
+// in.detect) and keys far over it in the latest reports (in.detect or in.detect_fast).
+void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
+                     std::map<std::string, HotState>& hot);
+
+}  // namespace hotkey::coordinator

@@ -1,0 +1,103 @@
+#include "key_estimates.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hotkey/partitioner.h"
+
+namespace hotkey::coordinator {
+
+KeyEstimates::KeyEstimates(const PlanInput& in) : in_(in) {
+  total_ = finite_nonneg(in.total);
+  topic_rate_ = finite_nonneg(in.rate);
+  const double per_count_rate = total_ > 0 ? topic_rate_ / total_ : 0.0;
+  ranked_.reserve(in.items.size());
+  for (const auto& item : in.items) {
+    double g = static_cast<double>(item.guaranteed());
+    ranked_.push_back(Candidate{&item, total_ > 0 ? unit(g / total_) : 0.0,
+                                finite_nonneg(g * per_count_rate), -1});
+  }
+  std::sort(ranked_.begin(), ranked_.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.item->guaranteed() != b.item->guaranteed()) {
+      return a.item->guaranteed() > b.item->guaranteed();
+    }
+    return a.item->key < b.item->key;
+  });
+  for (auto& c : ranked_) by_key_.emplace(c.item->key, c);
+  recent_total_ = finite_nonneg(in.recent_total);
+  if (recent_total_ > 0) {
+    for (const auto& item : in.recent_items) {
+      recent_by_key_.emplace(item.key,
+                             Recent{unit(static_cast<double>(item.guaranteed()) / recent_total_),
+                                    unit(traffic(item) / recent_total_)});
+    }
+  }
+  latest_total_ = finite_nonneg(in.latest_total);
+  load_units_ = finite_nonneg(total_ * in.load_scale);
+}
+
+const Candidate* KeyEstimates::find(std::string_view key) const {
+  auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : &it->second;
+}
+
+int32_t KeyEstimates::home_of_candidate(Candidate& c) const {
+  if (c.home < 0) c.home = home_of(c.item->key);
+  return c.home;
+}
+
+double KeyEstimates::share_of(const std::string& key) const {
+  const Candidate* c = find(key);
+  return c ? c->share : 0.0;
+}
+
+double KeyEstimates::guaranteed_of(const std::string& key) const {
+  const Candidate* c = find(key);
+  return c ? static_cast<double>(c->item->guaranteed()) : 0.0;
+}
+
+double KeyEstimates::traffic_of(const std::string& key) const {
+  const Candidate* c = find(key);
+  return c ? traffic(*c->item) : 0.0;
+}
+
+KeyEstimates::Recent KeyEstimates::recent_of(const std::string& key) const {
+  if (latest_total_ > 0) {
+    if (auto it = in_.latest.find(key); it != in_.latest.end()) {
+      return Recent{unit(it->second.guaranteed / latest_total_),
+                    unit(it->second.traffic / latest_total_)};
+    }
+  }
+  auto it = recent_by_key_.find(key);
+  return it == recent_by_key_.end() ? Recent{} : it->second;
+}
+
+double KeyEstimates::choose(double window, double recent) const {
+  if (!(recent_total_ > 0)) return window;
+  return std::abs(recent - window) <= kRecentDeparture * window ? window : recent;
+}
+
+double KeyEstimates::current_share_of(const std::string& key) const {
+  return choose(share_of(key), recent_of(key).share);
+}
+
+double KeyEstimates::traffic_share_of(const std::string& key) const {
+  return choose(total_ > 0 ? unit(traffic_of(key) / total_) : 0.0, recent_of(key).traffic);
+}
+
+double KeyEstimates::salted_of(const std::string& key) const {
+  auto it = in_.salted.find(key);
+  return it == in_.salted.end() ? 0.0 : it->second;
+}
+
+double KeyEstimates::routed_of(const std::string& key) const {
+  if (!(load_units_ > 0)) return 0.0;
+  if (auto it = in_.home.find(key); it != in_.home.end()) return finite_nonneg(it->second);
+  return finite_nonneg(traffic_of(key) * in_.load_scale - salted_of(key));
+}
+
+int32_t KeyEstimates::home_of(std::string_view key) const {
+  return partition_for(in_.hash, key, in_.partitions);
+}
+
+}  // namespace hotkey::coordinator

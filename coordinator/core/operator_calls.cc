@@ -1,0 +1,205 @@
+// Operator calls (pin, unpin, deny, allow): validation, limits, the store commit with the
+// audit entry and re-planned list, and cluster-mode forwarding to the state topic.
+#include "coordinator_topic.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <set>
+#include "hotkey/key_codec.h"
+
+namespace hotkey::coordinator {
+
+CallResult Coordinator::operator_change(
+    const std::string& topic, const std::string& key, const std::string& who,
+    const std::string& action, const std::string& detail, bool creates,
+    const std::function<std::optional<CallResult>(
+        std::map<std::string, Pin>&, std::map<std::string, Deny>&, StoreBatch&)>& mutate,
+    const std::function<void(StoreBatch&)>& extra) {
+  // A refused write still moves the caller's checkpoint (cluster mode's state topic).
+  auto refuse = [&](CallResult refusal) {
+    if (extra) {
+      StoreBatch only;
+      extra(only);
+      StoreStatus st = store_.write(only);
+      if (!st.ok) return error_result(Status::kUnavailable, "store", st.error);
+    }
+    return refusal;
+  };
+  std::shared_ptr<Topic> t;
+  bool created = false;
+  std::unique_lock<std::mutex> topic_lock;
+  for (;;) {
+    if (creates) {
+      t = get_or_create_topic(topic, &created);
+      if (!t) {
+        return refuse(error_result(Status::kLimit, "too_many_topics",
+                                   "the coordinator already tracks max_topics=" +
+                                       std::to_string(config_.max_topics) + " topics"));
+      }
+    } else {
+      t = find_topic(topic);
+      // Nothing to remove from a topic the coordinator does not know; do not create it.
+      if (!t) return refuse(not_found(action == "unpin" ? "pin" : "deny", topic));
+    }
+    topic_lock = std::unique_lock(t->mu);
+    if (!t->removed.load()) break;
+    topic_lock.unlock();
+  }
+  const auto fail = [&](CallResult r) {
+    topic_lock.unlock();
+    if (created) discard_if_unused(t);
+    return r;
+  };
+  std::map<std::string, Pin> pins = t->pins;
+  std::map<std::string, Deny> denies = t->denies;
+  StoreBatch batch;
+  if (std::optional<CallResult> refusal = mutate(pins, denies, batch)) {
+    return fail(refuse(std::move(*refusal)));
+  }
+  if (extra) extra(batch);
+  AuditEntry a;
+  a.at_ms = clock_.now_ms();
+  a.who = who;
+  a.action = action;
+  a.topic = topic;
+  a.key = key;
+  a.detail = detail;
+  uint64_t version = 0;
+  StoreStatus st;
+  try {
+    st = replan_locked(*t, std::move(batch), action, &version, &pins, &denies, std::move(a));
+  } catch (const std::exception& e) {
+    plan_failed(topic, e.what());
+    return fail(
+        error_result(Status::kInternal, "plan_failed",
+                     std::string("the change was not applied: planning failed: ") + e.what()));
+  }
+  if (!st.ok) {
+    metrics_.set_store_healthy(false);
+    return fail(error_result(Status::kUnavailable, "store", st.error));
+  }
+  t->last_active_ms = clock_.now_ms();
+  CallResult r;
+  r.version = version;
+  return r;
+}
+
+std::optional<CallResult> Coordinator::pin_limit(const std::string& topic,
+                                                 const std::map<std::string, Pin>& pins,
+                                                 const std::string& key) const {
+  // Pins count against max_hot_keys (detected keys get the room pins leave): a pin that would
+  // make the list longer than the limit is refused rather than silently exceeding it.
+  const uint32_t limit = config_.settings_for(topic).max_hot_keys;
+  if (pins.contains(key) || pins.size() < limit) return std::nullopt;
+  return error_result(Status::kConflict, "too_many_pins",
+                      "topic '" + topic + "' already has " + std::to_string(pins.size()) +
+                          " pins and max_hot_keys=" + std::to_string(limit) +
+                          " (pins count against it): unpin a key or raise max_hot_keys");
+}
+
+CallResult Coordinator::apply_operator(const OperatorOp& op,
+                                       const std::function<void(StoreBatch&)>& extra) {
+  const std::string& topic = op.topic;
+  const std::string& key = op.key;
+  using Refusal = std::optional<CallResult>;
+  if (op.op == "pin") {
+    json detail{{"reason", op.reason}, {"salts", op.salts}, {"ttl_s", op.ttl_s}};
+    return operator_change(
+        topic, key, op.who, "pin", detail.dump(-1, ' ', false, json::error_handler_t::replace),
+        true,
+        [&](auto& pins, auto& denies, StoreBatch& batch) -> Refusal {
+          if (Refusal full = pin_limit(topic, pins, key)) return full;
+          if (denies.erase(key)) batch.delete_deny(topic, key);
+          Pin p{key, op.salts, op.expires_at_ms, op.reason, op.who, op.at_ms};
+          batch.put_pin(topic, p);
+          pins[key] = p;
+          return std::nullopt;
+        },
+        extra);
+  }
+  if (op.op == "unpin") {
+    return operator_change(
+        topic, key, op.who, "unpin", "{}", false,
+        [&](auto& pins, auto&, StoreBatch& batch) -> Refusal {
+          if (!pins.erase(key)) return not_found("pin", topic);
+          batch.delete_pin(topic, key);
+          return std::nullopt;
+        },
+        extra);
+  }
+  if (op.op == "deny") {
+    json detail{{"reason", op.reason}};
+    return operator_change(
+        topic, key, op.who, "deny", detail.dump(-1, ' ', false, json::error_handler_t::replace),
+        true,
+        [&](auto& pins, auto& denies, StoreBatch& batch) -> Refusal {
+          if (pins.erase(key)) batch.delete_pin(topic, key);
+          Deny d{key, op.reason, op.who, op.at_ms};
+          batch.put_deny(topic, d);
+          denies[key] = d;
+          return std::nullopt;
+        },
+        extra);
+  }
+  if (op.op == "allow") {
+    return operator_change(
+        topic, key, op.who, "allow", "{}", false,
+        [&](auto&, auto& denies, StoreBatch& batch) -> Refusal {
+          if (!denies.erase(key)) return not_found("deny", topic);
+          batch.delete_deny(topic, key);
+          return std::nullopt;
+        },
+        extra);
+  }
+  throw std::invalid_argument("unknown operator write '" + op.op + "'");
+}
+
+CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
+  if (!hooks_.operator_write) return apply_operator(op);
+  // Cluster mode: the state topic decides; a removal of what this member's materialized state
+  // does not hold is answered here, as in single-node mode.
+  if (op.op == "pin") {
+    if (std::shared_ptr<Topic> t = find_topic(op.topic)) {
+      std::lock_guard lock(t->mu);
+      if (std::optional<CallResult> full = pin_limit(op.topic, t->pins, op.key)) return *full;
+    }
+  }
+  if (op.op == "unpin" || op.op == "allow") {
+    std::shared_ptr<Topic> t = find_topic(op.topic);
+    bool present = false;
+    if (t) {
+      std::lock_guard lock(t->mu);
+      present = op.op == "unpin" ? t->pins.contains(op.key) : t->denies.contains(op.key);
+    }
+    if (!present) return not_found(op.op == "unpin" ? "pin" : "deny", op.topic);
+  }
+  return hooks_.operator_write(op);
+}
+
+CallResult Coordinator::pin(const std::string& topic, const std::string& key, uint32_t salts,
+                            int64_t ttl_s, const std::string& reason, const std::string& who) {
+  const int64_t now = clock_.now_ms();
+  return forward_or_apply(OperatorOp{"pin", topic, key, salts, ttl_s,
+                                     ttl_s > 0 ? now + ttl_s * 1000 : 0, reason, who, now});
+}
+
+CallResult Coordinator::unpin(const std::string& topic, const std::string& key,
+                              const std::string& who) {
+  return forward_or_apply(OperatorOp{"unpin", topic, key, 0, 0, 0, "", who, clock_.now_ms()});
+}
+
+CallResult Coordinator::deny(const std::string& topic, const std::string& key,
+                             const std::string& reason, const std::string& who) {
+  return forward_or_apply(OperatorOp{"deny", topic, key, 0, 0, 0, reason, who, clock_.now_ms()});
+}
+
+CallResult Coordinator::allow(const std::string& topic, const std::string& key,
+                              const std::string& who) {
+  return forward_or_apply(OperatorOp{"allow", topic, key, 0, 0, 0, "", who, clock_.now_ms()});
+}
+
+}  // namespace hotkey::coordinator

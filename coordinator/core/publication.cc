@@ -1,0 +1,151 @@
+// Planning one topic and publishing the result: plan input assembly, the store commit
+// (list, version, audit in one batch) and publication on the board.
+#include "coordinator_topic.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <set>
+#include "hotkey/key_codec.h"
+
+namespace hotkey::coordinator {
+
+StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::string& cause,
+                                       uint64_t* version_out,
+                                       std::map<std::string, Pin>* pins_override,
+                                       std::map<std::string, Deny>* denies_override,
+                                       std::optional<AuditEntry> audit, bool triggered) {
+  const TopicSettings& s = config_.settings_for(t.name);
+  const int64_t now = clock_.now_ms();
+  t.last_plan_ms = now;
+  t.replan_wanted = false;
+  const auto& pins = pins_override ? *pins_override : t.pins;
+  const auto& denies = denies_override ? *denies_override : t.denies;
+  std::map<std::string, HotState> hot = t.hot;
+  std::optional<PlanResult> plan;
+  bool load_ready = false;
+  // Cluster mode: only the owner plans (an operator write on another member only records it).
+  if (t.partitions > 0 && owns(t.name)) {
+    TopicWindow::Snapshot snap = t.window.snapshot(now);
+    PlanInput in;
+    in.settings = &s;
+    in.topic = t.name;
+    in.partitions = t.partitions;
+    in.hash = s.hash ? *s.hash : t.hash.value_or(HashFamily::kMurmur2);
+    in.separator =
+        s.separator ? *s.separator : t.separator.value_or(std::string(kDefaultSeparator));
+    in.items = snap.sketch.items();
+    in.total = snap.total;
+    in.partition_load = std::move(snap.partition_load);
+    in.cold_load = std::move(snap.cold_load);
+    // Load is usable once it holds about one report round of the producers reporting now:
+    // fewer reports give partition loads that are mostly sampling noise, which a plan would
+    // chase with a new table each time.
+    size_t active = 0;
+    for (const auto& [id, p] : t.producers) {
+      if (now - p.last_seen_ms > 2 * static_cast<int64_t>(config_.epoch_ms)) continue;
+      ++active;
+      in.latest_total += p.last_total;
+      for (const auto& [key, c] : p.last_keys) {
+        LatestCount& sum = in.latest[key];
+        sum.guaranteed += c.guaranteed;
+        sum.traffic += c.traffic;
+      }
+    }
+    load_ready = snap.load_reports > 0 && snap.load_reports >= active;
+    in.load_scale = snap.total > 0 && load_ready ? snap.load_total / snap.total : 0.0;
+    in.recent_items = snap.recent.items();
+    in.recent_total = snap.recent_total;
+    if (load_ready) {
+      in.salted = std::move(snap.salted);
+      in.home = std::move(snap.home);
+    }
+    double rate = 0;
+    for (const auto& [id, p] : t.producers) rate += p.rate;
+    in.rate = rate;
+    in.pins = &pins;
+    in.denies = &denies;
+    in.published = t.published ? &t.published->list : nullptr;
+    in.now_ms = now;
+    in.detect = t.first_report_ms >= 0 && now - t.first_report_ms >= config_.warmup_ms;
+    in.detect_fast = t.first_report_ms >= 0 && now - t.first_report_ms >= fast_detect_after_ms();
+    in.triggered = triggered;
+    plan = plan_topic(in, hot);
+    t.partition_load = in.partition_load;
+    t.stats.rate = rate;
+    t.stats.window_reports = snap.reports;
+    t.stats.window_total = snap.total;
+    t.m->rate(rate);
+    // Measured skew and idle partitions only from usable load: right after a new list (an
+    // operator pin or deny, a detection) the loads restart empty, and reporting 1.00 / 100%
+    // idle for that moment would be a false picture (and a false idle alert).
+    if (load_ready) {
+      t.stats.skew = plan->measured_skew;
+      t.stats.idle_ratio = plan->idle_ratio;
+      t.m->measured(plan->measured_skew, plan->idle_ratio);
+    }
+    t.stats.predicted_skew = plan->predicted_skew;
+    t.m->predicted_skew(plan->predicted_skew);
+  }
+  // Producers ahead of every version issued here (a restored backup): publish above them.
+  const bool behind_fleet = t.reported_version > t.version;
+  const bool material = plan && (plan->material || behind_fleet);
+  uint64_t version = t.version;
+  if (material) {
+    version = std::max({t.version, t.reported_version,
+                        hooks_.version_floor ? hooks_.version_floor(t.name) : 0}) +
+              1;
+    plan->list.version = version;
+    batch.put_list(plan->list);
+    batch.put_topic_meta(t.name,
+                         TopicMeta{plan->list.partitions, plan->list.hash, plan->list.separator});
+  }
+  // Audit entries name the version in force after the change, in the same batch (also the
+  // system's own entries already in `batch`, e.g. expired pins).
+  const uint64_t in_force = material ? version : (t.published ? t.published->list.version : 0);
+  if (audit) {
+    audit->version = in_force;
+    batch.append_audit(std::move(*audit));
+  }
+  batch.stamp_audit_versions(in_force);
+  if (!batch.empty()) {
+    double latency = 0;
+    StoreStatus st = store_.write(batch, &latency);
+    metrics_.store_write_latency(latency);
+    metrics_.set_store_healthy(st.ok);
+    if (!st.ok) return st;
+  }
+  t.hot = std::move(hot);
+  if (pins_override) t.pins = *pins_override;
+  if (denies_override) t.denies = *denies_override;
+  if (material) {
+    t.version = version;
+    auto pub = std::make_shared<PublishedList>(PublishedList{plan->list, list_to_json(plan->list)});
+    HotKeyList before = t.published ? t.published->list : HotKeyList{};
+    t.published = pub;
+    board_.publish(pub);
+    if (hooks_.on_publish) hooks_.on_publish(pub);
+    remember_list(t.recent_lists, pub);
+    t.m->list_published(version, pub->list.keys.size());
+    t.m->list_changed();
+    log_list_change(before, pub->list, cause);
+  }
+  if (version_out) *version_out = t.published ? t.published->list.version : 0;
+  return StoreStatus::Ok();
+}
+
+void Coordinator::plan_failed(const std::string& topic, const std::string& what) const {
+  metrics_.plan_failed();
+  std::cerr << json{{"ts_ms", clock_.now_ms()},
+                    {"level", "error"},
+                    {"event", "plan_failed"},
+                    {"topic", topic},
+                    {"error", what}}
+                   .dump(-1, ' ', false, json::error_handler_t::replace)
+            << std::endl;
+}
+
+}  // namespace hotkey::coordinator

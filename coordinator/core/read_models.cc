@@ -1,0 +1,136 @@
+// Read models: topic summaries, top keys, loads, pins and denies, published lists.
+#include "coordinator_topic.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <set>
+#include "hotkey/key_codec.h"
+
+namespace hotkey::coordinator {
+
+std::vector<std::shared_ptr<const PublishedList>> Coordinator::published_lists() const {
+  std::vector<std::shared_ptr<Topic>> all;
+  {
+    std::shared_lock lock(topics_mu_);
+    for (auto& [name, t] : topics_) all.push_back(t);
+  }
+  std::vector<std::shared_ptr<const PublishedList>> out;
+  for (const auto& t : all) {
+    std::lock_guard lock(t->mu);
+    if (!t->removed.load() && t->published) out.push_back(t->published);
+  }
+  return out;
+}
+
+namespace {
+// The configured hash/separator win over what reports or the store brought (they are what
+// planning uses); then the first report's; then the defaults.
+TopicSummary summary_locked(const std::string& name, const TopicSettings& settings,
+                            int32_t partitions, const std::optional<HashFamily>& hash,
+                            const std::optional<std::string>& separator, const TopicSummary& stats,
+                            size_t producers, const std::shared_ptr<const PublishedList>& pub,
+                            size_t pins, size_t denies) {
+  TopicSummary s = stats;
+  s.topic = name;
+  s.partitions = partitions;
+  s.hash = settings.hash ? *settings.hash : hash.value_or(HashFamily::kMurmur2);
+  s.hash_source = settings.hash ? "config" : hash ? "reports" : "default";
+  s.separator =
+      settings.separator ? *settings.separator : separator.value_or(std::string(kDefaultSeparator));
+  s.separator_source = settings.separator ? "config" : separator ? "reports" : "default";
+  s.producers = static_cast<uint32_t>(producers);
+  s.version = pub ? pub->list.version : 0;
+  s.hot_keys = pub ? static_cast<uint32_t>(pub->list.keys.size()) : 0;
+  s.pins = static_cast<uint32_t>(pins);
+  s.denies = static_cast<uint32_t>(denies);
+  return s;
+}
+}  // namespace
+
+std::vector<TopicSummary> Coordinator::topics() const {
+  std::vector<std::shared_ptr<Topic>> all;
+  {
+    std::shared_lock lock(topics_mu_);
+    for (auto& [name, t] : topics_) all.push_back(t);
+  }
+  std::vector<TopicSummary> out;
+  for (const auto& t : all) {
+    std::lock_guard lock(t->mu);
+    if (t->removed.load()) continue;
+    out.push_back(summary_locked(t->name, config_.settings_for(t->name), t->partitions, t->hash,
+                                 t->separator, t->stats, t->producers.size(), t->published,
+                                 t->pins.size(), t->denies.size()));
+  }
+  return out;
+}
+
+std::optional<TopicSummary> Coordinator::topic(const std::string& name) const {
+  std::shared_ptr<Topic> t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
+  return summary_locked(t->name, config_.settings_for(t->name), t->partitions, t->hash,
+                        t->separator, t->stats, t->producers.size(), t->published, t->pins.size(),
+                        t->denies.size());
+}
+
+std::optional<std::vector<double>> Coordinator::partition_load(const std::string& name) const {
+  std::shared_ptr<Topic> t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
+  return t->partition_load;
+}
+
+std::optional<std::vector<TopEntry>> Coordinator::top(const std::string& name, size_t n) {
+  std::shared_ptr<Topic> t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
+  TopicWindow::Snapshot snap = t->window.snapshot(clock_.now_ms());
+  double rate = 0;
+  for (const auto& [id, p] : t->producers) rate += p.rate;
+  std::vector<TopEntry> out;
+  std::set<std::string> listed;
+  if (t->published) {
+    for (const auto& k : t->published->list.keys) listed.insert(k.key);
+  }
+  for (const auto& item : snap.sketch.top(n)) {
+    TopEntry e;
+    e.key = item.key;
+    e.count = item.count;
+    e.error = item.error;
+    e.share = snap.total > 0 ? static_cast<double>(item.guaranteed()) / snap.total : 0;
+    e.rate = e.share * rate;
+    e.partition = t->partitions > 0 ? partition_for(t->hash.value_or(HashFamily::kMurmur2),
+                                                    item.key, t->partitions)
+                                    : -1;
+    e.hot = listed.contains(item.key);
+    e.pinned = t->pins.contains(item.key);
+    e.denied = t->denies.contains(item.key);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::optional<std::map<std::string, Pin>> Coordinator::pins(const std::string& name) const {
+  std::shared_ptr<Topic> t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
+  return t->pins;
+}
+
+std::optional<std::map<std::string, Deny>> Coordinator::denies(const std::string& name) const {
+  std::shared_ptr<Topic> t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
+  return t->denies;
+}
+
+}  // namespace hotkey::coordinator

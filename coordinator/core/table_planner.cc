@@ -1,0 +1,335 @@
+#include "table_planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "detector.h"
+#include "hotkey/partitioner.h"
+#include "hotkey/salt_planner.h"
+
+namespace hotkey::coordinator {
+namespace {
+
+uint32_t salt_count_for(double share, int32_t partitions, const TopicSettings& s) {
+  double want = std::ceil(share * partitions / s.salt_share);
+  if (!std::isfinite(want) || want < 0) want = 0;
+  auto n = static_cast<uint64_t>(std::min(want, 1e9));
+  n = std::clamp<uint64_t>(n, s.min_salts, s.max_salts);
+  return static_cast<uint32_t>(std::min<uint64_t>(n, static_cast<uint64_t>(partitions)));
+}
+
+// Spreads `amount` over `table` by weight (or onto `home` when the table is empty).
+void apply_traffic(std::vector<double>& load, const std::vector<SaltAssignment>& table,
+                   int32_t home, double amount, double sign) {
+  uint64_t sum = 0;
+  for (const auto& s : table) sum += s.weight;
+  if (table.empty() || sum == 0) {
+    if (home >= 0 && static_cast<size_t>(home) < load.size()) {
+      load[home] = std::max(0.0, load[home] + sign * amount);
+    }
+    return;
+  }
+  for (const auto& s : table) {
+    if (s.partition < 0 || static_cast<size_t>(s.partition) >= load.size()) continue;
+    double part = amount * static_cast<double>(s.weight) / static_cast<double>(sum);
+    load[s.partition] = std::max(0.0, load[s.partition] + sign * part);
+  }
+}
+
+const HotKey* find_key(const HotKeyList* list, const std::string& key) {
+  if (!list) return nullptr;
+  for (const auto& k : list->keys) {
+    if (k.key == key) return &k;
+  }
+  return nullptr;
+}
+
+// Equal-weight table over the n least-loaded partitions the key can reach with a verified salt.
+std::vector<SaltAssignment> least_loaded_table(const std::string& key, uint32_t n,
+                                               const std::vector<double>& load,
+                                               const SaltSpace& space) {
+  std::vector<uint32_t> salt_of = salt_per_partition(key, space);
+  std::vector<int32_t> reach;
+  for (size_t p = 0; p < salt_of.size(); ++p) {
+    if (salt_of[p] != std::numeric_limits<uint32_t>::max())
+      reach.push_back(static_cast<int32_t>(p));
+  }
+  std::stable_sort(reach.begin(), reach.end(),
+                   [&](int32_t a, int32_t b) { return load[a] < load[b]; });
+  // Equal integer weights must stay positive: at most kWeightScale salts.
+  const size_t keep = std::min<size_t>(n, kWeightScale);
+  if (reach.size() > keep) reach.resize(keep);
+  std::vector<SaltAssignment> out;
+  if (reach.empty()) return out;
+  uint32_t each = kWeightScale / static_cast<uint32_t>(reach.size());
+  uint32_t rest = kWeightScale - each * static_cast<uint32_t>(reach.size());
+  for (size_t i = 0; i < reach.size(); ++i) {
+    out.push_back({salt_of[reach[i]], reach[i], each + (i == 0 ? rest : 0)});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.salt < b.salt; });
+  return out;
+}
+
+bool same_partitions(const std::vector<SaltAssignment>& a, const std::vector<SaltAssignment>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].salt != b[i].salt || a[i].partition != b[i].partition) return false;
+  }
+  return true;
+}
+
+// How far above 1.0 the max/avg of `records` placed at random on P partitions typically
+// reaches (max of P Gaussians ~ sqrt(2 ln P) standard deviations): a fresh plan fits that much
+// sampling noise of the measured load, so an imbalance below it is no reason for a new version.
+double sampling_noise(int32_t partitions, double records) {
+  if (partitions <= 1 || !(records > 0)) return 0.0;
+  const double p = static_cast<double>(partitions);
+  return std::sqrt(2.0 * std::log(p)) * std::sqrt(p / records);
+}
+
+// Pulls the measured cold load toward its mean by the part of its spread that counting noise
+// explains (records per partition vary about as much as their mean, Poisson): water-filling
+// against raw counts would fit that noise, and the table would carry it into the real load.
+// Spread beyond the noise (cold keys hashed unevenly, as under Zipf) is kept.
+void shrink_sampling_noise(std::vector<double>& cold) {
+  if (cold.size() < 2) return;
+  double sum = 0;
+  for (double v : cold) sum += v;
+  const double mean = sum / static_cast<double>(cold.size());
+  if (!(mean > 0)) return;
+  double var = 0;
+  for (double v : cold) var += (v - mean) * (v - mean);
+  var /= static_cast<double>(cold.size() - 1);
+  if (!(var > 0)) return;
+  const double keep = std::max(0.0, 1.0 - mean / var);
+  for (double& v : cold) v = mean + (v - mean) * keep;
+}
+
+}  // namespace
+
+PlanResult unplanned_result(const PlanInput& in) {
+  PlanResult out;
+  HotKeyList& list = out.list;
+  list.topic = in.topic;
+  list.partitions = in.partitions;
+  list.hash = in.hash;
+  list.separator = in.separator;
+  list.updated_at_ms = in.now_ms;
+  for (const auto& [key, d] : *in.denies) list.denied.push_back(key);
+  return out;
+}
+
+PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
+                       std::map<std::string, HotState>& hot) {
+  PlanResult out = unplanned_result(in);
+  HotKeyList& list = out.list;
+  const TopicSettings& s = *in.settings;
+  const auto& pins = *in.pins;
+  const int32_t P = in.partitions;
+  const double fair = 1.0 / P;
+  const double topic_rate = est.topic_rate();
+  const double load_units = est.load_units();
+  const size_t cap_detected = detected_capacity(in);
+  auto home_of = [&](const std::string& key) { return est.home_of(key); };
+  auto routed_of = [&](const std::string& key) { return est.routed_of(key); };
+  auto demand_of = [&](const std::string& key) { return est.demand_of(key); };
+  auto traffic_share_of = [&](const std::string& key) { return est.traffic_share_of(key); };
+  auto guaranteed_of = [&](const std::string& key) { return est.guaranteed_of(key); };
+
+  SaltSpace space;
+  space.family = in.hash;
+  space.partitions = P;
+  space.separator = in.separator;
+  space.search_limit = s.salt_search_limit;
+
+  // 3. Cold load: the measured load less every salted key's records (by the tables it was
+  // routed with), with the keys listed now also out of their home partitions and the keys
+  // no longer listed back on theirs.
+  out.measured_skew = skew_of(in.partition_load);
+  {
+    const auto& raw = in.partition_load;
+    double sum = 0;
+    for (double v : raw) sum += v;
+    double avg = raw.empty() ? 0 : sum / static_cast<double>(raw.size());
+    size_t idle = 0;
+    for (double v : raw) idle += (v < 0.1 * avg || sum <= 0) ? 1 : 0;
+    out.idle_ratio = raw.empty() ? 0 : static_cast<double>(idle) / static_cast<double>(raw.size());
+  }
+  const bool published_fits = in.published && in.published->partitions == P;
+  std::vector<double> cold = in.cold_load;
+  if (cold.size() != static_cast<size_t>(P)) cold.assign(P, 0.0);
+  for (double& v : cold) v = finite_nonneg(v);
+  auto planned = [&](const std::string& key) { return hot.contains(key) || pins.contains(key); };
+  for (const auto& [key, records] : in.salted) {
+    if (!planned(key)) apply_traffic(cold, {}, home_of(key), records, 1.0);
+  }
+  auto subtract_routed = [&](const std::string& key) {
+    double g = routed_of(key);
+    if (g > 0) apply_traffic(cold, {}, home_of(key), g, -1.0);
+  };
+  for (const auto& [key, st] : hot) subtract_routed(key);
+  for (const auto& [key, pin] : pins) subtract_routed(key);
+  shrink_sampling_noise(cold);
+
+  // 4. Load-aware tables for detected keys and pins without an explicit salt count.
+  std::vector<HotKeyDemand> demands;
+  std::vector<KeySource> sources;
+  auto add_demand = [&](const std::string& key, KeySource src) {
+    demands.push_back(
+        HotKeyDemand{key, demand_of(key), salt_count_for(traffic_share_of(key), P, s)});
+    sources.push_back(src);
+  };
+  for (const auto& [key, pin] : pins) {
+    if (pin.salts == 0 && guaranteed_of(key) > 0) add_demand(key, KeySource::kPinned);
+  }
+  for (const auto& [key, st] : hot) add_demand(key, KeySource::kDetected);
+  std::vector<SaltTable> tables = plan_load_aware(cold, demands, space);
+  std::vector<double> pred = predicted_load(cold, demands, tables);
+
+  // 5. Balance-driven selection: while the predicted load is still skewed, salt the largest
+  // key homed on the most loaded partition.
+  if (in.detect && load_units > 0) {
+    while (hot.size() < cap_detected && skew_of(pred) > s.balance_target) {
+      auto top = std::max_element(pred.begin(), pred.end()) - pred.begin();
+      const Candidate* pick = nullptr;
+      for (auto& c : est.ranked()) {
+        if (c.share < s.balance_min_fraction * fair) break;
+        if (!eligible(in, hot, c)) continue;
+        if (est.home_of_candidate(c) == top) {
+          pick = &c;
+          break;
+        }
+      }
+      if (!pick) break;
+      const std::string& key = pick->item->key;
+      hot[key] = HotState{in.now_ms, -1, pick->share};
+      cold[pick->home] = std::max(0.0, cold[pick->home] - routed_of(key));
+      add_demand(key, KeySource::kDetected);
+      tables = plan_load_aware(cold, demands, space);
+      pred = predicted_load(cold, demands, tables);
+    }
+  }
+
+  // Without load measured under the published list (just after a publish, before producers
+  // report with it) keys already listed keep their tables rather than being re-planned blind,
+  // and new keys get equal weights over as many partitions as their share asks for (below):
+  // water-filling with no load to level would put a surge on one partition.
+  if (!(load_units > 0)) {
+    for (size_t i = 0; i < demands.size(); ++i) {
+      const HotKey* pub = published_fits ? find_key(in.published, demands[i].key) : nullptr;
+      if (pub) {
+        tables[i].salts = pub->salts;
+      } else {
+        tables[i].salts.clear();
+      }
+    }
+    pred = predicted_load(cold, demands, tables);
+  }
+
+  // 6. Explicit-count pins (and pins with no measured traffic): equal weights over the least
+  // loaded reachable partitions; an unchanged pin keeps its published table.
+  std::map<std::string, std::vector<SaltAssignment>> fixed;
+  for (const auto& [key, pin] : pins) {
+    if (pin.salts == 0 && guaranteed_of(key) > 0) continue;
+    uint32_t n = pin.salts ? std::min<uint32_t>(pin.salts, static_cast<uint32_t>(P))
+                           : salt_count_for(traffic_share_of(key), P, s);
+    const HotKey* pub = published_fits ? find_key(in.published, key) : nullptr;
+    std::vector<SaltAssignment> table;
+    if (pub && pub->source == KeySource::kPinned && pub->salts.size() == n) {
+      table = pub->salts;
+    } else {
+      table = least_loaded_table(key, n, pred, space);
+    }
+    apply_traffic(pred, table, -1, demand_of(key), 1.0);
+    fixed[key] = std::move(table);
+  }
+  // Demands whose water-filling gave no salt (zero traffic) fall back the same way.
+  for (size_t i = 0; i < demands.size(); ++i) {
+    if (tables[i].salts.empty()) {
+      uint32_t n = salt_count_for(traffic_share_of(demands[i].key), P, s);
+      tables[i].salts = least_loaded_table(demands[i].key, n, pred, space);
+    }
+  }
+  out.predicted_skew = skew_of(pred);
+
+  // 7. The list: pinned keys first (by key), then detected keys by share.
+  auto make_key = [&](const std::string& key, KeySource src, std::vector<SaltAssignment> salts) {
+    HotKey k;
+    k.key = key;
+    k.salts = std::move(salts);
+    k.source = src;
+    k.share = unit(est.current_share_of(key));
+    k.rate = finite_nonneg(k.share * topic_rate);
+    return k;
+  };
+  std::vector<HotKey> pinned_keys, detected_keys;
+  for (const auto& [key, table] : fixed) {
+    pinned_keys.push_back(make_key(key, KeySource::kPinned, table));
+  }
+  for (size_t i = 0; i < demands.size(); ++i) {
+    auto& bucket = sources[i] == KeySource::kPinned ? pinned_keys : detected_keys;
+    bucket.push_back(make_key(demands[i].key, sources[i], tables[i].salts));
+  }
+  std::sort(pinned_keys.begin(), pinned_keys.end(),
+            [](const HotKey& a, const HotKey& b) { return a.key < b.key; });
+  std::sort(detected_keys.begin(), detected_keys.end(), [](const HotKey& a, const HotKey& b) {
+    return a.share != b.share ? a.share > b.share : a.key < b.key;
+  });
+  for (auto& k : pinned_keys) {
+    if (!k.salts.empty()) list.keys.push_back(std::move(k));
+  }
+  for (auto& k : detected_keys) {
+    if (!k.salts.empty()) list.keys.push_back(std::move(k));
+  }
+
+  // 8. Material change? Keys, sources, denies or partitions differ: yes. Same keys: keep the
+  // published tables while they still balance about as well as the fresh plan (no churn).
+  const HotKeyList* pub = in.published;
+  if (!pub) {
+    out.material = !list.keys.empty() || !list.denied.empty();
+    return out;
+  }
+  if (pub->partitions != P || pub->hash != in.hash || pub->separator != in.separator ||
+      pub->denied != list.denied || pub->keys.size() != list.keys.size()) {
+    out.material = true;
+    return out;
+  }
+  std::map<std::string, const HotKey*> old_keys;
+  for (const auto& k : pub->keys) old_keys[k.key] = &k;
+  bool tables_same = true;
+  for (const auto& k : list.keys) {
+    auto it = old_keys.find(k.key);
+    if (it == old_keys.end() || it->second->source != k.source) {
+      out.material = true;
+      return out;
+    }
+    if (fixed.contains(k.key) && !same_partitions(it->second->salts, k.salts)) {
+      out.material = true;  // an operator changed the pin's salt count
+      return out;
+    }
+    if (it->second->salts != k.salts) tables_same = false;
+  }
+  if (in.triggered) {
+    out.material = false;  // same keys: the next regular tick refines the tables
+    return out;
+  }
+  // Without load measured under the published list there is nothing to re-balance against.
+  if (tables_same || in.load_scale <= 0) {
+    out.material = false;
+    return out;
+  }
+  std::vector<SaltTable> old_tables(demands.size());
+  for (size_t i = 0; i < demands.size(); ++i) old_tables[i].salts = old_keys[demands[i].key]->salts;
+  std::vector<double> old_pred = predicted_load(cold, demands, old_tables);
+  for (const auto& [key, table] : fixed) apply_traffic(old_pred, table, -1, demand_of(key), 1.0);
+  double old_skew = skew_of(old_pred);
+  out.material = old_skew > std::max(s.balance_target, out.predicted_skew + s.churn_tolerance) +
+                                sampling_noise(P, load_units);
+  return out;
+}
+
+}  // namespace hotkey::coordinator
