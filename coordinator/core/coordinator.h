@@ -190,6 +190,20 @@ class Coordinator final : public ReportSink {
                             const std::function<void(StoreBatch&)>& extra = nullptr);
   // The current published list of every topic that has one.
   std::vector<std::shared_ptr<const PublishedList>> published_lists() const;
+  // What a producer asking for `topic` gets now: the published list, or (no list yet) an empty
+  // version-0 list with the topic's known or configured partitions, hash and separator, so
+  // clients route everything normally and a configured hash holds from the first answer on.
+  std::shared_ptr<const PublishedList> current_list(const std::string& topic) const;
+  // The version of `topic`'s published list (0: none yet).
+  uint64_t list_version(const std::string& topic) const;
+
+  // Readiness: a small synced store write (at most as often as the caller asks); `latency_s`
+  // receives its duration. store_healthy: the last write or probe succeeded.
+  StoreStatus probe_store(double* latency_s) { return store_.probe(latency_s); }
+  bool store_healthy() const { return store_.healthy(); }
+  // Shutdown: wakes every long-poll waiter (they answer with what they have) and refuses new
+  // ones; called before the transports stop.
+  void close_waiters() { board_.close(); }
 
   ListBoard& board() { return board_; }
   const CoordinatorConfig& config() const { return config_; }
@@ -223,12 +237,26 @@ class Coordinator final : public ReportSink {
                                 std::optional<AuditEntry> audit);
   // Drops `t` when it had no report, pin, deny or operator change for topic_idle_ttl_ms.
   bool expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now);
-  // Re-plans `t` (caller holds t.mu) and, when the list changed materially or `batch`
-  // carries operator writes, persists and publishes. Returns the store status.
-  StoreStatus replan_locked(Topic& t, StoreBatch batch, const std::string& cause,
-                            uint64_t* version_out, std::map<std::string, Pin>* pins_override,
-                            std::map<std::string, Deny>* denies_override,
-                            std::optional<AuditEntry> audit, bool triggered = false);
+  // One re-plan of a topic: what changes with it and what is committed with its list.
+  struct Replan {
+    StoreBatch batch;   // records committed atomically with the list (operator writes...)
+    std::string cause;  // the list-change log's cause: detection, surge, pin, pin_expired...
+    // The topic's pins / denies after the change (null: unchanged); they replace the topic's
+    // only once the batch is stored.
+    const std::map<std::string, Pin>* pins = nullptr;
+    const std::map<std::string, Deny>* denies = nullptr;
+    // The operator's entry, stamped with the version in force after the change.
+    std::optional<AuditEntry> audit;
+    // A report-triggered plan: publishes only when the listed keys change.
+    bool triggered = false;
+  };
+  struct ReplanResult {
+    StoreStatus status;
+    uint64_t version = 0;  // the published version after the re-plan (0: none)
+  };
+  // Re-plans `t` (caller holds t.mu) and, when the list changed materially or the batch
+  // carries operator writes, persists and publishes. On a store failure nothing changed.
+  ReplanResult replan_locked(Topic& t, Replan r);
   // True when `r` (caller holds t.mu) shows an unlisted key far enough above the hot
   // threshold to plan before the next tick.
   bool shows_new_hot_key(const Topic& t, const Report& r, const TopicSettings& s,

@@ -71,7 +71,10 @@ CallResult Coordinator::operator_change(
   uint64_t version = 0;
   StoreStatus st;
   try {
-    st = replan_locked(*t, std::move(batch), action, &version, &pins, &denies, std::move(a));
+    ReplanResult done = replan_locked(
+        *t, Replan{std::move(batch), action, &pins, &denies, std::move(a), /*triggered=*/false});
+    st = std::move(done.status);
+    version = done.version;
   } catch (const std::exception& e) {
     plan_failed(topic, e.what());
     return fail(

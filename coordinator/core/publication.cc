@@ -13,11 +13,11 @@
 
 namespace hotkey::coordinator {
 
-StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::string& cause,
-                                       uint64_t* version_out,
-                                       std::map<std::string, Pin>* pins_override,
-                                       std::map<std::string, Deny>* denies_override,
-                                       std::optional<AuditEntry> audit, bool triggered) {
+Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
+  StoreBatch& batch = r.batch;
+  const std::map<std::string, Pin>* pins_override = r.pins;
+  const std::map<std::string, Deny>* denies_override = r.denies;
+  std::optional<AuditEntry>& audit = r.audit;
   const TopicSettings& s = config_.settings_for(t.name);
   const int64_t now = clock_.now_ms();
   t.last_plan_ms = now;
@@ -72,7 +72,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     in.now_ms = now;
     in.detect = t.first_report_ms >= 0 && now - t.first_report_ms >= config_.warmup_ms;
     in.detect_fast = t.first_report_ms >= 0 && now - t.first_report_ms >= fast_detect_after_ms();
-    in.triggered = triggered;
+    in.triggered = r.triggered;
     plan = plan_topic(in, hot);
     t.partition_load = in.partition_load;
     t.stats.rate = rate;
@@ -116,7 +116,7 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     StoreStatus st = store_.write(batch, &latency);
     metrics_.store_write_latency(latency);
     metrics_.set_store_healthy(st.ok);
-    if (!st.ok) return st;
+    if (!st.ok) return {st, 0};
   }
   t.hot = std::move(hot);
   if (pins_override) t.pins = *pins_override;
@@ -131,10 +131,9 @@ StoreStatus Coordinator::replan_locked(Topic& t, StoreBatch batch, const std::st
     remember_list(t.recent_lists, pub);
     t.m->list_published(version, pub->list.keys.size());
     t.m->list_changed();
-    log_list_change(before, pub->list, cause);
+    log_list_change(before, pub->list, r.cause);
   }
-  if (version_out) *version_out = t.published ? t.published->list.version : 0;
-  return StoreStatus::Ok();
+  return {StoreStatus::Ok(), t.published ? t.published->list.version : 0};
 }
 
 void Coordinator::plan_failed(const std::string& topic, const std::string& what) const {

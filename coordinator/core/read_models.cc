@@ -133,4 +133,26 @@ std::optional<std::map<std::string, Deny>> Coordinator::denies(const std::string
   return t->denies;
 }
 
+std::shared_ptr<const PublishedList> Coordinator::current_list(const std::string& name) const {
+  if (auto pub = board_.get(name)) return pub;
+  HotKeyList empty;
+  empty.topic = name;
+  if (auto s = topic(name)) {
+    empty.partitions = s->partitions;
+    empty.hash = s->hash;
+    empty.separator = s->separator;
+  } else {
+    const TopicSettings& ts = config_.settings_for(name);
+    if (ts.hash) empty.hash = *ts.hash;
+    if (ts.separator) empty.separator = *ts.separator;
+  }
+  std::string text = list_to_json(empty);
+  return std::make_shared<const PublishedList>(PublishedList{std::move(empty), std::move(text)});
+}
+
+uint64_t Coordinator::list_version(const std::string& name) const {
+  auto pub = board_.get(name);
+  return pub ? pub->list.version : 0;
+}
+
 }  // namespace hotkey::coordinator

@@ -78,8 +78,13 @@ void Coordinator::tick_topic(Topic& topic, int64_t now) {
       ++it;
     }
   }
-  StoreStatus st = replan_locked(*t, std::move(batch), expired ? "pin_expired" : "detection",
-                                 nullptr, expired ? &pins : nullptr, nullptr, std::nullopt);
+  Replan r{std::move(batch),
+           expired ? "pin_expired" : "detection",
+           expired ? &pins : nullptr,
+           nullptr,
+           std::nullopt,
+           /*triggered=*/false};
+  StoreStatus st = replan_locked(*t, std::move(r)).status;
   if (!st.ok) log_store_error(t->name, st);
 }
 
@@ -109,8 +114,10 @@ int64_t Coordinator::plan_triggered() {
     }
     t->last_triggered_ms = now;
     try {
-      StoreStatus st = replan_locked(*t, StoreBatch{}, "surge", nullptr, nullptr, nullptr,
-                                     std::nullopt, /*triggered=*/true);
+      StoreStatus st =
+          replan_locked(*t, Replan{StoreBatch{}, "surge", nullptr, nullptr, std::nullopt,
+                                   /*triggered=*/true})
+              .status;
       if (!st.ok) log_store_error(t->name, st);
     } catch (const std::exception& e) {
       plan_failed(t->name, e.what());

@@ -121,7 +121,7 @@ void HttpServer::start() {
 }
 
 void HttpServer::stop() {
-  coord_.board().close();
+  coord_.close_waiters();
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
 }

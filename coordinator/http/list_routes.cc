@@ -47,9 +47,7 @@ void get_hotkeys(const RouteContext& ctx, Call& c) {
   }
   ListBoard& board = ctx.coord.board();
   std::shared_ptr<const PublishedList> list;
-  if (!since) {
-    list = board.get(topic);
-  } else {
+  if (since) {
     ctx.metrics.set_waiters(board.waiters() + 1);
     auto r = board.wait_newer(topic, *since, std::chrono::milliseconds(wait_ms));
     ctx.metrics.set_waiters(board.waiters());
@@ -64,28 +62,11 @@ void get_hotkeys(const RouteContext& ctx, Call& c) {
     }
     list = r.list;
   }
-  if (list) {
-    res.set_header("ETag", "\"" + std::to_string(list->list.version) + "\"");
-    res.status = 200;
-    res.set_content(list->json, "application/json");
-    return;
-  }
-  // No list yet: an empty version-0 list, so clients route everything normally. A topic's
-  // configured hash and separator hold from this first answer on, reports or not.
-  HotKeyList empty;
-  empty.topic = topic;
-  if (auto s = ctx.coord.topic(topic)) {
-    empty.partitions = s->partitions;
-    empty.hash = s->hash;
-    empty.separator = s->separator;
-  } else {
-    const TopicSettings& ts = ctx.cfg.settings_for(topic);
-    if (ts.hash) empty.hash = *ts.hash;
-    if (ts.separator) empty.separator = *ts.separator;
-  }
-  res.set_header("ETag", "\"0\"");
+  // No list yet: the core's empty version-0 list (clients route everything normally).
+  if (!list) list = ctx.coord.current_list(topic);
+  res.set_header("ETag", "\"" + std::to_string(list->list.version) + "\"");
   res.status = 200;
-  res.set_content(list_to_json(empty), "application/json");
+  res.set_content(list->json, "application/json");
 }
 
 }  // namespace

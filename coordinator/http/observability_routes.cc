@@ -30,9 +30,9 @@ void get_ready(const RouteContext& ctx, ReadyCache& cache, Call& c) {
   // The cached answer is reused for a second, unless a write has failed since: readiness must turn
   // 503 the moment the store is known to be failing (full disk), not a second later.
   if (cache.checked_at_ms == 0 || now - cache.probed >= std::chrono::seconds(1) ||
-      (cache.status.ok && !ctx.coord.store().healthy())) {
+      (cache.status.ok && !ctx.coord.store_healthy())) {
     double latency = 0;
-    cache.status = ctx.coord.store().probe(&latency);
+    cache.status = ctx.coord.probe_store(&latency);
     if (cache.status.ok) ctx.metrics.store_write_latency(latency);  // a synced write like any
     cache.probed = now;
     cache.checked_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -36,8 +36,7 @@ std::pair<int, api::Json> ingest_one(const RouteContext& ctx,
   if (const auto& forward = ctx.coord.cluster_hooks().forward_report) forwarded = forward(report);
   CallResult r = forwarded ? std::move(*forwarded) : ctx.coord.ingest(std::move(report));
   if (!r.ok()) return {http_status(r), error_body(r)};
-  auto pub = ctx.coord.board().get(topic);
-  return {200, api::ReportResult{r.duplicate, pub ? pub->list.version : 0}};
+  return {200, api::ReportResult{r.duplicate, ctx.coord.list_version(topic)}};
 }
 
 void unsupported_type(const RouteContext& ctx, httplib::Response& res, const std::string& ct,

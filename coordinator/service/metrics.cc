@@ -1,5 +1,8 @@
 #include "metrics.h"
 
+#include <map>
+#include <vector>
+
 #include <prometheus/text_serializer.h>
 
 namespace hotkey::coordinator {
@@ -135,34 +138,33 @@ Metrics::Metrics()
 // One topic's series; destroying it removes them.
 class Metrics::Topic final : public TopicMetrics {
  public:
-  Topic(Metrics& m, const std::string& topic) : m_(m) {
+  Topic(Metrics& m, const std::string& topic) {
     const std::map<std::string, std::string> labels{{"topic", topic}};
-    reports_ = &m.reports_.Add(labels);
-    entries_ = &m.entries_.Add(labels);
-    hot_keys_ = &m.hot_keys_.Add(labels);
-    list_version_ = &m.list_version_.Add(labels);
-    list_changes_ = &m.list_changes_.Add(labels);
-    producers_ = &m.producers_.Add(labels);
-    rate_ = &m.rate_.Add(labels);
-    skew_ = &m.skew_.Add(labels);
-    predicted_skew_ = &m.predicted_skew_.Add(labels);
-    idle_ratio_ = &m.idle_ratio_.Add(labels);
-    producer_version_oldest_ = &m.producer_version_oldest_.Add(labels);
-    producer_version_newest_ = &m.producer_version_newest_.Add(labels);
+    // Each series is kept with its family, so the destructor removes exactly what was added.
+    auto counter = [&](prometheus::Family<prometheus::Counter>& f) {
+      counters_.push_back({&f, &f.Add(labels)});
+      return counters_.back().metric;
+    };
+    auto gauge = [&](prometheus::Family<prometheus::Gauge>& f) {
+      gauges_.push_back({&f, &f.Add(labels)});
+      return gauges_.back().metric;
+    };
+    reports_ = counter(m.reports_);
+    entries_ = counter(m.entries_);
+    list_changes_ = counter(m.list_changes_);
+    hot_keys_ = gauge(m.hot_keys_);
+    list_version_ = gauge(m.list_version_);
+    producers_ = gauge(m.producers_);
+    rate_ = gauge(m.rate_);
+    skew_ = gauge(m.skew_);
+    predicted_skew_ = gauge(m.predicted_skew_);
+    idle_ratio_ = gauge(m.idle_ratio_);
+    producer_version_oldest_ = gauge(m.producer_version_oldest_);
+    producer_version_newest_ = gauge(m.producer_version_newest_);
   }
   ~Topic() override {
-    m_.reports_.Remove(reports_);
-    m_.entries_.Remove(entries_);
-    m_.hot_keys_.Remove(hot_keys_);
-    m_.list_version_.Remove(list_version_);
-    m_.list_changes_.Remove(list_changes_);
-    m_.producers_.Remove(producers_);
-    m_.rate_.Remove(rate_);
-    m_.skew_.Remove(skew_);
-    m_.predicted_skew_.Remove(predicted_skew_);
-    m_.idle_ratio_.Remove(idle_ratio_);
-    m_.producer_version_oldest_.Remove(producer_version_oldest_);
-    m_.producer_version_newest_.Remove(producer_version_newest_);
+    for (const auto& s : counters_) s.family->Remove(s.metric);
+    for (const auto& s : gauges_) s.family->Remove(s.metric);
   }
   Topic(const Topic&) = delete;
   Topic& operator=(const Topic&) = delete;
@@ -189,7 +191,13 @@ class Metrics::Topic final : public TopicMetrics {
   }
 
  private:
-  Metrics& m_;
+  template <typename T>
+  struct Series {
+    prometheus::Family<T>* family;
+    T* metric;
+  };
+  std::vector<Series<prometheus::Counter>> counters_;
+  std::vector<Series<prometheus::Gauge>> gauges_;
   prometheus::Counter* reports_;
   prometheus::Counter* entries_;
   prometheus::Gauge* hot_keys_;
