@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "hotkey/api_model.h"
 #include "hotkey/report.h"
 #include "list_board.h"
 #include "metrics_sink.h"
@@ -115,8 +116,8 @@ struct ClusterHooks {
   std::function<uint64_t(const std::string& topic)> version_floor;
   // Every newly published list, called under the topic's lock, in version order.
   std::function<void(const std::shared_ptr<const PublishedList>& list)> on_publish;
-  // The body of GET /v1/cluster.
-  std::function<std::string()> status_json;
+  // What GET /v1/cluster answers.
+  std::function<api::ClusterView()> cluster_view;
   // The advertised URL of another member that owns `topic` (empty: this one, or unknown);
   // top keys and loads are asked from there.
   std::function<std::string(const std::string& topic)> owner_elsewhere;

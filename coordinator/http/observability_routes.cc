@@ -47,11 +47,9 @@ void get_ready(const RouteContext& ctx, ReadyCache& cache, Call& c) {
 }
 
 void get_cluster(const RouteContext& ctx, Call& c) {
-  const auto& status = ctx.coord.cluster_hooks().status_json;
+  const auto& view = ctx.coord.cluster_hooks().cluster_view;
   // Single-node mode: one member that owns every topic it knows.
-  if (!status) return send_json(c.res, 200, api::ClusterView{});
-  c.res.status = 200;
-  c.res.set_content(status(), "application/json");
+  send_json(c.res, 200, view ? view() : api::ClusterView{});
 }
 
 }  // namespace

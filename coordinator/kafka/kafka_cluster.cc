@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hotkey/api_model.h"
 #include "hotkey/key_codec.h"
 #include "hotkey/partitioner.h"
 #include "hotkey/report.h"
@@ -984,46 +985,39 @@ struct KafkaCluster::Impl {
     return it == owners.end() || it->second.member == advertised_url ? "" : it->second.member;
   }
 
-  std::string status() const {
-    json owned_parts = json::object();
+  api::ClusterView status() const {
+    api::ClusterView v;
+    v.mode = "cluster";
     {
       std::shared_lock lock(owned_mu);
-      for (const auto& [p, epoch] : owned) owned_parts[std::to_string(p)] = epoch;
+      for (const auto& [p, epoch] : owned) v.owned_partitions[std::to_string(p)] = epoch;
     }
-    json owners_j = json::object();
-    json members = json::array();
-    std::string id;
     {
       std::lock_guard lock(view_mu);
-      id = member_id;
+      v.member_id = member_id;
       const int64_t now = wall_ms();
       std::set<std::string> live{advertised_url};
       for (const auto& [m, at] : members_seen) {
         // A member writes every owned list at least every republish interval.
         if (now - at <= 3 * static_cast<int64_t>(cc.republish_interval_ms)) live.insert(m);
       }
-      for (const auto& m : live) members.push_back(m);
-      for (const auto& [topic, o] : owners) owners_j[topic] = o.member;
+      v.members.assign(live.begin(), live.end());
+      for (const auto& [topic, o] : owners) v.owners[topic] = o.member;
     }
     // This member's own view of what it owns wins over the tailer's (which lags).
     for (const auto& s : coordinator.topics()) {
-      if (owns(s.topic)) owners_j[s.topic] = advertised_url;
+      if (owns(s.topic)) v.owners[s.topic] = advertised_url;
     }
-    return json{{"mode", "cluster"},
-                {"member_id", id},
-                {"url", advertised_url},
-                {"group", cc.group},
-                {"generation", rebalances.load()},
-                {"members", members},
-                {"owners", owners_j},
-                {"owned_partitions", owned_parts},
-                {"partitions", partitions},
-                {"reports_ingested", reports_ingested.load()},
-                {"reports_forwarded", reports_forwarded.load()},
-                {"reports_skipped", reports_skipped.load()},
-                {"lists_produced", lists_produced.load()},
-                {"lists_dropped", lists_dropped.load()}}
-        .dump(-1, ' ', false, json::error_handler_t::replace);
+    v.url = advertised_url;
+    v.group = cc.group;
+    v.generation = rebalances.load();
+    v.partitions = partitions;
+    v.reports_ingested = reports_ingested.load();
+    v.reports_forwarded = reports_forwarded.load();
+    v.reports_skipped = reports_skipped.load();
+    v.lists_produced = lists_produced.load();
+    v.lists_dropped = lists_dropped.load();
+    return v;
   }
 };
 
@@ -1047,7 +1041,7 @@ bool KafkaCluster::start(std::string* error) {
   hooks.owns = [&d](const std::string& t) { return d.owns(t); };
   hooks.version_floor = [&d](const std::string& t) { return d.version_floor(t); };
   hooks.on_publish = [&d](const std::shared_ptr<const PublishedList>& l) { d.publish(l); };
-  hooks.status_json = [&d] { return d.status(); };
+  hooks.cluster_view = [&d] { return d.status(); };
   hooks.operator_write = [&d](const OperatorOp& op) { return d.write_state(op); };
   hooks.forward_report = [&d](const Report& r) { return d.forward_report(r); };
   hooks.owner_elsewhere = [&d](const std::string& t) { return d.owner_elsewhere(t); };
@@ -1080,7 +1074,5 @@ void KafkaCluster::stop() {
   if (d.tail_thread.joinable()) d.tail_thread.join();
   if (d.state_thread.joinable()) d.state_thread.join();
 }
-
-std::string KafkaCluster::status_json() const { return impl_->status(); }
 
 }  // namespace hotkey::coordinator

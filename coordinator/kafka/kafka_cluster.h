@@ -30,9 +30,6 @@ class KafkaCluster {
   // Leaves the group (the partitions move to the other members at once) and flushes.
   void stop();
 
-  // GET /v1/cluster: member id, url, generation, members, owner per topic.
-  std::string status_json() const;
-
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
