@@ -78,12 +78,10 @@ void Coordinator::tick_topic(Topic& topic, int64_t now) {
       ++it;
     }
   }
-  Replan r{std::move(batch),
-           expired ? "pin_expired" : "detection",
-           expired ? &pins : nullptr,
-           nullptr,
-           std::nullopt,
-           /*triggered=*/false};
+  Replan r{
+      std::move(batch),   expired ? "pin_expired" : "detection", expired ? &pins : nullptr, nullptr,
+      std::nullopt,
+      /*triggered=*/false};
   StoreStatus st = replan_locked(*t, std::move(r)).status;
   if (!st.ok) log_store_error(t->name, st);
 }
