@@ -134,11 +134,6 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   const double topic_rate = est.topic_rate();
   const double load_units = est.load_units();
   const size_t cap_detected = detected_capacity(in);
-  auto home_of = [&](const std::string& key) { return est.home_of(key); };
-  auto routed_of = [&](const std::string& key) { return est.routed_of(key); };
-  auto demand_of = [&](const std::string& key) { return est.demand_of(key); };
-  auto traffic_share_of = [&](const std::string& key) { return est.traffic_share_of(key); };
-  auto guaranteed_of = [&](const std::string& key) { return est.guaranteed_of(key); };
 
   SaltSpace space;
   space.family = in.hash;
@@ -165,11 +160,11 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   for (double& v : cold) v = finite_nonneg(v);
   auto planned = [&](const std::string& key) { return hot.contains(key) || pins.contains(key); };
   for (const auto& [key, records] : in.salted) {
-    if (!planned(key)) apply_traffic(cold, {}, home_of(key), records, 1.0);
+    if (!planned(key)) apply_traffic(cold, {}, est.home_of(key), records, 1.0);
   }
   auto subtract_routed = [&](const std::string& key) {
-    double g = routed_of(key);
-    if (g > 0) apply_traffic(cold, {}, home_of(key), g, -1.0);
+    double g = est.routed_of(key);
+    if (g > 0) apply_traffic(cold, {}, est.home_of(key), g, -1.0);
   };
   for (const auto& [key, st] : hot) subtract_routed(key);
   for (const auto& [key, pin] : pins) subtract_routed(key);
@@ -180,11 +175,11 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   std::vector<KeySource> sources;
   auto add_demand = [&](const std::string& key, KeySource src) {
     demands.push_back(
-        HotKeyDemand{key, demand_of(key), salt_count_for(traffic_share_of(key), P, s)});
+        HotKeyDemand{key, est.demand_of(key), salt_count_for(est.traffic_share_of(key), P, s)});
     sources.push_back(src);
   };
   for (const auto& [key, pin] : pins) {
-    if (pin.salts == 0 && guaranteed_of(key) > 0) add_demand(key, KeySource::kPinned);
+    if (pin.salts == 0 && est.guaranteed_of(key) > 0) add_demand(key, KeySource::kPinned);
   }
   for (const auto& [key, st] : hot) add_demand(key, KeySource::kDetected);
   std::vector<SaltTable> tables = plan_load_aware(cold, demands, space);
@@ -207,7 +202,7 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
       if (!pick) break;
       const std::string& key = pick->item->key;
       hot[key] = HotState{in.now_ms, -1, pick->share};
-      cold[pick->home] = std::max(0.0, cold[pick->home] - routed_of(key));
+      cold[pick->home] = std::max(0.0, cold[pick->home] - est.routed_of(key));
       add_demand(key, KeySource::kDetected);
       tables = plan_load_aware(cold, demands, space);
       pred = predicted_load(cold, demands, tables);
@@ -234,9 +229,9 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   // loaded reachable partitions; an unchanged pin keeps its published table.
   std::map<std::string, std::vector<SaltAssignment>> fixed;
   for (const auto& [key, pin] : pins) {
-    if (pin.salts == 0 && guaranteed_of(key) > 0) continue;
+    if (pin.salts == 0 && est.guaranteed_of(key) > 0) continue;
     uint32_t n = pin.salts ? std::min<uint32_t>(pin.salts, static_cast<uint32_t>(P))
-                           : salt_count_for(traffic_share_of(key), P, s);
+                           : salt_count_for(est.traffic_share_of(key), P, s);
     const HotKey* pub = published_fits ? find_key(in.published, key) : nullptr;
     std::vector<SaltAssignment> table;
     if (pub && pub->source == KeySource::kPinned && pub->salts.size() == n) {
@@ -244,13 +239,13 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
     } else {
       table = least_loaded_table(key, n, pred, space);
     }
-    apply_traffic(pred, table, -1, demand_of(key), 1.0);
+    apply_traffic(pred, table, -1, est.demand_of(key), 1.0);
     fixed[key] = std::move(table);
   }
   // Demands whose water-filling gave no salt (zero traffic) fall back the same way.
   for (size_t i = 0; i < demands.size(); ++i) {
     if (tables[i].salts.empty()) {
-      uint32_t n = salt_count_for(traffic_share_of(demands[i].key), P, s);
+      uint32_t n = salt_count_for(est.traffic_share_of(demands[i].key), P, s);
       tables[i].salts = least_loaded_table(demands[i].key, n, pred, space);
     }
   }
@@ -325,7 +320,8 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   std::vector<SaltTable> old_tables(demands.size());
   for (size_t i = 0; i < demands.size(); ++i) old_tables[i].salts = old_keys[demands[i].key]->salts;
   std::vector<double> old_pred = predicted_load(cold, demands, old_tables);
-  for (const auto& [key, table] : fixed) apply_traffic(old_pred, table, -1, demand_of(key), 1.0);
+  for (const auto& [key, table] : fixed)
+    apply_traffic(old_pred, table, -1, est.demand_of(key), 1.0);
   double old_skew = skew_of(old_pred);
   out.material = old_skew > std::max(s.balance_target, out.predicted_skew + s.churn_tolerance) +
                                 sampling_noise(P, load_units);
