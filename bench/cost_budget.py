@@ -2,6 +2,7 @@
 of a driver, and the comparison of measured figures with a committed JSON budget."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -63,3 +64,18 @@ def check(budget_path, key, unit, measure, update, hint):
         print(hint)
         return 1
     return 0
+
+
+def main(doc, driver_name, key, unit, measure, hint):
+    """The command line both guards share: BIN_DIR BUDGET_JSON [--update]; exit 77 (ctest:
+    skipped) without valgrind. `measure(driver_path, name)` as for check()."""
+    if len(sys.argv) < 3:
+        sys.exit(doc)
+    bin_dir, budget_path = sys.argv[1], sys.argv[2]
+    if shutil.which("valgrind") is None:
+        print("valgrind not installed (scripts/deps.sh installs it): skipped")
+        return 77
+    driver = os.path.join(bin_dir, driver_name)
+    return check(budget_path, key, unit, lambda name: measure(driver, name),
+                 "--update" in sys.argv[3:], hint)
+

@@ -12,7 +12,6 @@ rewrites the file with the measured figures). Exit 77 (ctest: skipped) without v
 """
 import os
 import re
-import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -31,16 +30,9 @@ def measure(driver, name):
 
 
 def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    bin_dir, budget_path = sys.argv[1], sys.argv[2]
-    if shutil.which("valgrind") is None:
-        print("valgrind not installed (scripts/deps.sh installs it): skipped")
-        return 77
-    driver = os.path.join(bin_dir, "ingest_instructions")
-    return cost_budget.check(
-        budget_path, "instructions_per_entry", "instructions per merged entry",
-        lambda name: measure(driver, name), "--update" in sys.argv[3:],
+    return cost_budget.main(
+        __doc__, "ingest_instructions", "instructions_per_entry", "instructions per merged entry",
+        measure,
         "The ingest path got more expensive: find the change (callgrind_annotate on "
         "`valgrind --tool=callgrind --collect-atstart=no build/bin/ingest_instructions "
         "json 256 400`), win it back, or raise the budget on purpose in the same commit "

@@ -15,7 +15,6 @@ skipped) without valgrind.
 """
 import os
 import re
-import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -32,16 +31,9 @@ def measure(driver, mode):
 
 
 def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    bin_dir, budget_path = sys.argv[1], sys.argv[2]
-    if shutil.which("valgrind") is None:
-        print("valgrind not installed (scripts/deps.sh installs it): skipped")
-        return 77
-    driver = os.path.join(bin_dir, "route_instructions")
-    return cost_budget.check(
-        budget_path, "instructions_per_record", "instructions per record",
-        lambda mode: measure(driver, mode), "--update" in sys.argv[3:],
+    return cost_budget.main(
+        __doc__, "route_instructions", "instructions_per_record", "instructions per record",
+        measure,
         "The send path got more expensive: find the change (callgrind_annotate on "
         "`valgrind --tool=callgrind --collect-atstart=no build/bin/route_instructions "
         "sampled_cold 100000`), win it back, or raise the budget on purpose in the same "
