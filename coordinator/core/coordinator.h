@@ -81,17 +81,8 @@ struct TopicSummary {
   double window_total = 0;
 };
 
-struct TopEntry {
-  std::string key;
-  uint64_t count = 0;
-  uint64_t error = 0;
-  double rate = 0;
-  double share = 0;
-  int32_t partition = -1;
-  bool hot = false;
-  bool pinned = false;
-  bool denied = false;
-};
+// One key of the top view: the API's value (hotkey/api_model.h).
+using TopEntry = api::TopEntry;
 
 // An operator write (pin, unpin, deny, allow) as a value: in cluster mode it travels through the
 // state topic and every coordinator applies it (apply_operator).

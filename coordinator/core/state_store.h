@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "hotkey/api_model.h"
 #include "hotkey/hotkey_list.h"
 #include "hotkey/report.h"
 
@@ -30,25 +31,11 @@ struct StoreStatus {
   static StoreStatus Error(std::string message) { return {false, std::move(message)}; }
 };
 
-// An operator's "always salt this key".
-struct Pin {
-  std::string key;
-  uint32_t salts = 0;         // 0: computed from the key's share
-  int64_t expires_at_ms = 0;  // 0: never
-  std::string reason;
-  std::string by;
-  int64_t created_at_ms = 0;
-  bool operator==(const Pin&) const = default;
-};
-
-// An operator's "never salt this key" (ordering-critical keys).
-struct Deny {
-  std::string key;
-  std::string reason;
-  std::string by;
-  int64_t created_at_ms = 0;
-  bool operator==(const Deny&) const = default;
-};
+// An operator's "always salt this key" and "never salt this key" (ordering-critical keys):
+// the same values the API shows (hotkey/api_model.h), so one type serves the core, the store
+// and the answers.
+using Pin = api::Pin;
+using Deny = api::Deny;
 
 struct AuditEntry {
   uint64_t seq = 0;

@@ -33,17 +33,6 @@ api::TopicSummary to_api(const TopicSummary& s) {
   return a;
 }
 
-api::Pin to_api(const Pin& p) {
-  return api::Pin{p.key, p.salts, p.expires_at_ms, p.reason, p.by, p.created_at_ms};
-}
-
-api::Deny to_api(const Deny& d) { return api::Deny{d.key, d.reason, d.by, d.created_at_ms}; }
-
-api::TopEntry to_api(const TopEntry& e) {
-  return api::TopEntry{e.key,       e.count, e.error,  e.rate,  e.share,
-                       e.partition, e.hot,   e.pinned, e.denied};
-}
-
 api::AuditEntry to_api(const AuditEntry& a) {
   api::AuditEntry e;
   e.seq = a.seq;

@@ -32,9 +32,6 @@ int http_status(const CallResult& r);
 api::Error error_body(const CallResult& r);
 // The core's read models as the API's answers.
 api::TopicSummary to_api(const TopicSummary& s);
-api::Pin to_api(const Pin& p);
-api::Deny to_api(const Deny& d);
-api::TopEntry to_api(const TopEntry& e);
 api::AuditEntry to_api(const AuditEntry& a);
 
 // An operator write's answer: {"ok": true, "version"} or the refusal.

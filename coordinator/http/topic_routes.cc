@@ -79,10 +79,10 @@ void get_topic(const RouteContext& ctx, Call& c) {
   api::TopicDetail detail;
   detail.summary = to_api(*s);
   if (auto p = ctx.coord.pins(topic)) {
-    for (const auto& [k, pin] : *p) detail.pinned.push_back(to_api(pin));
+    for (const auto& [k, pin] : *p) detail.pinned.push_back(pin);
   }
   if (auto d = ctx.coord.denies(topic)) {
-    for (const auto& [k, deny] : *d) detail.denied.push_back(to_api(deny));
+    for (const auto& [k, deny] : *d) detail.denied.push_back(deny);
   }
   detail.partition_load = ctx.coord.partition_load(topic).value_or(std::vector<double>{});
   detail.settings = effective_settings_json(ctx.cfg, *s);
@@ -102,7 +102,7 @@ void get_top(const RouteContext& ctx, Call& c) {
   if (!top) return send_error(c.res, 404, "unknown topic '" + topic + "'");
   api::TopAnswer answer;
   answer.topic = topic;
-  for (const auto& e : *top) answer.items.push_back(to_api(e));
+  for (const auto& e : *top) answer.items.push_back(e);
   if (auto s = ctx.coord.topic(topic)) {
     answer.rate = s->rate;
     answer.window_total = s->window_total;
@@ -113,7 +113,7 @@ void get_top(const RouteContext& ctx, Call& c) {
 void get_pins(const RouteContext& ctx, Call& c) {
   api::PinsAnswer answer;
   if (auto pins = ctx.coord.pins(c.topic())) {
-    for (const auto& [k, p] : *pins) answer.pins.push_back(to_api(p));
+    for (const auto& [k, p] : *pins) answer.pins.push_back(p);
   }
   send_json(c.res, 200, answer);
 }
@@ -121,7 +121,7 @@ void get_pins(const RouteContext& ctx, Call& c) {
 void get_denies(const RouteContext& ctx, Call& c) {
   api::DeniesAnswer answer;
   if (auto denies = ctx.coord.denies(c.topic())) {
-    for (const auto& [k, d] : *denies) answer.denies.push_back(to_api(d));
+    for (const auto& [k, d] : *denies) answer.denies.push_back(d);
   }
   send_json(c.res, 200, answer);
 }
