@@ -110,8 +110,11 @@ describe('dashboard', () => {
     await page.fill('#act-reason', 'launch day for book B1001');
     await page.click('#action-form button[data-action="pin"]');
     // Confirmation first: cancelling sends nothing.
+    // The dialog's close event (which settles the confirmation) is queued as a task after the
+    // click, so the answer appears a moment later: wait for it instead of reading it at once.
     await page.click('#confirm-cancel');
-    assert.match(await page.locator('#answer-head').textContent(), /Cancelled/);
+    await waitFor(async () => /Cancelled/.test(await page.locator('#answer-head').textContent()),
+      'cancellation on screen');
     await page.click('#action-form button[data-action="pin"]');
     assert.match(await page.locator('#confirm-body').textContent(), /launch day/);
     await page.click('#confirm-ok');
