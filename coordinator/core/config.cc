@@ -507,7 +507,8 @@ const std::vector<SettingInfo>& config_settings() {
           "this long is dropped from memory and store (list, metadata, metric series, its "
           "`max_topics` slot; log line `topic_expired`); its version counter is kept, so a "
           "topic of that name that returns publishes above every version it had. `0`: "
-          "topics never expire. Not applied in cluster mode"),
+          "topics never expire. Cluster mode: only the topic's owner expires it, through the "
+          "state topic, and every member drops it (docs/CLUSTER.md)"),
       topic_numeric<&TopicSettings::hot_fraction>(
           "hot_fraction", 0, 1000, true,
           "a key enters when its guaranteed window share ≥ `hot_fraction / partitions` (or "

@@ -174,8 +174,8 @@ void Coordinator::discard_if_unused(const std::shared_ptr<Topic>& t) {
 
 StoreStatus Coordinator::drop_topic_locked(const std::shared_ptr<Topic>& t,
                                            std::unique_lock<std::mutex>& lock,
-                                           std::optional<AuditEntry> audit) {
-  StoreBatch batch;
+                                           std::optional<AuditEntry> audit, StoreBatch batch,
+                                           const std::function<void()>& before_retire) {
   for (const auto& [key, pin] : t->pins) batch.delete_pin(t->name, key);
   for (const auto& [key, deny] : t->denies) batch.delete_deny(t->name, key);
   batch.drop_topic(t->name, t->version);
@@ -185,6 +185,7 @@ StoreStatus Coordinator::drop_topic_locked(const std::shared_ptr<Topic>& t,
   metrics_.store_write_latency(latency);
   metrics_.set_store_healthy(st.ok);
   if (!st.ok) return st;
+  if (before_retire) before_retire();
   retire_locked(*t);
   lock.unlock();
   std::unique_lock map_lock(topics_mu_);
@@ -194,10 +195,26 @@ StoreStatus Coordinator::drop_topic_locked(const std::shared_ptr<Topic>& t,
 }
 
 bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
-  if (config_.topic_idle_ttl_ms <= 0 || hooks_.owns) return false;  // cluster mode: kept
+  if (config_.topic_idle_ttl_ms <= 0) return false;
   std::unique_lock lock(t->mu);
   if (t->removed.load() || !t->pins.empty() || !t->denies.empty() ||
       now - t->last_active_ms <= config_.topic_idle_ttl_ms) {
+    return false;
+  }
+  if (hooks_.owns) {
+    // Cluster mode (the caller owns the topic): the expiry goes through the state topic, and
+    // every member drops the topic when it applies it (apply_delete).
+    if (!hooks_.request_delete) return false;
+    OperatorOp op;
+    op.op = "delete_topic";
+    op.topic = t->name;
+    op.reason = "idle for " + std::to_string(now - t->last_active_ms) + " ms";
+    op.who = "system";
+    op.at_ms = now;
+    op.version = std::max(t->version, t->reported_version);
+    op.expired = true;
+    lock.unlock();
+    hooks_.request_delete(op);
     return false;
   }
   const uint64_t version = t->version;
@@ -216,10 +233,31 @@ bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
 
 CallResult Coordinator::delete_topic(const std::string& topic, const std::string& reason,
                                      const std::string& who) {
-  if (hooks_.operator_write || hooks_.owns) {
-    return error_result(Status::kUnsupported, "cluster_mode",
-                        "deleting a topic is not supported in cluster mode (its list lives on "
-                        "in the lists topic); unpin and allow its keys instead");
+  if (hooks_.operator_write) {
+    // Cluster mode: the state topic decides (every member applies it, the owner tombstones the
+    // topic's list). The record carries the highest version known here, so the counter every
+    // member keeps is at least that.
+    bool known = false;
+    uint64_t version = 0;
+    if (std::shared_ptr<Topic> t = find_topic(topic)) {
+      std::lock_guard lock(t->mu);
+      known = !t->removed.load();
+      version = std::max(t->version, t->reported_version);
+    }
+    if (auto pub = board_.get(topic)) {
+      known = true;
+      version = std::max(version, pub->list.version);
+    }
+    if (!known)
+      return error_result(Status::kNotFound, "not_found", "unknown topic '" + topic + "'");
+    OperatorOp op;
+    op.op = "delete_topic";
+    op.topic = topic;
+    op.reason = reason;
+    op.who = who;
+    op.at_ms = clock_.now_ms();
+    op.version = version;
+    return hooks_.operator_write(op);
   }
   std::shared_ptr<Topic> t = find_topic(topic);
   if (!t) return error_result(Status::kNotFound, "not_found", "unknown topic '" + topic + "'");
@@ -243,6 +281,105 @@ CallResult Coordinator::delete_topic(const std::string& topic, const std::string
   CallResult r;
   r.version = version;
   return r;
+}
+
+namespace {
+// Store meta record: the version a topic had when it was last deleted in cluster mode.
+std::string deleted_mark(const std::string& topic) { return "cluster/deleted_version/" + topic; }
+}  // namespace
+
+uint64_t Coordinator::deleted_version(const std::string& topic, int64_t* at_ms) const {
+  if (at_ms) *at_ms = 0;
+  auto v = store_.meta(deleted_mark(topic));  // "<version> <at_ms>"
+  if (!v) return 0;
+  try {
+    size_t used = 0;
+    const uint64_t version = std::stoull(*v, &used);
+    if (at_ms && used < v->size()) *at_ms = std::stoll(v->substr(used));
+    return version;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+CallResult Coordinator::apply_delete(const OperatorOp& op,
+                                     const std::function<void(StoreBatch&)>& extra) {
+  const std::string& topic = op.topic;
+  uint64_t floor = op.version;
+  if (auto pub = board_.get(topic)) floor = std::max(floor, pub->list.version);
+  const auto log_expired = [&](uint64_t version) {
+    std::cerr << json{{"ts_ms", clock_.now_ms()}, {"level", "info"},     {"event", "topic_expired"},
+                      {"topic", topic},           {"reason", op.reason}, {"version", version}}
+                     .dump(-1, ' ', false, json::error_handler_t::replace)
+              << std::endl;
+  };
+  const auto audit = [&](uint64_t version, size_t pins, size_t denies, int32_t partitions) {
+    AuditEntry a;
+    a.at_ms = clock_.now_ms();
+    a.who = op.who;
+    a.action = "delete_topic";
+    a.topic = topic;
+    a.detail =
+        json{{"reason", op.reason}, {"pins", pins}, {"denies", denies}, {"partitions", partitions}}
+            .dump(-1, ' ', false, json::error_handler_t::replace);
+    a.version = version;
+    return a;
+  };
+  for (;;) {
+    std::shared_ptr<Topic> t = find_topic(topic);
+    if (!t) {
+      // Not live here (another member's topic without pins or denies, or gone already): the
+      // counter and the mark are kept all the same, so this member never publishes the topic
+      // below the deleted versions should it own it later.
+      const uint64_t counter = std::max(floor, store_.version_counter(topic).value_or(0));
+      StoreBatch b;
+      b.drop_topic(topic, counter);
+      b.put_meta(deleted_mark(topic), std::to_string(counter) + " " + std::to_string(op.at_ms));
+      if (!op.expired) b.append_audit(audit(counter, 0, 0, 0));
+      if (extra) extra(b);
+      StoreStatus st = store_.write(b);
+      if (!st.ok) return error_result(Status::kUnavailable, "store", st.error);
+      board_.unpublish(topic);
+      if (hooks_.on_delete) hooks_.on_delete(topic, counter, op.at_ms);
+      if (op.expired) log_expired(counter);
+      CallResult r;
+      r.version = counter;
+      return r;
+    }
+    std::unique_lock lock(t->mu);
+    if (t->removed.load()) continue;
+    // An expiry loses to what happened since it was requested: a pin or deny (every member
+    // holds the same, so every member keeps the topic), or a report the owner took.
+    if (op.expired &&
+        (!t->pins.empty() || !t->denies.empty() || (owns(topic) && t->last_active_ms > op.at_ms))) {
+      lock.unlock();
+      if (extra) {
+        StoreBatch b;
+        extra(b);
+        StoreStatus st = store_.write(b);
+        if (!st.ok) return error_result(Status::kUnavailable, "store", st.error);
+      }
+      return error_result(Status::kConflict, "active", "topic '" + topic + "' is active again");
+    }
+    const uint64_t counter = std::max({floor, t->version, t->reported_version});
+    t->version = counter;
+    std::optional<AuditEntry> a;
+    if (!op.expired) a = audit(counter, t->pins.size(), t->denies.size(), t->partitions);
+    StoreBatch b;
+    b.put_meta(deleted_mark(topic), std::to_string(counter) + " " + std::to_string(op.at_ms));
+    if (extra) extra(b);
+    StoreStatus st = drop_topic_locked(t, lock, std::move(a), std::move(b), [&] {
+      if (hooks_.on_delete) hooks_.on_delete(topic, counter, op.at_ms);
+    });
+    if (!st.ok) {
+      metrics_.set_store_healthy(false);
+      return error_result(Status::kUnavailable, "store", st.error);
+    }
+    if (op.expired) log_expired(counter);
+    CallResult r;
+    r.version = counter;
+    return r;
+  }
 }
 
 void Coordinator::release_topic(const std::string& name) {

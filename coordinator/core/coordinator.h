@@ -84,18 +84,22 @@ struct TopicSummary {
 // One key of the top view: the API's value (hotkey/api_model.h).
 using TopEntry = api::TopEntry;
 
-// An operator write (pin, unpin, deny, allow) as a value: in cluster mode it travels through the
-// state topic and every coordinator applies it (apply_operator).
+// An operator write (pin, unpin, deny, allow, delete_topic) as a value: in cluster mode it travels
+// through the state topic and every coordinator applies it (apply_operator).
 struct OperatorOp {
-  std::string op;  // pin, unpin, deny, allow
+  std::string op;  // pin, unpin, deny, allow, delete_topic
   std::string topic;
-  std::string key;
+  std::string key;            // empty for delete_topic
   uint32_t salts = 0;         // pin
   int64_t ttl_s = 0;          // pin (audit detail)
   int64_t expires_at_ms = 0;  // pin; 0: never
   std::string reason;
   std::string who;
   int64_t at_ms = 0;
+  // delete_topic: the highest version of the topic the writer knew (the counter kept is at
+  // least this); `expired`: the owner's idle expiry, not an operator's delete.
+  uint64_t version = 0;
+  bool expired = false;
 };
 
 // Cluster-mode seams (kafka_cluster.h drives them; all empty in single-node mode). Set once,
@@ -119,6 +123,15 @@ struct ClusterHooks {
   // (the owner ingests it from there) and the result is the caller's answer. nullopt: this
   // member owns the topic and ingests the report itself.
   std::function<std::optional<CallResult>(const Report& report)> forward_report;
+  // A delete_topic applied here (`version`: the counter kept; `at_ms`: when it was asked for):
+  // called after the store write and
+  // before the topic is dropped from memory, under its lock when it was live (so nothing of a
+  // re-created topic of that name is published before it). The owner writes the lists topic's
+  // tombstone.
+  std::function<void(const std::string& topic, uint64_t version, int64_t at_ms)> on_delete;
+  // The owner's idle expiry: writes `op` (delete_topic, expired) to the state topic without
+  // waiting; every member drops the topic when it applies it.
+  std::function<void(const OperatorOp& op)> request_delete;
 };
 
 class Coordinator final : public ReportSink {
@@ -153,7 +166,8 @@ class Coordinator final : public ReportSink {
   CallResult allow(const std::string& topic, const std::string& key, const std::string& who);
   // Drops a topic from memory and store with its pins and denies (audited as delete_topic);
   // its version counter stays, so a topic of that name returning (a report, a pin) publishes
-  // above every version it had. kNotFound for an unknown topic; kUnsupported in cluster mode.
+  // above every version it had. kNotFound for an unknown topic. Cluster mode: written to the
+  // state topic (operator_write) and applied by every member (apply_operator).
   CallResult delete_topic(const std::string& topic, const std::string& reason,
                           const std::string& who);
 
@@ -180,6 +194,10 @@ class Coordinator final : public ReportSink {
   // nothing (an unpin of a key not pinned: kNotFound).
   CallResult apply_operator(const OperatorOp& op,
                             const std::function<void(StoreBatch&)>& extra = nullptr);
+  // The highest version `topic` had when it was last deleted or expired in cluster mode (0:
+  // never); a list on the lists topic at or below it belongs to the deleted topic. `at_ms`
+  // receives when that delete was asked for (0: never).
+  uint64_t deleted_version(const std::string& topic, int64_t* at_ms = nullptr) const;
   // The current published list of every topic that has one.
   std::vector<std::shared_ptr<const PublishedList>> published_lists() const;
   // What a producer asking for `topic` gets now: the published list, or (no list yet) an empty
@@ -225,8 +243,14 @@ class Coordinator final : public ReportSink {
   // Drops `t` (caller holds t->mu, through `lock`, which it releases): one store batch with the
   // topic's records (and `audit`, if any), then retire_locked and the map entry. The store's
   // status; on failure nothing changed.
+  // `batch` adds records to that batch; `before_retire` runs after the store write succeeded,
+  // still under the topic's lock.
   StoreStatus drop_topic_locked(const std::shared_ptr<Topic>& t, std::unique_lock<std::mutex>& lock,
-                                std::optional<AuditEntry> audit);
+                                std::optional<AuditEntry> audit, StoreBatch batch = {},
+                                const std::function<void()>& before_retire = nullptr);
+  // Applies a delete_topic write (cluster mode): drops the topic as delete_topic does in
+  // single-node mode, keeps the counter at least op.version and marks the deleted version.
+  CallResult apply_delete(const OperatorOp& op, const std::function<void(StoreBatch&)>& extra);
   // Drops `t` when it had no report, pin, deny or operator change for topic_idle_ttl_ms.
   bool expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now);
   // One re-plan of a topic: what changes with it and what is committed with its list.

@@ -158,6 +158,7 @@ CallResult Coordinator::apply_operator(const OperatorOp& op,
         },
         extra);
   }
+  if (op.op == "delete_topic") return apply_delete(op, extra);
   throw std::invalid_argument("unknown operator write '" + op.op + "'");
 }
 

@@ -106,7 +106,9 @@ std::string encode_state_record(const OperatorOp& op) {
               {"expires_at_ms", op.expires_at_ms},
               {"reason", op.reason},
               {"by", op.who},
-              {"at_ms", op.at_ms}}
+              {"at_ms", op.at_ms},
+              {"version", op.version},
+              {"expired", op.expired}}
       .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -116,12 +118,16 @@ OperatorOp decode_state_record(std::string_view value) {
   if (j.value("v", 0) != 1) throw std::invalid_argument("unknown state record format");
   OperatorOp op;
   op.op = j.at("op").get<std::string>();
-  if (op.op != "pin" && op.op != "unpin" && op.op != "deny" && op.op != "allow") {
+  if (op.op != "pin" && op.op != "unpin" && op.op != "deny" && op.op != "allow" &&
+      op.op != "delete_topic") {
     throw std::invalid_argument("unknown operator write '" + op.op + "'");
   }
   op.topic = j.at("topic").get<std::string>();
-  auto key = base64_decode(j.at("key_b64").get<std::string>());
-  if (!key || key->empty() || op.topic.empty()) throw std::invalid_argument("bad key or topic");
+  auto key = base64_decode(j.value("key_b64", ""));
+  // A delete_topic names no key (record key "<topic>/").
+  if (!key || (key->empty() != (op.op == "delete_topic")) || op.topic.empty()) {
+    throw std::invalid_argument("bad key or topic");
+  }
   op.key = *key;
   op.salts = j.value("salts", 0u);
   op.ttl_s = j.value("ttl_s", int64_t{0});
@@ -129,6 +135,8 @@ OperatorOp decode_state_record(std::string_view value) {
   op.reason = j.value("reason", "");
   op.who = j.value("by", "");
   op.at_ms = j.value("at_ms", int64_t{0});
+  op.version = j.value("version", uint64_t{0});
+  op.expired = j.value("expired", false);
   return op;
 }
 
@@ -168,6 +176,19 @@ struct KafkaCluster::Impl {
   // thread writes; publishers read under the shared lock.
   mutable std::shared_mutex owned_mu;
   std::map<int32_t, uint64_t> owned;
+  // Deleted topics and the version each had (owned_mu): a list at or below it is never written
+  // again (a republish racing the delete), and the tombstone is written under the exclusive
+  // lock, so no list of the deleted topic follows it.
+  std::map<std::string, uint64_t> deleted;
+  // Idle expiries requested of the state topic, by topic (expiry_mu): one request per topic
+  // every kExpiryRetry until a member applied it.
+  std::mutex expiry_mu;
+  std::map<std::string, Steady::time_point> expiry_requested;
+  // When each topic seen in reports was last deleted (0: never), from the store on first sight
+  // (deleted_at_mu): reports stamped before a delete are not ingested (a window rebuilt after
+  // an assignment would otherwise bring the deleted topic back).
+  std::mutex deleted_at_mu;
+  std::map<std::string, int64_t, std::less<>> deleted_at;
   // Assigned partitions whose lists partition could not yet be read to its end.
   std::set<int32_t> pending;
 
@@ -181,6 +202,7 @@ struct KafkaCluster::Impl {
   std::atomic<uint64_t> reports_skipped{0};
   std::atomic<uint64_t> lists_produced{0};
   std::atomic<uint64_t> lists_dropped{0};
+  std::atomic<uint64_t> lists_tombstoned{0};
 
   // What the tailer saw: the author of each topic's highest version, and when each member
   // last wrote.
@@ -429,6 +451,13 @@ struct KafkaCluster::Impl {
       lists_dropped.fetch_add(1);
       return;
     }
+    // A list of a deleted topic (a republish that took it before the delete): never written
+    // after the tombstone.
+    if (auto d = deleted.find(list->list.topic);
+        d != deleted.end() && list->list.version <= d->second) {
+      lists_dropped.fetch_add(1);
+      return;
+    }
     const std::string& topic = list->list.topic;
     const std::string& value = list->json;
     for (int attempt = 0; attempt < 50; ++attempt) {
@@ -455,6 +484,69 @@ struct KafkaCluster::Impl {
     }
     // The next republish writes it again.
     lists_dropped.fetch_add(1);
+  }
+
+  // The on_delete hook: remembers the deleted version and, when this member owns the topic's
+  // partition, writes the tombstone (null value) for the topic's key to its lists partition,
+  // so compaction removes the topic's lists and clients drop the list (keeping the version).
+  void tombstone(const std::string& topic, uint64_t version, int64_t at_ms) {
+    const int32_t p = partition_of(topic);
+    {
+      std::lock_guard lock(expiry_mu);
+      expiry_requested.erase(topic);
+    }
+    {
+      std::lock_guard lock(deleted_at_mu);
+      int64_t& at = deleted_at[topic];
+      at = std::max(at, at_ms);
+    }
+    std::unique_lock lock(owned_mu);
+    uint64_t& d = deleted[topic];
+    d = std::max(d, version);
+    if (!owned.contains(p)) return;
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__QUEUE_FULL;
+    for (int attempt = 0; attempt < 50 && err == RD_KAFKA_RESP_ERR__QUEUE_FULL; ++attempt) {
+      err = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(cc.lists_topic.c_str()),
+                              RD_KAFKA_V_PARTITION(p), RD_KAFKA_V_KEY(topic.data(), topic.size()),
+                              RD_KAFKA_V_VALUE(nullptr, 0),
+                              RD_KAFKA_V_HEADER(kMemberHeader, advertised_url.data(),
+                                                static_cast<ssize_t>(advertised_url.size())),
+                              RD_KAFKA_V_END);
+      if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) rd_kafka_poll(producer, 10);
+    }
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) lists_tombstoned.fetch_add(1);
+    log_line({{"level", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "info" : "error"},
+              {"event", "list_tombstoned"},
+              {"topic", topic},
+              {"partition", p},
+              {"version", version},
+              {"error", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : rd_kafka_err2str(err)}});
+  }
+
+  // The request_delete hook (the owner's idle expiry): the delete_topic record is written to the
+  // state topic without waiting; every member applies it as it applies an operator's delete.
+  void request_delete(const OperatorOp& op) {
+    constexpr auto kExpiryRetry = std::chrono::seconds(30);
+    {
+      std::lock_guard lock(expiry_mu);
+      auto [it, fresh] = expiry_requested.emplace(op.topic, Steady::now());
+      if (!fresh && Steady::now() - it->second < kExpiryRetry) return;
+      it->second = Steady::now();
+    }
+    const std::string key = state_record_key(op);
+    const std::string value = encode_state_record(op);
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        producer, RD_KAFKA_V_TOPIC(cc.state_topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_HEADER(kMemberHeader, advertised_url.data(),
+                          static_cast<ssize_t>(advertised_url.size())),
+        RD_KAFKA_V_END);
+    log_line({{"level", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "info" : "warn"},
+              {"event", "topic_expiry_requested"},
+              {"topic", op.topic},
+              {"reason", op.reason},
+              {"error", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : rd_kafka_err2str(err)}});
   }
 
   void republish() {
@@ -558,6 +650,17 @@ struct KafkaCluster::Impl {
       size_t adopted = 0;
       for (const auto& [topic, list] : pl.latest) {
         if (partition_of(topic) != p) continue;
+        // The list of a topic deleted since (its owner then did not write the tombstone: it
+        // lost the partition first): not adopted, and tombstoned now.
+        uint64_t gone = coordinator.deleted_version(topic);
+        {
+          std::shared_lock lock(owned_mu);
+          if (auto d = deleted.find(topic); d != deleted.end()) gone = std::max(gone, d->second);
+        }
+        if (list.version <= gone) {
+          tombstone(topic, gone, 0);
+          continue;
+        }
         coordinator.adopt_list(list);
         ++adopted;
       }
@@ -874,6 +977,21 @@ struct KafkaCluster::Impl {
     return res;
   }
 
+  bool reported_before_delete(const std::string& topic, const rd_kafka_message_t* m) {
+    rd_kafka_timestamp_type_t type;
+    const int64_t ts = rd_kafka_message_timestamp(m, &type);
+    if (ts < 0) return false;
+    std::lock_guard lock(deleted_at_mu);
+    auto it = deleted_at.find(topic);
+    if (it == deleted_at.end()) {
+      if (deleted_at.size() >= 100000) deleted_at.clear();  // topic names are unbounded
+      int64_t at = 0;
+      coordinator.deleted_version(topic, &at);
+      it = deleted_at.emplace(topic, at).first;
+    }
+    return ts <= it->second;
+  }
+
   void on_report(const rd_kafka_message_t* m) {
     if (auto v = header(m, kReportVersionHeader); v && *v != "1") {
       reports_skipped.fetch_add(1);
@@ -894,6 +1012,10 @@ struct KafkaCluster::Impl {
     // A report keyed or partitioned against the contract would feed a topic another member
     // owns.
     if (partition_of(r.topic) != m->partition) {
+      reports_skipped.fetch_add(1);
+      return;
+    }
+    if (reported_before_delete(r.topic, m)) {
       reports_skipped.fetch_add(1);
       return;
     }
@@ -949,7 +1071,9 @@ struct KafkaCluster::Impl {
     while (!stop_flag.load()) {
       rd_kafka_message_t* m = rd_kafka_consumer_poll(tailer, 200);
       if (!m) continue;
-      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->payload) {
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && !m->payload && m->key) {
+        on_tombstone(std::string(static_cast<const char*>(m->key), m->key_len));
+      } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->payload) {
         try {
           HotKeyList list = parse_list_json(
               std::string_view(static_cast<const char*>(m->payload), m->len), config.limits);
@@ -978,6 +1102,22 @@ struct KafkaCluster::Impl {
     rd_kafka_assign(tailer, nullptr);
   }
 
+  // A tombstone on the lists topic: the topic was deleted. Nobody owns it any more (its last
+  // version is kept: an older list read later is still not newer) and list reads answer as for
+  // an unknown topic, unless this member already published a re-created topic's list above it.
+  void on_tombstone(const std::string& topic) {
+    uint64_t last = 0;
+    {
+      std::lock_guard lock(view_mu);
+      auto it = owners.find(topic);
+      if (it == owners.end()) return;
+      last = it->second.version;
+      it->second.member.clear();
+    }
+    auto pub = coordinator.board().get(topic);
+    if (pub && pub->list.version <= last && !owns(topic)) coordinator.board().unpublish(topic);
+  }
+
   std::string owner_elsewhere(const std::string& topic) const {
     if (owns(topic)) return "";
     std::lock_guard lock(view_mu);
@@ -1002,7 +1142,9 @@ struct KafkaCluster::Impl {
         if (now - at <= 3 * static_cast<int64_t>(cc.republish_interval_ms)) live.insert(m);
       }
       v.members.assign(live.begin(), live.end());
-      for (const auto& [topic, o] : owners) v.owners[topic] = o.member;
+      for (const auto& [topic, o] : owners) {
+        if (!o.member.empty()) v.owners[topic] = o.member;
+      }
     }
     // This member's own view of what it owns wins over the tailer's (which lags).
     for (const auto& s : coordinator.topics()) {
@@ -1045,6 +1187,8 @@ bool KafkaCluster::start(std::string* error) {
   hooks.operator_write = [&d](const OperatorOp& op) { return d.write_state(op); };
   hooks.forward_report = [&d](const Report& r) { return d.forward_report(r); };
   hooks.owner_elsewhere = [&d](const std::string& t) { return d.owner_elsewhere(t); };
+  hooks.on_delete = [&d](const std::string& t, uint64_t v, int64_t at) { d.tombstone(t, v, at); };
+  hooks.request_delete = [&d](const OperatorOp& op) { d.request_delete(op); };
   d.coordinator.set_cluster_hooks(std::move(hooks));
   // Operator state first: a member that takes over a topic plans with every pin it can know.
   d.resume_state();

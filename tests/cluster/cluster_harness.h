@@ -89,13 +89,18 @@ class MockKafka {
 // One hotkey-coordinator process in cluster mode.
 class Node {
  public:
-  // `must_start` false: a start that fails is not an error (see exit_status()).
+  // `must_start` false: a start that fails is not an error (see exit_status()). `settings`:
+  // config-file settings added to (or replacing) the tests' defaults.
   Node(const std::string& name, const std::filesystem::path& dir, const std::string& bootstrap,
-       bool must_start = true)
+       bool must_start = true, const json& settings = json::object())
       : name_(name), data_(dir / name), log_(dir / (name + ".log")), must_start_(must_start) {
     const auto cfg = dir / (name + ".json");
-    std::ofstream(cfg) << R"({"warmup_ms": 0, "plan_interval_ms": 500, "epoch_ms": 500,
-      "defaults": {"min_rate": 1, "hold_ms": 5000}})";
+    json config = {{"warmup_ms", 0},
+                   {"plan_interval_ms", 500},
+                   {"epoch_ms", 500},
+                   {"defaults", {{"min_rate", 1}, {"hold_ms", 5000}}}};
+    config.update(settings);
+    std::ofstream(cfg) << config.dump();
     config_ = cfg;
     args_ = {"--kafka",     bootstrap,
              "--kafka-set", "session.timeout.ms=" + std::to_string(kSessionTimeoutMs),
@@ -208,13 +213,45 @@ class ReportProducer {
     rd_kafka_destroy(rk_);
   }
   uint64_t sent() const { return sent_.load(); }
+  // Stops (and starts again) reporting `topic`.
+  void pause(const std::string& topic) {
+    std::lock_guard lock(mu_);
+    paused_.insert(topic);
+  }
+  void resume(const std::string& topic) {
+    std::lock_guard lock(mu_);
+    paused_.erase(topic);
+  }
+  // Writes one round of `topic`'s reports now, stamped `timestamp_ms` (a report written late, or
+  // read again from the reports topic); `round` must differ from earlier calls.
+  void send_stamped(const std::string& topic, int64_t timestamp_ms, uint64_t round) {
+    for (int producer = 0; producer < 2; ++producer) {
+      std::map<std::string, uint64_t> counts{{"hot", 500}};
+      Report r = coordinator::test::make_report("late" + std::to_string(producer) + "-" + topic,
+                                                topic, 12, round, counts, 64);
+      r.window_ms = 300;
+      const std::string value = encode_report_binary(r);
+      rd_kafka_producev(
+          rk_, RD_KAFKA_V_TOPIC("__hotkey_reports"), RD_KAFKA_V_KEY(topic.data(), topic.size()),
+          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp_ms),
+          RD_KAFKA_V_HEADER("hotkey.report.v", "1", 1), RD_KAFKA_V_END);
+    }
+    rd_kafka_flush(rk_, 5000);
+  }
 
  private:
   void run() {
     uint64_t seq = 0;
     while (!stop_) {
       ++seq;
+      std::set<std::string> paused;
+      {
+        std::lock_guard lock(mu_);
+        paused = paused_;
+      }
       for (const auto& topic : topics_) {
+        if (paused.contains(topic)) continue;
         for (int producer = 0; producer < 2; ++producer) {
           std::map<std::string, uint64_t> counts{{"hot", 500}};
           coordinator::test::add_tail(counts, 500, 200, static_cast<uint32_t>(seq * 7 + producer));
@@ -239,6 +276,8 @@ class ReportProducer {
   rd_kafka_t* rk_ = nullptr;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> sent_{0};
+  std::mutex mu_;
+  std::set<std::string> paused_;
   std::thread thread_;
 };
 
@@ -250,12 +289,15 @@ struct ListRecord {
   std::string keys;  // the listed keys, sorted, joined: identity of the content
   int32_t partition = 0;
   int64_t offset = 0;
-  bool accepted = false;  // a client keeping the highest version would take it
+  bool accepted = false;   // a client keeping the highest version would take it
+  bool tombstone = false;  // a null value: the topic was deleted (version: the one kept)
   Steady::time_point at;
 };
 
 // Follows every lists partition from the beginning; validates every list like the client
-// (parse_list_json recomputes every salt) and keeps the highest version per topic.
+// (parse_list_json recomputes every salt) and keeps the highest version per topic. A tombstone
+// becomes the topic's latest record (tombstone set, no keys) with the version kept, as the
+// client drops the list and keeps the version.
 class ListsReader {
  public:
   explicit ListsReader(const std::string& bootstrap) {
@@ -288,7 +330,7 @@ class ListsReader {
     std::lock_guard lock(mu_);
     return records_;
   }
-  // The highest version per topic and who wrote it.
+  // The highest version per topic and who wrote it (or the tombstone that followed it).
   std::map<std::string, ListRecord> latest() const {
     std::lock_guard lock(mu_);
     return latest_;
@@ -300,7 +342,7 @@ class ListsReader {
     while (!stop_) {
       rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 100);
       if (!m) continue;
-      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->payload) {
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && (m->payload || m->key)) {
         ListRecord rec;
         rec.partition = m->partition;
         rec.offset = m->offset;
@@ -311,6 +353,17 @@ class ListsReader {
         if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
             rd_kafka_header_get_last(hdrs, "hotkey.member", &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR) {
           rec.member.assign(static_cast<const char*>(v), n);
+        }
+        if (!m->payload) {
+          rec.topic.assign(static_cast<const char*>(m->key), m->key_len);
+          rec.tombstone = true;
+          std::lock_guard lock(mu_);
+          ListRecord& latest = latest_[rec.topic];
+          rec.version = latest.version;
+          latest = rec;
+          records_.push_back(rec);
+          rd_kafka_message_destroy(m);
+          continue;
         }
         try {
           HotKeyList list =

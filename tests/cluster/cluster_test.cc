@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cluster_harness.h"
+#include "hotkey/client/client.h"
 
 namespace hotkey::coordinator::cluster_test {
 namespace {
@@ -32,6 +33,7 @@ void expect_no_version_conflicts(const std::vector<ListRecord>& records) {
   std::map<std::pair<std::string, uint64_t>, const ListRecord*> seen;
   size_t conflicts = 0;
   for (const auto& r : records) {
+    if (r.tombstone) continue;  // carries the version it ends, not a list of its own
     auto [it, inserted] = seen.emplace(std::make_pair(r.topic, r.version), &r);
     if (!inserted && (it->second->member != r.member || it->second->keys != r.keys)) {
       ++conflicts;
@@ -47,7 +49,8 @@ std::string describe(const std::map<std::string, ListRecord>& latest) {
   std::string out;
   for (const auto& [t, r] : latest) {
     out += t + " v" + std::to_string(r.version >> 32) + "." +
-           std::to_string(r.version & 0xffffffffu) + " by " + r.member + " [" + r.keys + "]\n";
+           std::to_string(r.version & 0xffffffffu) + " by " + r.member +
+           (r.tombstone ? " tombstone\n" : " [" + r.keys + "]\n");
   }
   return out;
 }
@@ -576,6 +579,267 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
     v = std::max(v, r.version);
   }
   expect_no_version_conflicts(reader.records());
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::cluster_test
+
+namespace hotkey::coordinator::cluster_test {
+namespace {
+
+using std::chrono::milliseconds;
+
+httplib::Result get(const Node& n, const std::string& path) {
+  httplib::Client c("127.0.0.1", n.port());
+  c.set_read_timeout(10, 0);
+  return c.Get(path, {{"Authorization", std::string("Bearer ") + kOperatorToken}});
+}
+
+// What `n` holds of `topic`: in GET /v1/topics, its pins, its denies (each an empty string when
+// it holds nothing; "?" when it did not answer).
+struct Held {
+  bool listed = true;
+  std::string pins = "?", denies = "?";
+  bool none() const { return !listed && pins.empty() && denies.empty(); }
+};
+Held held_by(const Node& n, const std::string& topic) {
+  Held h;
+  auto topics = get(n, "/v1/topics");
+  if (!topics || topics->status != 200) return h;
+  h.listed = false;
+  for (const auto& t : json::parse(topics->body, nullptr, false).value("topics", json::array())) {
+    if (t.value("topic", "") == topic) h.listed = true;
+  }
+  auto pins = get(n, "/v1/topics/" + topic + "/pins");
+  auto denies = get(n, "/v1/topics/" + topic + "/denies");
+  if (pins && pins->status == 200) {
+    json j = json::parse(pins->body, nullptr, false).value("pins", json::array());
+    h.pins = j.empty() ? "" : j.dump();
+  }
+  if (denies && denies->status == 200) {
+    json j = json::parse(denies->body, nullptr, false).value("denies", json::array());
+    h.denies = j.empty() ? "" : j.dump();
+  }
+  return h;
+}
+
+// A delete through the member that does not own the topic: the owner tombstones its list,
+// every member forgets it (topic list, pins, denies) and audits the delete, a client on the
+// kafka transport routes it plain with its version kept; it stays deleted across a restart of
+// every member, and when its reports return it comes back above every version it had.
+TEST(Cluster, DeleteThroughAnyMemberTombstonesTheListEveryMemberForgetsItAndItReturnsAbove) {
+  MockKafka kafka;
+  TempDir dir;
+  const std::string doomed = "doomed";
+  auto topics = data_topics(3);
+  topics.push_back(doomed);
+  ReportProducer producer(kafka.bootstrap(), topics);
+  ListsReader reader(kafka.bootstrap());
+  // A 30 s window: the one rebuilt after the restart below reaches back before the delete.
+  const json settings = {{"window_epochs", 60}};
+  Node a("a", dir.path(), kafka.bootstrap(), true, settings);
+  Node b("b", dir.path(), kafka.bootstrap(), true, settings);
+  std::vector<Node*> nodes{&a, &b};
+  std::map<int, size_t> owner;
+  // Every topic but `except` listed with its hot key by its owner.
+  auto all_published = [&](const std::string& except) {
+    if (!stable(nodes, &owner)) return false;
+    auto latest = reader.latest();
+    for (const auto& t : topics) {
+      if (t == except) continue;
+      auto it = latest.find(t);
+      if (it == latest.end() || it->second.member != nodes[owner[partition_of(t)]]->url() ||
+          it->second.keys.find("hot,") == std::string::npos) {
+        return false;
+      }
+    }
+    return true;
+  };
+  ASSERT_TRUE(eventually([&] { return all_published(""); }, milliseconds(120000), kPollStep))
+      << describe(reader.latest());
+  Node* own = nodes[owner[partition_of(doomed)]];
+  Node* other = own == &a ? &b : &a;
+
+  // A pin and a deny (through the owner): both members hold them.
+  auto r = operator_call(*own, "POST", "/v1/topics/" + doomed + "/pins",
+                         json{{"key", "pinned-d"}, {"reason", "test"}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  r = operator_call(*own, "POST", "/v1/topics/" + doomed + "/denies",
+                    json{{"key", "denied-d"}, {"reason", "test"}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  ASSERT_TRUE(eventually(
+      [&] {
+        Held h = held_by(*other, doomed);
+        return h.pins.find("pinned-d") != std::string::npos &&
+               h.denies.find("denied-d") != std::string::npos;
+      },
+      milliseconds(30000), kPollStep));
+
+  // A client on the kafka transport routes the topic's hot key salted. (Its own reports would
+  // bring the topic back: it sends none during the test.)
+  hotkey::client::Client client({{"bootstrap.servers", kafka.bootstrap()},
+                                 {"hotkey.transport", "kafka"},
+                                 {"hotkey.producer.id", "delete-test-client"},
+                                 {"hotkey.topics", doomed},
+                                 {"hotkey.report.interval.ms", "3600000"}});
+  const hotkey::client::TopicId id = *client.router().find_topic(doomed);
+  auto routes_salted = [&] {
+    auto list = client.router().list(id);
+    if (!list) return false;
+    for (const auto& k : list->keys) {
+      if (k.key == "hot") return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually(routes_salted, milliseconds(30000), kPollStep));
+
+  // The topic's reports stop; the owner has read the last ones before the delete.
+  producer.pause(doomed);
+  std::this_thread::sleep_for(milliseconds(2000));
+  const int64_t delete_called_ms =
+      std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  r = operator_call(*other, "DELETE", "/v1/topics/" + doomed + "?reason=delete-test");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+
+  // The owner wrote the tombstone; it ends the topic's records.
+  ASSERT_TRUE(
+      eventually([&] { return reader.latest()[doomed].tombstone; }, milliseconds(30000), kPollStep))
+      << describe(reader.latest());
+  EXPECT_EQ(reader.latest()[doomed].member, own->url());
+  uint64_t old = 0;
+  for (const auto& rec : reader.records()) {
+    if (rec.topic == doomed && !rec.tombstone) old = std::max(old, rec.version);
+  }
+  ASSERT_GT(old, 0u);
+  EXPECT_EQ(reader.latest()[doomed].version, old);
+
+  // Every member forgot it and audited the delete.
+  for (Node* n : nodes) {
+    EXPECT_TRUE(
+        eventually([&] { return held_by(*n, doomed).none(); }, milliseconds(30000), kPollStep))
+        << n->name() << ": " << held_by(*n, doomed).pins << " " << held_by(*n, doomed).denies;
+    auto audit = get(*n, "/v1/audit?limit=50");
+    ASSERT_TRUE(audit);
+    bool audited = false;
+    for (const auto& e : json::parse(audit->body, nullptr, false).value("entries", json::array())) {
+      if (e.value("action", "") == "delete_topic" && e.value("topic", "") == doomed &&
+          e.value("detail", json::object()).value("reason", "") == "delete-test") {
+        audited = true;
+      }
+    }
+    EXPECT_TRUE(audited) << n->name() << ": " << audit->body;
+  }
+  // The client routes it plain again and keeps the version it had.
+  ASSERT_TRUE(eventually([&] { return client.router().list(id) == nullptr; }, milliseconds(30000),
+                         kPollStep));
+  hotkey::client::RouteDecision d = client.route(id, "hot", 3, "", 12);
+  EXPECT_FALSE(d.salted);
+  EXPECT_EQ(d.version, 0u);
+  EXPECT_EQ(client.router().version(id), old);
+  // Deleted is unknown.
+  r = operator_call(*own, "DELETE", "/v1/topics/" + doomed + "?reason=again");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404) << r->body;
+
+  // Reports stamped before the delete (written late, or read again when a window is rebuilt)
+  // do not bring it back.
+  producer.send_stamped(doomed, delete_called_ms - 1000, 1);
+  producer.send_stamped(doomed, delete_called_ms - 1000, 2);
+  std::this_thread::sleep_for(milliseconds(3000));
+  EXPECT_TRUE(held_by(*own, doomed).none());
+  EXPECT_TRUE(reader.latest()[doomed].tombstone) << describe(reader.latest());
+
+  // A restart of every member: it stays deleted (the lists topic ends with its tombstone).
+  ASSERT_EQ(b.terminate(), 0);
+  ASSERT_EQ(a.terminate(), 0);
+  a.start();
+  b.start();
+  ASSERT_TRUE(eventually([&] { return all_published(doomed); }, milliseconds(120000), kPollStep))
+      << describe(reader.latest());
+  std::this_thread::sleep_for(milliseconds(2000));
+  for (Node* n : nodes) EXPECT_TRUE(held_by(*n, doomed).none()) << n->name();
+  EXPECT_TRUE(reader.latest()[doomed].tombstone) << describe(reader.latest());
+
+  // Its reports return: it comes back, listed above every version it had, and the client takes
+  // that list.
+  producer.resume(doomed);
+  ASSERT_TRUE(eventually(
+      [&] {
+        const ListRecord l = reader.latest()[doomed];
+        return !l.tombstone && l.version > old && l.keys.find("hot,") != std::string::npos;
+      },
+      milliseconds(60000), kPollStep))
+      << describe(reader.latest());
+  EXPECT_TRUE(client.wait_for_version(id, old + 1, std::chrono::seconds(30)));
+  EXPECT_TRUE(routes_salted());
+  EXPECT_TRUE(held_by(*own, doomed).listed || held_by(*other, doomed).listed);
+  expect_no_version_conflicts(reader.records());
+  EXPECT_EQ(reader.invalid(), 0u);
+}
+
+// Idle expiry in cluster mode: only the owner expires a topic, through the state topic; every
+// member forgets it and the owner tombstones its list. A topic with a pin does not expire.
+TEST(Cluster, IdleTopicsExpireThroughTheOwnerOnEveryMember) {
+  MockKafka kafka;
+  TempDir dir;
+  const std::string idle = "goes-idle", pinned = "pinned-idle";
+  auto topics = data_topics(2);
+  topics.push_back(idle);
+  topics.push_back(pinned);
+  ReportProducer producer(kafka.bootstrap(), topics);
+  ListsReader reader(kafka.bootstrap());
+  const json settings = {{"topic_idle_ttl_ms", 6000}};
+  Node a("a", dir.path(), kafka.bootstrap(), true, settings);
+  Node b("b", dir.path(), kafka.bootstrap(), true, settings);
+  std::vector<Node*> nodes{&a, &b};
+  std::map<int, size_t> owner;
+  ASSERT_TRUE(eventually(
+      [&] {
+        if (!stable(nodes, &owner)) return false;
+        auto latest = reader.latest();
+        for (const auto& t : topics) {
+          auto it = latest.find(t);
+          if (it == latest.end() || it->second.member != nodes[owner[partition_of(t)]]->url()) {
+            return false;
+          }
+        }
+        return true;
+      },
+      milliseconds(120000), kPollStep))
+      << describe(reader.latest());
+  auto r = operator_call(a, "POST", "/v1/topics/" + pinned + "/pins",
+                         json{{"key", "keep-me"}, {"reason", "test"}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  producer.pause(idle);
+  producer.pause(pinned);
+  Node* own = nodes[owner[partition_of(idle)]];
+
+  ASSERT_TRUE(
+      eventually([&] { return reader.latest()[idle].tombstone; }, milliseconds(60000), kPollStep))
+      << describe(reader.latest());
+  EXPECT_EQ(reader.latest()[idle].member, own->url());
+  for (Node* n : nodes) {
+    EXPECT_TRUE(
+        eventually([&] { return held_by(*n, idle).none(); }, milliseconds(30000), kPollStep))
+        << n->name();
+    EXPECT_NE(n->log().find("\"topic_expired\""), std::string::npos) << n->name();
+  }
+  // The only expiry requests came from the owner.
+  const Node* not_owner = own == &a ? &b : &a;
+  EXPECT_EQ(not_owner->log().find("topic_expiry_requested"), std::string::npos);
+  EXPECT_NE(own->log().find("topic_expiry_requested"), std::string::npos);
+  // Topics still reported, and the pinned one, stay.
+  for (const auto& t : topics) {
+    if (t == idle) continue;
+    EXPECT_FALSE(reader.latest()[t].tombstone) << t;
+    EXPECT_TRUE(held_by(*nodes[owner[partition_of(t)]], t).listed) << t;
+  }
+  EXPECT_NE(held_by(b, pinned).pins.find("keep-me"), std::string::npos);
 }
 
 }  // namespace
