@@ -169,7 +169,6 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   for (const auto& [key, st] : hot) subtract_routed(key);
   for (const auto& [key, pin] : pins) subtract_routed(key);
   shrink_sampling_noise(cold);
-
   // 4. Load-aware tables for detected keys and pins without an explicit salt count.
   std::vector<HotKeyDemand> demands;
   std::vector<KeySource> sources;
@@ -204,6 +203,36 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
       hot[key] = HotState{in.now_ms, -1, pick->share};
       cold[pick->home] = std::max(0.0, cold[pick->home] - est.routed_of(key));
       add_demand(key, KeySource::kDetected);
+      tables = plan_load_aware(cold, demands, space);
+      pred = predicted_load(cold, demands, tables);
+    }
+  }
+
+  // Debt: the records a key detection listed sent home just before it was salted are on the
+  // brokers; they stay in the load the tables level for as long as the window holds them
+  // (kDebtLookbackMs), so home gets less of the salted keys' weight until the window has
+  // balanced them out. At most the salted keys' mean load per partition each: more than home
+  // can be spared. Keys the balance-driven selection added (below the hot threshold) owe
+  // nothing, and the selection above levels the load to come, not the debt.
+  if (load_units > 0 && !demands.empty()) {
+    double salted_mean = 0;
+    for (const auto& d : demands) salted_mean += finite_nonneg(d.rate);
+    salted_mean /= static_cast<double>(P);
+    std::vector<double> debt(static_cast<size_t>(P), 0.0);
+    const double hot_share = s.hot_fraction * fair;
+    for (const auto& [key, st] : hot) {
+      if (st.entry_share < hot_share) continue;
+      const double owed = est.debt_of(key, st.since_ms);
+      const int32_t h = est.home_of(key);
+      if (owed > 0 && h >= 0 && h < P) debt[static_cast<size_t>(h)] += owed;
+    }
+    bool owed = false;
+    for (size_t p = 0; p < cold.size(); ++p) {
+      const double d = std::min(debt[p], salted_mean);
+      owed = owed || d > 0;
+      cold[p] += d;
+    }
+    if (owed) {
       tables = plan_load_aware(cold, demands, space);
       pred = predicted_load(cold, demands, tables);
     }
