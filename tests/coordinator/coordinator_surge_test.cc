@@ -306,6 +306,45 @@ TEST(CoordinatorSurge, RecordsSentHomeBeforeSaltingAreRepaidOverTheWindow) {
   EXPECT_LE(h.list(kTopic).version, 4u);
 }
 
+// A denied key far above fair share keeps its home partition overloaded whatever is salted:
+// the balance-driven selection must not salt the cold keys homed there trying to fix it
+// (before, it listed every eligible tail key on that partition).
+TEST(CoordinatorSurge, DeniedKeysHomeIsNotATargetForBalanceSelection) {
+  CoordinatorConfig cfg = test_config();
+  Harness h(cfg);
+  const int32_t P = 16;
+  const std::string kDenied = "ordered";
+  ASSERT_TRUE(h.coord().deny(kTopic, kDenied, "ordering", "alice").ok());
+  const auto home = partition_for(HashFamily::kMurmur2, kDenied, P);
+  // 28% on the denied key; the rest on 8 keys per partition at 0.5% each (all eligible for
+  // selection), the same on every partition: nothing else needs balancing.
+  std::map<std::string, uint64_t> cold;
+  std::vector<int> per_partition(static_cast<size_t>(P), 0);
+  for (int i = 0; cold.size() < static_cast<size_t>(8 * P); ++i) {
+    const std::string key = "cold-" + std::to_string(i);
+    int& n = per_partition[static_cast<size_t>(partition_for(HashFamily::kMurmur2, key, P))];
+    if (n < 8) {
+      ++n;
+      cold[key] = 20;
+    }
+  }
+  auto t = [&](uint64_t) {
+    return [&](int) {
+      std::map<std::string, uint64_t> c = cold;
+      c[kDenied] = 1000;
+      return c;
+    };
+  };
+  uint64_t seq = 1;
+  for (int i = 0; i < 12; ++i, ++seq) round(h, 4, P, seq, t(seq));
+  const HotKeyList list = h.list(kTopic);
+  EXPECT_EQ(find(list, kDenied), nullptr);
+  size_t on_home = 0;
+  for (const auto& k : list.keys) on_home += partition_for(HashFamily::kMurmur2, k.key, P) == home;
+  EXPECT_LE(on_home, 1u) << list_to_json(list);
+  EXPECT_LE(list.keys.size(), 2u) << list_to_json(list);
+}
+
 // A host clock before 1970 (negative milliseconds, a misconfigured VM) crossing into 1970:
 // the window's epochs stay inside their ring (a negative index went out of bounds) and a hot
 // key is still found and listed.
