@@ -172,11 +172,19 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
                 0,
                 {},
                 {},
+                {},
                 SpaceSaving(capacity_),
                 0,
                 0};
+  std::vector<Epoch*> live;
   for (auto& e : epochs_) {
-    if (e.index < oldest || e.index > current) continue;
+    if (e.index >= oldest && e.index <= current) live.push_back(&e);
+  }
+  // Oldest first, for home_by_epoch.
+  std::sort(live.begin(), live.end(),
+            [](const Epoch* a, const Epoch* b) { return a->index < b->index; });
+  for (Epoch* ep : live) {
+    Epoch& e = *ep;
     flush(e);
     if (e.sketch) {
       parts.push_back(&*e.sketch);
@@ -193,7 +201,11 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
       snap.cold_load[i] += e.cold[i];
     }
     for (const auto& [key, count] : e.salted) snap.salted[key] += count;
-    for (const auto& [key, count] : e.home) snap.home[key] += count;
+    const int64_t end_ms = (e.index + 1) * em;
+    for (const auto& [key, count] : e.home) {
+      snap.home[key] += count;
+      snap.home_by_epoch[key].emplace_back(end_ms, count);
+    }
     snap.load_total += e.load_total;
     snap.load_reports += e.load_reports;
     snap.total += e.total;
