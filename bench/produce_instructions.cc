@@ -82,7 +82,10 @@ int main(int argc, char** argv) {
     rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE);
     rd_kafka_destroy(rk);
   } else {
-    hotkey::client::Properties props{{"hotkey.hash", "murmur2"}, {"hotkey.routing.mode", "rekey"}};
+    // Rate 1: the sampler's full cost (without a coordinator the default auto rate would
+    // sample next to nothing).
+    hotkey::client::Properties props{
+        {"hotkey.hash", "murmur2"}, {"hotkey.routing.mode", "rekey"}, {"hotkey.sample.rate", "1"}};
     for (const auto& [k, v] : kKafkaProps) props[k] = v;
     if (mode == "hot_noheaders") props["hotkey.salt.headers"] = "false";
     hotkey::client::Producer p(props);
