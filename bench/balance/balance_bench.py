@@ -32,6 +32,8 @@ STRATEGIES = ["naive", "static", "adaptive", "hotkey"]
 VARIANTS = {
     "hotkey_nosurge": ["hotkey.surge.interval.ms=0"],
     "hotkey_noheaders": ["hotkey.salt.headers=false"],
+    "hotkey_rate1": ["hotkey.sample.rate=1"],
+    "hotkey_noheaders_rate1": ["hotkey.salt.headers=false", "hotkey.sample.rate=1"],
 }
 LABELS = {
     "naive": "naive murmur2",
@@ -40,6 +42,8 @@ LABELS = {
     "hotkey": "hotkey (fleet-wide coordinator)",
     "hotkey_nosurge": "hotkey without surge reports (hotkey.surge.interval.ms=0)",
     "hotkey_noheaders": "hotkey without salt headers (hotkey.salt.headers=false)",
+    "hotkey_rate1": "hotkey sampling every record (hotkey.sample.rate=1)",
+    "hotkey_noheaders_rate1": "hotkey without salt headers, sampling every record",
 }
 
 

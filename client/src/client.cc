@@ -80,10 +80,12 @@ TopicId Client::topic(std::string_view name) {
   TopicId id = impl_->router.topic(name);
   if (impl_->samplers.get(id) == nullptr) {
     impl_->samplers.add(
-        id, std::make_unique<Sampler>(impl_->config.sketch_capacity, impl_->config.sample_rate,
-                                      impl_->enabled() && impl_->config.surge_interval_ms > 0
-                                          ? impl_->config.surge_factor
-                                          : 0.0));
+        id, std::make_unique<Sampler>(
+                impl_->config.sketch_capacity,
+                impl_->config.sample_auto ? SampleRate::automatic()
+                                          : SampleRate::fixed(impl_->config.sample_rate),
+                impl_->enabled() && impl_->config.surge_interval_ms > 0 ? impl_->config.surge_factor
+                                                                        : 0.0));
     if (impl_->enabled()) impl_->subscriber.follow(id);
   }
   return id;
