@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """CI guard for the client's send-path cost (issue 14): instructions per record of routing
-(Router::route) and of the whole send path (route + sampler at rate 1 with surge detection),
+(Router::route) and of the whole send path (route + sampler with surge detection, at rate 1
+and at the default adaptive rate),
 counted by callgrind over bench/route_instructions, against the committed budget in
 bench/route_budget.json; and zero heap allocations per record on every path. Instruction
 counts do not depend on machine load, so the check holds on a busy CI runner where timings do

@@ -2,10 +2,13 @@
 // machine, unlike wall-clock timings). Routes N records and prints a checksum, then the heap
 // allocations made inside the loop:
 //
-//   route_instructions MODE N     MODE: librdkafka | cold | hot | sampled_cold | sampled_hot
+//   route_instructions MODE N     MODE: librdkafka | cold | hot | sampled_cold | sampled_hot |
+//                                       auto_cold | auto_hot
 //
 // cold / hot: Router::route alone; sampled_*: the whole send path of hotkey::client::Client
-// (route, then the sampler at rate 1 with surge detection on), as Client::route does.
+// (route, then the sampler at rate 1 with surge detection on), as Client::route does with
+// hotkey.sample.rate=1; auto_*: the same with the default hotkey.sample.rate=auto at 1M
+// records/s on the topic (500,000 records in a 500 ms window: rate 16,384 / 500,000 = 1/30.5).
 // Only the loop is counted under callgrind (CALLGRIND_TOGGLE_COLLECT), so
 //   instructions per record = Ir / N of
 //   valgrind --tool=callgrind --collect-atstart=no build/bin/route_instructions MODE N
@@ -49,10 +52,13 @@ int main(int argc, char** argv) {
                 : mode == "hot"          ? 2
                 : mode == "sampled_cold" ? 3
                 : mode == "sampled_hot"  ? 4
+                : mode == "auto_cold"    ? 5
+                : mode == "auto_hot"     ? 6
                                          : -1;
   if (m < 0) {
     std::fprintf(stderr,
-                 "usage: route_instructions librdkafka|cold|hot|sampled_cold|sampled_hot N\n");
+                 "usage: route_instructions "
+                 "librdkafka|cold|hot|sampled_cold|sampled_hot|auto_cold|auto_hot N\n");
     return 2;
   }
   const long n = std::atol(argv[2]);
@@ -61,9 +67,18 @@ int main(int argc, char** argv) {
   const auto hot = make_keys(16, "hot-");
   router.publish(make_list(hot));
   const auto cold = make_keys(1024, "user-");
-  // Client's defaults: capacity 256, rate 1, surge factor 1 (as with a coordinator URL).
-  hotkey::client::Sampler sampler(256, 1.0, 1.0);
+  // Client's defaults (capacity 256, surge factor 1 as with a coordinator URL), rate 1 or auto.
+  hotkey::client::Sampler sampler(
+      256,
+      m >= 5 ? hotkey::client::SampleRate::automatic() : hotkey::client::SampleRate::fixed(1.0),
+      1.0);
   sampler.set_partitions(kPartitions);
+  if (m >= 5) {
+    // One window of 500,000 records (1M records/s at the default 500 ms interval) sets the
+    // adaptive rate of the next.
+    for (int i = 0; i < 500000; ++i) sampler.record(cold[static_cast<size_t>(i & 1023)], 0, false);
+    sampler.drain(kPartitions, 500, 500);
+  }
   router.route(topic, "w", 1, {}, kPartitions);  // warm the per-thread snapshot cache
   // Warm the sampler's shard: its sketch full of the keys the loop sends, every partition seen.
   for (int round = 0; round < 2; ++round) {
@@ -82,15 +97,15 @@ int main(int argc, char** argv) {
       const std::string& k = cold[static_cast<size_t>(i & 1023)];
       sink += rd_kafka_msg_partitioner_murmur2_random(nullptr, k.data(), k.size(), kPartitions,
                                                       nullptr, nullptr);
-    } else if (m == 1 || m == 3) {
+    } else if (m == 1 || m == 3 || m == 5) {
       const std::string& k = cold[static_cast<size_t>(i & 1023)];
       auto d = router.route(topic, k.data(), k.size(), {}, kPartitions);
-      if (m == 3) sampler.record(k, d.partition, d.salted);
+      if (m != 1) sampler.record(k, d.partition, d.salted);
       sink += d.partition;
     } else {
       const std::string& k = hot[static_cast<size_t>(i & 15)];
       auto d = router.route(topic, k.data(), k.size(), {}, kPartitions);
-      if (m == 4) sampler.record(k, d.partition, d.salted);
+      if (m != 2) sampler.record(k, d.partition, d.salted);
       sink += d.partition;
     }
   }

@@ -35,7 +35,7 @@ double parse_rate(std::string_view name, std::string_view value) {
   double out = 0;
   auto res = std::from_chars(value.data(), value.data() + value.size(), out);
   if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size()) {
-    bad(name, value, "expected a number");
+    bad(name, value, "expected auto or a number");
   }
   // The coordinator refuses reports below kMinSampleRate.
   if (!(out >= kMinSampleRate && out <= 1.0)) bad(name, value, "must be in [1e-06, 1]");
@@ -125,7 +125,12 @@ void set_producer_id(ClientConfig& c, std::string_view name, std::string_view va
   c.producer_id = std::string(value);
 }
 void set_sample_rate(ClientConfig& c, std::string_view name, std::string_view value) {
+  if (value == "auto") {
+    c.sample_auto = true;
+    return;
+  }
   c.sample_rate = parse_rate(name, value);
+  c.sample_auto = false;
 }
 void set_routing_mode(ClientConfig& c, std::string_view name, std::string_view value) {
   if (value == "rekey") {
@@ -232,8 +237,10 @@ const std::vector<Property>& property_table() {
            "the client certificate's private key (unencrypted)"),
       u32<&ClientConfig::report_interval_ms, 10, 3600000>("hotkey.report.interval.ms", "",
                                                           "report window length"),
-      text("hotkey.sample.rate", "1.0", "[1e-6, 1]", &set_sample_rate,
-           "one keyed record in round(1/rate) feeds the sketch; totals always count all"),
+      text("hotkey.sample.rate", "`auto`", "`auto`, [1e-6, 1]", &set_sample_rate,
+           "`auto`: each window samples at the rate its sketch needs (about capacity^2/4 "
+           "records a window, see \"Sampling\" below) and reports the realized rate; a number: "
+           "one keyed record in round(1/rate) feeds the sketch. Totals always count all records"),
       u32<&ClientConfig::sketch_capacity, 1, 65536>("hotkey.sketch.capacity", "",
                                                     "Space-Saving capacity per topic"),
       text("hotkey.routing.mode", "`rekey`", "`rekey`, `route`", &set_routing_mode,

@@ -367,7 +367,9 @@ size_t Reporter::build_report(std::vector<std::deque<Pending>>& queues, TopicId 
   if (partitions < 1 && list) partitions = list->partitions;
   if (partitions < 1) return 0;  // nothing sent yet
   if (surges_on()) sampler->set_partitions(partitions);
-  Sampler::Window w = sampler->drain(partitions);
+  Sampler::Window w = sampler->drain(
+      partitions, static_cast<uint32_t>(std::clamp<int64_t>(window_ms, 0, UINT32_MAX)),
+      config_.report_interval_ms);
   if (w.total == 0) return 0;
   Report r;
   r.producer = config_.producer_id;
@@ -376,7 +378,7 @@ size_t Reporter::build_report(std::vector<std::deque<Pending>>& queues, TopicId 
   r.hash = family_;
   if (list) r.separator = list->separator;
   r.window_ms = static_cast<uint32_t>(std::clamp<int64_t>(window_ms, 1, UINT32_MAX));
-  r.sample_rate = config_.sample_rate;
+  r.sample_rate = w.sample_rate;
   r.total = w.total;
   r.partition_counts = std::move(w.partition_counts);
   r.seq = ++seq;

@@ -1,5 +1,7 @@
 #include "hotkey/client/sampler.h"
 
+#include "hotkey/report.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -14,10 +16,15 @@ namespace {
 
 std::atomic<uint32_t> g_next_shard{0};
 
+// Constant-initialized (no thread_local guard to check on every record): kShards means "not
+// picked yet".
+thread_local uint32_t t_shard = Sampler::kShards;
+
 uint32_t thread_shard() noexcept {
-  thread_local const uint32_t shard =
-      g_next_shard.fetch_add(1, std::memory_order_relaxed) % Sampler::kShards;
-  return shard;
+  if (t_shard == Sampler::kShards) [[unlikely]] {
+    t_shard = g_next_shard.fetch_add(1, std::memory_order_relaxed) % Sampler::kShards;
+  }
+  return t_shard;
 }
 
 // The shard lock. A shard belongs to one producing thread (unless more than kShards threads
@@ -28,6 +35,11 @@ uint32_t thread_shard() noexcept {
 class ShardLock {
  public:
   void lock() noexcept {
+    if (!try_lock()) lock_contended();
+  }
+  bool try_lock() noexcept { return !locked_.exchange(true, std::memory_order_acquire); }
+  // Out of line, so the uncontended path saves no registers for the yield call.
+  [[gnu::noinline]] void lock_contended() noexcept {
     for (uint32_t spins = 0; locked_.exchange(true, std::memory_order_acquire); ++spins) {
       while (locked_.load(std::memory_order_relaxed)) {
         if (++spins > 64) std::this_thread::yield();
@@ -40,6 +52,15 @@ class ShardLock {
   std::atomic<bool> locked_{false};
 };
 
+std::atomic<uint64_t> g_next_seed{0x9e3779b97f4a7c15ull};
+
+uint64_t splitmix64(uint64_t x) noexcept {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 }  // namespace
 
 struct alignas(64) Sampler::Shard {
@@ -48,12 +69,38 @@ struct alignas(64) Sampler::Shard {
   uint64_t total = 0;
   uint64_t sketch_total = 0;
   uint64_t until_sample = 0;
+  // Adaptive rate: this window's sampling probability, 1 / ln(1 - p) for the geometric gaps,
+  // the sampled records a surge needs, and the xorshift state the gaps are drawn from.
+  double rate = 1.0;
+  double inv_log_skip = 0;
+  uint64_t surge_min_sampled = 0;
+  uint64_t rng = 1;
   std::vector<uint64_t> partition_counts;
   Counters counters;
+
+  // Records to skip before the next sampled one: geometric with success probability `rate`,
+  // so every record is sampled with probability `rate` independently of the others.
+  uint64_t gap() noexcept {
+    if (rate >= 1.0) return 0;
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    // u in (0, 1]: log(u) <= 0 and inv_log_skip < 0.
+    const double u = static_cast<double>((rng >> 11) + 1) * 0x1.0p-53;
+    const double g = std::floor(std::log(u) * inv_log_skip);
+    return g < 1e15 ? static_cast<uint64_t>(g) : uint64_t{1000000000000000};
+  }
 };
 
 Sampler::Sampler(uint32_t capacity, double sample_rate, double surge_factor)
-    : capacity_(capacity), sample_rate_(sample_rate), surge_factor_(surge_factor) {
+    : Sampler(capacity, SampleRate::fixed(sample_rate), surge_factor) {}
+
+Sampler::Sampler(uint32_t capacity, SampleRate rate, double surge_factor)
+    : capacity_(capacity),
+      sample_rate_(rate.adaptive ? 1.0 : rate.rate),
+      adaptive_(rate.adaptive),
+      surge_factor_(surge_factor) {
+  const double sample_rate = sample_rate_;
   if (capacity < 1 || capacity > SpaceSaving::kMaxCapacity) {
     throw std::invalid_argument("sketch capacity must be in [1, " +
                                 std::to_string(SpaceSaving::kMaxCapacity) + "]");
@@ -68,49 +115,93 @@ Sampler::Sampler(uint32_t capacity, double sample_rate, double surge_factor)
   }
   surge_min_sampled_ = std::max<uint64_t>(
       1, static_cast<uint64_t>(std::ceil(kSurgeMinRecords / static_cast<double>(sample_every_))));
+  target_samples_ = std::max<uint64_t>(kAdaptiveMinSamples, uint64_t{capacity} * capacity / 4);
   shards_ = std::make_unique<Shard[]>(kShards);
+  for (uint32_t i = 0; i < kShards; ++i) {
+    shards_[i].rng = splitmix64(g_next_seed.fetch_add(1, std::memory_order_relaxed)) | 1;
+    set_shard_rate(shards_[i], 1.0);
+  }
+}
+
+void Sampler::set_shard_rate(Shard& s, double rate) noexcept {
+  s.rate = rate;
+  s.inv_log_skip = rate < 1.0 ? 1.0 / std::log1p(-rate) : 0.0;
+  s.surge_min_sampled =
+      rate < 1.0 ? std::max<uint64_t>(kSurgeMinSampled,
+                                      static_cast<uint64_t>(std::ceil(kSurgeMinRecords * rate)))
+                 : surge_min_sampled_;
+  s.until_sample = s.gap();
 }
 
 Sampler::~Sampler() = default;
 
 uint32_t Sampler::capacity() const noexcept { return capacity_; }
-double Sampler::sample_rate() const noexcept { return sample_rate_; }
+double Sampler::sample_rate() const noexcept {
+  return adaptive_ ? rate_.load(std::memory_order_relaxed) : sample_rate_;
+}
 
 void Sampler::record(std::string_view key, int32_t partition, bool salted) noexcept {
   Shard& s = shards_[thread_shard()];
-  std::lock_guard lock(s.mu);
-  ++s.total;
-  if (salted) {
-    ++s.counters.salted;
-  } else {
-    ++s.counters.cold;
-  }
-  try {
-    if (partition >= 0) {
-      auto p = static_cast<size_t>(partition);
-      if (p >= s.partition_counts.size()) s.partition_counts.resize(p + 1, 0);
-      ++s.partition_counts[p];
-    }
-    if (s.until_sample == 0) {
-      s.until_sample = sample_every_ - 1;
-      if (!s.sketch) s.sketch.emplace(capacity_);
-      ++s.sketch_total;
-      if (surge_factor_ > 0 && !salted) {
-        check_surge(s.sketch->update_and_get(key, 1), s.sketch_total);
-      } else {
-        s.sketch->update(key, 1);
-      }
-    } else {
+  if (s.mu.try_lock()) [[likely]] {
+    // A record not sampled, to a partition seen before: counted and done, with no call (so
+    // no registers saved) on the way; bench/route_instructions auto_*.
+    const auto p = static_cast<size_t>(partition);
+    if (s.until_sample != 0 && (partition < 0 || p < s.partition_counts.size())) [[likely]] {
       --s.until_sample;
+      ++s.total;
+      ++(salted ? s.counters.salted : s.counters.cold);
+      if (partition >= 0) ++s.partition_counts[p];
+      s.mu.unlock();
+      return;
+    }
+    record_slow(s, key, partition, kLocked | (salted ? kSalted : 0));
+  } else {
+    record_slow(s, key, partition, salted ? kSalted : 0);
+  }
+}
+
+void Sampler::record_slow(Shard& s, std::string_view key, int32_t partition,
+                          uint32_t flags) noexcept {
+  if ((flags & kLocked) == 0) s.mu.lock_contended();
+  const bool salted = (flags & kSalted) != 0;
+  std::lock_guard lock(s.mu, std::adopt_lock);
+  ++s.total;
+  ++(salted ? s.counters.salted : s.counters.cold);
+  if (partition >= 0) {
+    auto p = static_cast<size_t>(partition);
+    if (p < s.partition_counts.size()) {
+      ++s.partition_counts[p];
+    } else {
+      try {
+        s.partition_counts.resize(p + 1, 0);
+        ++s.partition_counts[p];
+      } catch (...) {
+        // Out of memory: the record is still sent; only the statistics lose it.
+      }
+    }
+  }
+  if (s.until_sample != 0) {
+    --s.until_sample;
+    return;
+  }
+  s.until_sample = adaptive_ ? s.gap() : sample_every_ - 1;
+  try {
+    if (!s.sketch) s.sketch.emplace(capacity_);
+    ++s.sketch_total;
+    if (surge_factor_ > 0 && !salted) {
+      check_surge(s.sketch->update_and_get(key, 1), s.sketch_total, s.surge_min_sampled);
+    } else {
+      s.sketch->update(key, 1);
     }
   } catch (...) {
     // Out of memory: the record is still sent; only the statistics lose it.
   }
 }
 
-void Sampler::check_surge(const SpaceSaving::Updated& u, uint64_t sketch_total) noexcept {
+void Sampler::check_surge(const SpaceSaving::Updated& u, uint64_t sketch_total,
+                          uint64_t min_sampled) noexcept {
   const uint64_t guaranteed = u.count - u.error;
-  if (guaranteed < surge_min_sampled_) return;
+  if (guaranteed < min_sampled) return;
   const int32_t partitions = partitions_.load(std::memory_order_relaxed);
   if (partitions <= 0) return;
   if (static_cast<double>(guaranteed) * partitions <
@@ -145,13 +236,37 @@ void Sampler::record_null() noexcept {
   ++s.counters.null_key;
 }
 
-Sampler::Window Sampler::drain(int32_t partitions) {
+Sampler::Window Sampler::drain(int32_t partitions, uint32_t window_ms, uint32_t next_window_ms) {
   Window w{SpaceSaving(capacity_), 0, 0,
-           std::vector<uint64_t>(static_cast<size_t>(partitions > 0 ? partitions : 0), 0)};
+           std::vector<uint64_t>(static_cast<size_t>(partitions > 0 ? partitions : 0), 0),
+           sample_rate_};
+  // Adaptive: the next window's rate, from this window's records so far. Every shard switches
+  // to it as it is drained below, so each shard's window was sampled at one rate throughout.
+  const double window_rate = adaptive_ ? rate_.load(std::memory_order_relaxed) : sample_rate_;
+  double next_rate = window_rate;
+  if (adaptive_) {
+    uint64_t seen = 0;
+    for (uint32_t i = 0; i < kShards; ++i) {
+      std::lock_guard lock(shards_[i].mu);
+      seen += shards_[i].total;
+    }
+    // A window longer than the next one scales down; a shorter one (an early surge report,
+    // a burst) is not scaled up: its records are a floor for the next window's, so a burst
+    // extrapolated over a long interval cannot starve the next window of samples.
+    double expected = static_cast<double>(seen);
+    if (window_ms > next_window_ms && next_window_ms > 0) {
+      expected *= static_cast<double>(next_window_ms) / window_ms;
+    }
+    next_rate = expected > static_cast<double>(target_samples_)
+                    ? std::max(kAdaptiveMinRate, static_cast<double>(target_samples_) / expected)
+                    : 1.0;
+    rate_.store(next_rate, std::memory_order_relaxed);
+  }
   std::vector<SpaceSaving> parts;
   for (uint32_t i = 0; i < kShards; ++i) {
     Shard& s = shards_[i];
     std::lock_guard lock(s.mu);
+    if (adaptive_ && s.rate != next_rate) set_shard_rate(s, next_rate);
     w.total += s.total;
     w.sketch_total += s.sketch_total;
     for (size_t p = 0; p < s.partition_counts.size() && p < w.partition_counts.size(); ++p) {
@@ -169,6 +284,15 @@ Sampler::Window Sampler::drain(int32_t partitions) {
     std::vector<const SpaceSaving*> ptrs;
     for (const auto& p : parts) ptrs.push_back(&p);
     w.sketch = SpaceSaving::merge_all(ptrs, capacity_);
+  }
+  if (adaptive_) {
+    // The realized fraction: scaling by total / sketch_total is unbiased (each record was
+    // sampled with one probability), keeps the scaled sketch total equal to the total, and
+    // never scales a key past the total.
+    w.sample_rate = w.sketch_total > 0 && w.total > 0
+                        ? static_cast<double>(w.sketch_total) / static_cast<double>(w.total)
+                        : window_rate;
+    w.sample_rate = std::clamp(w.sample_rate, kMinSampleRate, 1.0);
   }
   return w;
 }

@@ -96,6 +96,17 @@ double KeyEstimates::routed_of(const std::string& key) const {
   return finite_nonneg(traffic_of(key) * in_.load_scale - salted_of(key));
 }
 
+double KeyEstimates::debt_of(const std::string& key, int64_t since_ms) const {
+  if (!(load_units_ > 0)) return 0.0;
+  auto it = in_.home_by_epoch.find(key);
+  if (it == in_.home_by_epoch.end()) return 0.0;
+  double debt = 0;
+  for (const auto& [end_ms, records] : it->second) {
+    if (end_ms > since_ms - kDebtLookbackMs) debt += finite_nonneg(records);
+  }
+  return std::min(finite_nonneg(debt), routed_of(key));
+}
+
 int32_t KeyEstimates::home_of(std::string_view key) const {
   return partition_for(in_.hash, key, in_.partitions);
 }

@@ -74,6 +74,9 @@ class KeyEstimates {
   // keys it tracked, else estimated as its window traffic in load units less what its lists
   // salted out of the load.
   double routed_of(const std::string& key) const;
+  // The part of routed_of a key listed at `since_ms` sent home in the epochs ending after
+  // since_ms - kDebtLookbackMs (the records it owes its home partition; planner.h).
+  double debt_of(const std::string& key, int64_t since_ms) const;
   int32_t home_of(std::string_view key) const;
 
   // Detection uses guaranteed counts; sizing and load accounting use the midpoint of

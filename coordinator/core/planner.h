@@ -61,6 +61,9 @@ struct PlanInput {
   // Records of each key left at its home partition in cold_load, for the keys the window
   // tracked (TopicWindow::Snapshot::home); other keys are estimated from their window share.
   std::map<std::string, double, std::less<>> home;
+  // The same by epoch: (the epoch's end, ms; records), oldest first
+  // (TopicWindow::Snapshot::home_by_epoch).
+  std::map<std::string, std::vector<std::pair<int64_t, double>>, std::less<>> home_by_epoch;
   double rate = 0;
   const std::map<std::string, Pin>* pins = nullptr;
   const std::map<std::string, Deny>* denies = nullptr;
@@ -89,6 +92,13 @@ inline constexpr double kFastEntryMinRecords = 16;
 // A key's recent share replaces its window share for sizing once the two differ by more
 // than this fraction of the window share (steady keys keep the steadier window estimate).
 inline constexpr double kRecentDeparture = 0.25;
+// A key that detection listed (at or above the hot threshold) owes its home partition the
+// records it sent there in the epochs ending less than this before it entered, and since: a
+// surge's records from its start (at most a report interval and a plan before its entry) to
+// the producers' switch to the list that salts it. They stay in the load the tables are
+// planned against for as long as the window holds them, so home gets less of the salted keys'
+// weight until the window has balanced them out.
+inline constexpr int64_t kDebtLookbackMs = 1000;
 
 struct PlanResult {
   HotKeyList list;  // version left 0: the caller assigns it

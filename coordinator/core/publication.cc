@@ -62,6 +62,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     if (load_ready) {
       in.salted = std::move(snap.salted);
       in.home = std::move(snap.home);
+      in.home_by_epoch = std::move(snap.home_by_epoch);
     }
     double rate = 0;
     for (const auto& [id, p] : t.producers) rate += p.rate;

@@ -169,7 +169,6 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   for (const auto& [key, st] : hot) subtract_routed(key);
   for (const auto& [key, pin] : pins) subtract_routed(key);
   shrink_sampling_noise(cold);
-
   // 4. Load-aware tables for detected keys and pins without an explicit salt count.
   std::vector<HotKeyDemand> demands;
   std::vector<KeySource> sources;
@@ -186,10 +185,41 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   std::vector<double> pred = predicted_load(cold, demands, tables);
 
   // 5. Balance-driven selection: while the predicted load is still skewed, salt the largest
-  // key homed on the most loaded partition.
+  // key homed on the most loaded partition. A partition whose denied keys alone carry more than the
+  // average load stays above it whatever is salted: it is no target (salting the cold keys homed
+  // there cannot fix it).
+  std::vector<double> denied(static_cast<size_t>(P), 0.0);
+  for (const auto& [key, d] : *in.denies) {
+    const int32_t h = est.home_of(key);
+    if (h >= 0 && h < P) denied[static_cast<size_t>(h)] += est.routed_of(key);
+  }
+  auto excluded = [&](const std::vector<double>& load) {
+    double sum = 0;
+    for (double v : load) sum += v;
+    const double avg = sum / static_cast<double>(P);
+    std::vector<bool> flags(static_cast<size_t>(P));
+    for (size_t p = 0; p < flags.size(); ++p) flags[p] = denied[p] > avg;
+    return flags;
+  };
+  auto target_skew = [&](const std::vector<double>& load, const std::vector<bool>& ex) {
+    double sum = 0, mx = 0;
+    size_t n = 0;
+    for (size_t p = 0; p < load.size(); ++p) {
+      if (ex[p]) continue;
+      sum += load[p];
+      mx = std::max(mx, load[p]);
+      ++n;
+    }
+    return n > 0 && sum > 0 ? mx / (sum / static_cast<double>(n)) : 1.0;
+  };
   if (in.detect && load_units > 0) {
-    while (hot.size() < cap_detected && skew_of(pred) > s.balance_target) {
-      auto top = std::max_element(pred.begin(), pred.end()) - pred.begin();
+    std::vector<bool> ex = excluded(pred);
+    while (hot.size() < cap_detected && target_skew(pred, ex) > s.balance_target) {
+      int32_t top = -1;
+      for (int32_t p = 0; p < P; ++p) {
+        if (!ex[p] && (top < 0 || pred[p] > pred[top])) top = p;
+      }
+      if (top < 0) break;
       const Candidate* pick = nullptr;
       for (auto& c : est.ranked()) {
         if (c.share < s.balance_min_fraction * fair) break;
@@ -204,6 +234,37 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
       hot[key] = HotState{in.now_ms, -1, pick->share};
       cold[pick->home] = std::max(0.0, cold[pick->home] - est.routed_of(key));
       add_demand(key, KeySource::kDetected);
+      tables = plan_load_aware(cold, demands, space);
+      pred = predicted_load(cold, demands, tables);
+      ex = excluded(pred);
+    }
+  }
+
+  // Debt: the records a key detection listed sent home just before it was salted are on the
+  // brokers; they stay in the load the tables level for as long as the window holds them
+  // (kDebtLookbackMs), so home gets less of the salted keys' weight until the window has
+  // balanced them out. At most the salted keys' mean load per partition each: more than home
+  // can be spared. Keys the balance-driven selection added (below the hot threshold) owe
+  // nothing, and the selection above levels the load to come, not the debt.
+  if (load_units > 0 && !demands.empty()) {
+    double salted_mean = 0;
+    for (const auto& d : demands) salted_mean += finite_nonneg(d.rate);
+    salted_mean /= static_cast<double>(P);
+    std::vector<double> debt(static_cast<size_t>(P), 0.0);
+    const double hot_share = s.hot_fraction * fair;
+    for (const auto& [key, st] : hot) {
+      if (st.entry_share < hot_share) continue;
+      const double owed = est.debt_of(key, st.since_ms);
+      const int32_t h = est.home_of(key);
+      if (owed > 0 && h >= 0 && h < P) debt[static_cast<size_t>(h)] += owed;
+    }
+    bool owed = false;
+    for (size_t p = 0; p < cold.size(); ++p) {
+      const double d = std::min(debt[p], salted_mean);
+      owed = owed || d > 0;
+      cold[p] += d;
+    }
+    if (owed) {
       tables = plan_load_aware(cold, demands, space);
       pred = predicted_load(cold, demands, tables);
     }

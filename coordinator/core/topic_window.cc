@@ -93,7 +93,11 @@ void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, 
       cold[i] = static_cast<double>(report.partition_counts[i]);
     }
     // The salted keys' records went where their tables sent them (by weight; the client's
-    // weighted round robin keeps to the weights within a record per salt).
+    // weighted round robin keeps to the weights within a record per salt). Taken out in full,
+    // even below zero: a small report (a producer of many topics sends a handful of records
+    // per topic and round) has no record on most partitions, and clipping each report's share
+    // at its count left most of the key's records in the cold load, where the planner charged
+    // them to the key's home partition. The window's sum is clamped once (snapshot()).
     if (routed_with->partitions == partitions_) {
       for (const auto& k : routed_with->keys) {
         auto item = scaled.find(k.key);
@@ -109,9 +113,8 @@ void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, 
           if (s.partition < 0 || static_cast<size_t>(s.partition) >= n) continue;
           double& c = cold[static_cast<size_t>(s.partition)];
           const double part = records * static_cast<double>(s.weight) / static_cast<double>(sum);
-          const double t = std::min(c, part);
-          c -= t;
-          taken += t;
+          c -= part;
+          taken += part;
         }
         e.salted[k.key] += taken;
       }
@@ -169,11 +172,19 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
                 0,
                 {},
                 {},
+                {},
                 SpaceSaving(capacity_),
                 0,
                 0};
+  std::vector<Epoch*> live;
   for (auto& e : epochs_) {
-    if (e.index < oldest || e.index > current) continue;
+    if (e.index >= oldest && e.index <= current) live.push_back(&e);
+  }
+  // Oldest first, for home_by_epoch.
+  std::sort(live.begin(), live.end(),
+            [](const Epoch* a, const Epoch* b) { return a->index < b->index; });
+  for (Epoch* ep : live) {
+    Epoch& e = *ep;
     flush(e);
     if (e.sketch) {
       parts.push_back(&*e.sketch);
@@ -190,12 +201,19 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
       snap.cold_load[i] += e.cold[i];
     }
     for (const auto& [key, count] : e.salted) snap.salted[key] += count;
-    for (const auto& [key, count] : e.home) snap.home[key] += count;
+    const int64_t end_ms = (e.index + 1) * em;
+    for (const auto& [key, count] : e.home) {
+      snap.home[key] += count;
+      snap.home_by_epoch[key].emplace_back(end_ms, count);
+    }
     snap.load_total += e.load_total;
     snap.load_reports += e.load_reports;
     snap.total += e.total;
     snap.reports += e.reports;
   }
+  // Below zero only where the tables' weights sent more than arrived (rounding of a few
+  // records per report, or a client that routed some records before it had the table).
+  for (double& v : snap.cold_load) v = std::max(0.0, v);
   if (!parts.empty()) snap.sketch = SpaceSaving::merge_all(parts, capacity_);
   if (recent_parts.size() == 1) {
     snap.recent = *recent_parts.front();

@@ -215,12 +215,16 @@ void expect_fleet_healthy(std::vector<std::unique_ptr<FleetProducer>>& fleet) {
   EXPECT_LT(max_us, 5000000);
 }
 
-// DISABLED: fails, cause not established (docs/CLUSTER.md, Tests, has the runs: the cluster
-// mean max/avg over the topics was 1.23-1.89 against 1.14-1.36 on the single node, and per
-// topic the single node alone varies 1.06-1.62 between runs on a loaded machine).
-// Run it with --gtest_also_run_disabled_tests; HOTKEY_TEST_EVIDENCE=DIR prints every topic's
-// summary (both runs) and GET /v1/cluster of each member, and copies the logs to DIR.
-TEST(ClientCluster, DISABLED_TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeOneNode) {
+// The same fleet and workload against one coordinator over HTTP and three over Kafka. Per topic,
+// 15 s of 400 records/s over 12 partitions is 6,000 records: max/avg of that varies by about
+// 0.1 from sampling alone (max of 12 Gaussians), so the per-topic figures of two runs cannot
+// agree within 0.05 even on one node. The fleet's mean over its 12 topics can: it must be
+// within 0.05 of the single node's, and no topic may come near what no salting gives (5.4;
+// bound 1.4). HOTKEY_TEST_EVIDENCE=DIR prints every topic's summary (both runs) and GET /v1/cluster
+// of each member, and copies the logs to DIR. (Disabled until the window stopped clipping small
+// reports: the cluster mean was 1.23-1.89 against 1.14-1.36, every hot key's home partition at
+// 1.6-1.9x the average; tests/coordinator/coordinator_load_test.cc.)
+TEST(ClientCluster, TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeOneNode) {
   const auto topics = data_topics(kDataTopics);
   std::map<std::string, double> single, cluster;
   {
@@ -292,12 +296,18 @@ TEST(ClientCluster, DISABLED_TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeO
     }
     expect_fleet_healthy(fleet);
   }
+  double single_mean = 0, cluster_mean = 0;
   for (const auto& t : topics) {
     std::printf("%s max/avg: single node %.3f, 3 coordinators %.3f\n", t.c_str(), single[t],
                 cluster[t]);
     EXPECT_GT(single[t], 0.99) << t;
-    EXPECT_LE(cluster[t], single[t] + 0.05) << t;
+    EXPECT_LE(cluster[t], 1.4) << t;
+    single_mean += single[t] / static_cast<double>(topics.size());
+    cluster_mean += cluster[t] / static_cast<double>(topics.size());
   }
+  std::printf("mean max/avg over %zu topics: single node %.3f, 3 coordinators %.3f\n",
+              topics.size(), single_mean, cluster_mean);
+  EXPECT_LE(cluster_mean, single_mean + 0.05);
 }
 
 TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoesBack) {
@@ -331,6 +341,8 @@ TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoes
     json s = fleet[i]->status();
     for (const auto& t : moved) before[i][t] = s["topics"][t].value("version", uint64_t{0});
   }
+  Offsets offsets(kafka.bootstrap());
+  const auto at_kill = offsets.take(moved);
   const auto killed_at = Steady::now();
   victim->kill9();
   std::vector<Node*> survivors;
@@ -359,11 +371,18 @@ TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoes
       milliseconds(60000), kPollStep));
   const auto flowing_ms =
       std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
+  // Balance over the gap, from kill -9 until every producer routes with the new owner's lists:
+  // the producers kept the dead owner's last lists, so the moved topics stay salted.
+  const auto gap = max_over_avg(at_kill, offsets.take(moved));
+  double worst_gap = 0;
+  for (const auto& [t, r] : gap) worst_gap = std::max(worst_gap, r);
   std::printf(
       "kill -9: %zu topics owned by the others after %lld ms (goal %d ms), every "
-      "producer on the new owner's lists after %lld ms\n",
+      "producer on the new owner's lists after %lld ms; max/avg of the moved topics over the "
+      "gap: worst %.3f\n",
       moved.size(), static_cast<long long>(owned_ms), 3 * kSessionTimeoutMs,
-      static_cast<long long>(flowing_ms));
+      static_cast<long long>(flowing_ms), worst_gap);
+  for (const auto& [t, r] : gap) EXPECT_LE(r, 1.4) << t << " during the failover gap";
   // Keep sending a little longer on the new owners' lists, then check the fleet.
   std::this_thread::sleep_for(std::chrono::seconds(3));
   expect_fleet_healthy(fleet);

@@ -171,7 +171,11 @@ int main(int argc, char** argv) {
       const size_t ti = sent % topics.size();
       const std::string& topic = topics[ti];
       const uint64_t n = sent / topics.size();
-      if (static_cast<double>(n % 100) < hot_share * 100) {
+      // The hot key's records are spread evenly through the stream (37 is coprime with 100:
+      // every 100 consecutive records of a topic hold hot_share of them, about every 1/hot_share
+      // records). `n % 100 < 40` sent the hot key in 2 s bursts followed by 3 s without it, in
+      // step across the fleet: a square wave that the planner's recent view chased.
+      if (static_cast<double>((n * 37) % 100) < hot_share * 100) {
         key = "hot-" + topic;
       } else {
         key = "k" + std::to_string((n * 2654435761u + seed * 40503u + ti) %

@@ -254,6 +254,97 @@ TEST(CoordinatorSurge, HomePartitionIsNotOverloadedWhileProducersSwitchLists) {
   EXPECT_LE(h.list(kTopic).version, 3u);
 }
 
+// A moving hot set (balance bench "moving"): four new keys at 12.5% each go to their home
+// partitions unsalted until the plan their reports trigger lists them; half the fleet's
+// reports of that epoch carry them at home. Those records are on the brokers: the planner must
+// balance them out over the rest of the window (home gets less of the salted keys' weight for
+// a while), not plan as if they had never been sent. Before, every home partition ended the
+// window about 1.2x the average (the debt, never repaid).
+TEST(CoordinatorSurge, RecordsSentHomeBeforeSaltingAreRepaidOverTheWindow) {
+  CoordinatorConfig cfg = test_config();
+  Harness h(cfg);
+  const int32_t P = 32;
+  const int kProducers = 4;
+  const uint64_t kRecords = 8000;  // per producer and epoch
+  const std::map<std::string, uint64_t> kHot = {
+      {"trend-4", 1000}, {"trend-5", 1000}, {"trend-6", 1000}, {"trend-7", 1000}};
+  uint64_t seq = 1;
+  for (int i = 0; i < 10; ++i, ++seq) round(h, kProducers, P, seq, traffic(seq, kRecords, {}));
+  ASSERT_TRUE(h.list(kTopic).keys.empty());
+
+  // The surge's epoch: half the fleet reports it (routed unsalted), the plan it triggers
+  // lists the keys, the other half sends with that list.
+  std::vector<uint64_t> total(static_cast<size_t>(P), 0);
+  auto add = [&](const std::vector<uint64_t>& load) {
+    for (size_t j = 0; j < total.size(); ++j) total[j] += load[j];
+  };
+  h.clock().advance_ms(300);
+  {
+    HotKeyList list = h.list(kTopic);
+    for (int p = 0; p < kProducers; ++p) {
+      if (p == kProducers / 2) {
+        h.coord().plan_triggered();
+        list = h.list(kTopic);
+        for (const auto& [k, n] : kHot) ASSERT_NE(find(list, k), nullptr) << k;
+      }
+      Report r = make_report("producer-" + std::to_string(p), kTopic, P, seq,
+                             traffic(seq, kRecords, kHot)(p), 256, &list);
+      add(r.partition_counts);
+      ASSERT_TRUE(h.coord().ingest(std::move(r)).ok());
+    }
+  }
+  const double after_surge = max_avg(total);
+  h.clock().advance_ms(700);
+  h.coord().tick();
+  ++seq;
+  // The rest of the window (the debt stays in it for ten epochs).
+  for (int i = 0; i < 9; ++i, ++seq)
+    add(round(h, kProducers, P, seq, traffic(seq, kRecords, kHot)));
+  EXPECT_GT(after_surge, 1.5) << "the surge's epoch should overload the home partitions";
+  // Tail noise alone over these ten epochs is about 1.02-1.03.
+  EXPECT_LE(max_avg(total), 1.07) << list_to_json(h.list(kTopic));
+  EXPECT_LE(h.list(kTopic).version, 4u);
+}
+
+// A denied key far above fair share keeps its home partition overloaded whatever is salted:
+// the balance-driven selection must not salt the cold keys homed there trying to fix it
+// (before, it listed every eligible tail key on that partition).
+TEST(CoordinatorSurge, DeniedKeysHomeIsNotATargetForBalanceSelection) {
+  CoordinatorConfig cfg = test_config();
+  Harness h(cfg);
+  const int32_t P = 16;
+  const std::string kDenied = "ordered";
+  ASSERT_TRUE(h.coord().deny(kTopic, kDenied, "ordering", "alice").ok());
+  const auto home = partition_for(HashFamily::kMurmur2, kDenied, P);
+  // 28% on the denied key; the rest on 8 keys per partition at 0.5% each (all eligible for
+  // selection), the same on every partition: nothing else needs balancing.
+  std::map<std::string, uint64_t> cold;
+  std::vector<int> per_partition(static_cast<size_t>(P), 0);
+  for (int i = 0; cold.size() < static_cast<size_t>(8 * P); ++i) {
+    const std::string key = "cold-" + std::to_string(i);
+    int& n = per_partition[static_cast<size_t>(partition_for(HashFamily::kMurmur2, key, P))];
+    if (n < 8) {
+      ++n;
+      cold[key] = 20;
+    }
+  }
+  auto t = [&](uint64_t) {
+    return [&](int) {
+      std::map<std::string, uint64_t> c = cold;
+      c[kDenied] = 1000;
+      return c;
+    };
+  };
+  uint64_t seq = 1;
+  for (int i = 0; i < 12; ++i, ++seq) round(h, 4, P, seq, t(seq));
+  const HotKeyList list = h.list(kTopic);
+  EXPECT_EQ(find(list, kDenied), nullptr);
+  size_t on_home = 0;
+  for (const auto& k : list.keys) on_home += partition_for(HashFamily::kMurmur2, k.key, P) == home;
+  EXPECT_LE(on_home, 1u) << list_to_json(list);
+  EXPECT_LE(list.keys.size(), 2u) << list_to_json(list);
+}
+
 // A host clock before 1970 (negative milliseconds, a misconfigured VM) crossing into 1970:
 // the window's epochs stay inside their ring (a negative index went out of bounds) and a hot
 // key is still found and listed.

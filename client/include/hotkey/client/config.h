@@ -56,7 +56,10 @@ struct ClientConfig {
   std::string ssl_key_location;          // hotkey.coordinator.ssl.key.location (mTLS)
   uint32_t report_interval_ms = 500;     // hotkey.report.interval.ms
   double sample_rate = 1.0;              // hotkey.sample.rate, (0, 1]: 1-in-round(1/rate) sampled
-  uint32_t sketch_capacity = 256;        // hotkey.sketch.capacity
+  // hotkey.sample.rate=auto (default): the rate follows the record rate, per topic and window
+  // (hotkey::client::Sampler); sample_rate is then unused.
+  bool sample_auto = true;
+  uint32_t sketch_capacity = 256;                            // hotkey.sketch.capacity
   RoutingMode routing_mode = RoutingMode::kRekey;            // hotkey.routing.mode
   SaltPolicy salt_policy = SaltPolicy::kWeightedRoundRobin;  // hotkey.salt.policy
   uint32_t list_ttl_ms = 600000;                             // hotkey.list.ttl.ms
