@@ -4,7 +4,7 @@
 # Kafka cluster, measured from the records on the brokers. See docs/BENCHMARKS.md ("Balance").
 #
 #   scripts/bench.sh                 full run (8 scenarios x 4 strategies, ~15 min on 2 cores)
-#   scripts/bench.sh --quick         reduced set for CI (2 scenarios, 2-4 min)
+#   scripts/bench.sh --quick         reduced set for CI (3 scenarios, 3-5 min)
 #   scripts/bench.sh --scenarios hot90,zipf1.2 --strategies naive,hotkey
 #   scripts/bench.sh --out DIR       where results.json, results.md, balance.png go
 #                                    (default build/bench-balance)

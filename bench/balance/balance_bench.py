@@ -90,8 +90,12 @@ for z in ("0.8", "1.0", "1.2", "1.5"):
         duration=16, window=7, workload=["--keys", "100000", "--zipf", z],
         whitelist=["user-0"])
 FULL = ["hot90", "seller45", "tenants5", "zipf0.8", "zipf1.0", "zipf1.2", "zipf1.5", "moving"]
-QUICK = ["hot90", "seller45"]
+QUICK = ["hot90", "seller45", "moving"]
 QUICK_OVERRIDES = dict(duration=13, window=8)
+# Per scenario in --quick: the moving set runs one move in its window (the one at 14 s, then
+# 8 s to balance its transient out) and only this project's strategy (the comparison with
+# naive is in the two scenarios before it), to keep CI short.
+QUICK_SCENARIO = {"moving": dict(duration=22, window=12, strategies=["hotkey"])}
 # Saturation: one producer, no rate limit, the same workload; what the producer can push.
 SATURATION_S = 5
 
@@ -176,6 +180,67 @@ def noise_floor(records, partitions, trials=400):
     for _ in range(trials):
         acc += max(rng.gauss(mean, sd) for _ in range(partitions)) / mean
     return acc / trials
+
+
+def murmur2(data):
+    """Kafka's murmur2 (the Java client's and librdkafka's murmur2_random partitioner)."""
+    length, m = len(data), 0x5bd1e995
+    h = (0x9747b28c ^ length) & 0xffffffff
+    n4 = length // 4
+    for i in range(n4):
+        k = (int.from_bytes(data[4 * i:4 * i + 4], "little") * m) & 0xffffffff
+        k = ((k ^ (k >> 24)) * m) & 0xffffffff
+        h = ((h * m) & 0xffffffff) ^ k
+    rem, base = length & 3, n4 * 4
+    if rem == 3:
+        h ^= data[base + 2] << 16
+    if rem >= 2:
+        h ^= data[base + 1] << 8
+    if rem >= 1:
+        h = ((h ^ data[base]) * m) & 0xffffffff
+    h = ((h ^ (h >> 13)) * m) & 0xffffffff
+    return h ^ (h >> 15)
+
+
+def home_partition(key, partitions):
+    return (murmur2(key.encode()) & 0x7fffffff) % partitions
+
+
+def transient_split(scn, counts, summaries):
+    """The transient of the keys that became hot inside the steady window, apart from the rest.
+
+    Transient: the records each such key sent to its home partition from the moment it became
+    hot until the producer salted it (the producer's own schedule and first salted record:
+    rate x share x detection time), less the fair share of them (1/P) home would have had
+    anyway, i.e. the records above fair share from surge to salting. Reported in records and
+    in partition-seconds (seconds of one partition's fair load).
+    Steady: the window's broker counts with those records spread evenly instead, max/avg.
+    None when no key became hot inside the window."""
+    parts = len(counts)
+    w0, w1 = scn["window"], scn["duration"]
+    per_rate = scn["rate"] / scn["producers"]
+    at_home = [0.0] * parts
+    moves = set()
+    for s in summaries:
+        for h in s["hot_keys"]:
+            since = h["hot_since_s"]
+            if not w0 <= since < w1:
+                continue
+            d = h["detect_s"] if h["detect_s"] is not None else w1 - since
+            n = per_rate * h["share"] * max(0.0, min(d, w1 - since))
+            at_home[home_partition(h["key"], parts)] += n
+            moves.add(since)
+    if not moves:
+        return None
+    sent_home = sum(at_home)
+    above_fair = sent_home * (1 - 1 / parts)
+    fair_rate = scn["rate"] / parts
+    steady = [c - a + sent_home / parts for c, a in zip(counts, at_home)]
+    avg = sum(steady) / parts
+    return dict(moves=len(moves), records_above_fair=above_fair,
+                partition_s=above_fair / fair_rate,
+                partition_s_per_move=above_fair / fair_rate / len(moves),
+                steady_max_avg=max(steady) / avg if avg > 0 else None)
 
 
 def balance(delta):
@@ -289,6 +354,8 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
     r["detect_never"] = sum(1 for d in det if d == math.inf)
     r["detect_p50_s"] = percentile(det, 50)
     r["detect_p99_s"] = percentile(det, 99)
+    if is_hotkey(strategy):
+        r["transient"] = transient_split(scn, counts, summaries)
     r["throughput"] = sum(s["throughput"] for s in summaries)
     r["target_rate"] = scn["rate"]
     if is_hotkey(strategy):
@@ -344,6 +411,11 @@ def run_scenario(args, name, scn, strategies, fleet):
                   f"detect p99 {fmt_s(det)}  {r['throughput']:7.0f} rec/s"
                   + (f"  list versions {versions(r)}" if is_hotkey(strategy) else ""),
                   flush=True)
+            if r.get("transient"):
+                t = r["transient"]
+                print(f"  {'':<9} {'':<14} transient {t['partition_s_per_move']:5.2f} partition-s "
+                      f"per move ({t['moves']} moves, {t['records_above_fair']:.0f} records above "
+                      f"fair share)  steady max/avg {t['steady_max_avg']:.2f}", flush=True)
         if scn.get("saturation") and not args.no_saturation:
             # The topic (and, for hotkey, its list) is warm from the balance run.
             # The surge is on from the first record here: this measures the steady state.
@@ -429,6 +501,20 @@ def markdown(doc):
                 f"({r['keys_salted_share']*100:.3f}%) | {r['records_salted_share']*100:.1f}% | "
                 f"{det} | {'' if thr is None else f'{thr:.3f}x'} | "
                 f"{'' if eff is None else f'{1/eff:.2f}x'} | {versions(r)} |")
+    tr = [(scn, r) for scn in doc["scenarios"] for r in scn["results"] if r.get("transient")]
+    if tr:
+        lines += ["", "Keys that became hot inside the window: the transient (records above fair "
+                  "share on their home partitions from surge to salting, estimated from each "
+                  "producer's schedule and first salted record) and the steady window (the "
+                  "broker counts with those records spread evenly):", "",
+                  "| scenario | strategy | max/avg | moves | transient, partition-s per move | "
+                  "records above fair share | steady max/avg |",
+                  "|---|---|---:|---:|---:|---:|---:|"]
+        for scn, r in tr:
+            t = r["transient"]
+            lines.append(f"| {scn['title']} | {r['strategy']} | {r['max_avg']:.2f} | "
+                         f"{t['moves']} | {t['partition_s_per_move']:.2f} | "
+                         f"{t['records_above_fair']:.0f} | {t['steady_max_avg']:.2f} |")
     sat = [(scn, r) for scn in doc["scenarios"] for r in scn["results"] if r.get("saturation")]
     if sat:
         lines += ["", "Saturation (one producer, no rate limit, same workload, warm topic and "
@@ -533,13 +619,20 @@ def main():
     try:
         for n in names:
             scn = dict(SCENARIOS[n])
+            scn_strategies = strategies
             if args.quick:
                 scn.update(QUICK_OVERRIDES)
+                scn.update(QUICK_SCENARIO.get(n, {}))
+                only = scn.pop("strategies", None)
+                if only:
+                    scn_strategies = [s for s in strategies if s in only]
+                if not scn_strategies:
+                    continue
             if args.duration:
                 if args.duration <= scn["window"] + 1:
                     ap.error(f"--duration must be more than {scn['window'] + 1} s for {n}")
                 scn["duration"] = args.duration
-            scenarios.append(run_scenario(args, n, scn, strategies, fleet))
+            scenarios.append(run_scenario(args, n, scn, scn_strategies, fleet))
     finally:
         fleet.stop_all()
     add_relative(scenarios)

@@ -295,6 +295,45 @@ TEST(Client, ReporterShipsWindowsWithTotalsPartitionsAndSketch) {
   EXPECT_EQ(peer.reports().size(), 1u);
 }
 
+// Issue #14 part 3: the default hotkey.sample.rate=auto samples a busy topic's next window at
+// about capacity^2/4 records and the report says the realized rate, so the coordinator's
+// 1/sample_rate scaling gives the key's records; hotkey.sample.rate=1 samples everything.
+TEST(Client, ReportsCarryTheAdaptiveSampleRate) {
+  for (const bool automatic : {true, false}) {
+    CoordinatorPeer peer;
+    Properties extra{{"hotkey.report.interval.ms", "60000"}, {"hotkey.surge.interval.ms", "0"}};
+    if (!automatic) extra["hotkey.sample.rate"] = "1";
+    Client c(props_for(peer, extra));
+    TopicId t = c.topic("orders");
+    for (int window = 0; window < 2; ++window) {
+      for (int i = 0; i < 200000; ++i) {
+        send(c, t, i % 2 == 0 ? std::string("hot") : "k" + std::to_string(i % 1000));
+      }
+      c.report_now();
+    }
+    auto reports = peer.reports();
+    ASSERT_EQ(reports.size(), 2u);
+    // The first window was sampled at rate 1 either way (nothing was known before it).
+    EXPECT_EQ(reports[0].sketch_total, 200000u);
+    EXPECT_EQ(reports[0].sample_rate, 1.0);
+    const Report& r = reports[1];
+    EXPECT_EQ(r.total, 200000u);
+    if (automatic) {
+      // 256^2 / 4 = 16,384 of 200,000 expected (sd ~123).
+      EXPECT_GT(r.sketch_total, 15000u);
+      EXPECT_LT(r.sketch_total, 18000u);
+      EXPECT_DOUBLE_EQ(r.sample_rate, static_cast<double>(r.sketch_total) / 200000.0);
+    } else {
+      EXPECT_EQ(r.sketch_total, 200000u);
+      EXPECT_EQ(r.sample_rate, 1.0);
+    }
+    ASSERT_FALSE(r.items.empty());
+    EXPECT_EQ(r.items[0].key, "hot");
+    // Scaled as the coordinator scales it: "hot" sent 100,000 times (sd of the estimate ~1%).
+    EXPECT_NEAR(static_cast<double>(r.items[0].count) / r.sample_rate, 100000.0, 5000.0);
+  }
+}
+
 TEST(Client, ReporterBacksOffAndDropsInsteadOfQueueing) {
   CoordinatorPeer peer;
   CoordinatorPeer& server = peer;
