@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "hotkey/client/sampler.h"
+#include "hotkey/report.h"
 #include "kafka_transport.h"
 #include "list_subscriber.h"
 #include "reporter.h"
@@ -79,13 +80,17 @@ TopicId Client::topic(std::string_view name) {
   std::lock_guard lock(impl_->topics_mu);
   TopicId id = impl_->router.topic(name);
   if (impl_->samplers.get(id) == nullptr) {
+    // The automatic rate without a coordinator: no reporter drains the sampler and nothing
+    // reads its sketch (stats() reads the counters only), so it samples next to nothing.
+    const SampleRate rate = !impl_->config.sample_auto
+                                ? SampleRate::fixed(impl_->config.sample_rate)
+                            : impl_->enabled() ? SampleRate::automatic()
+                                               : SampleRate::fixed(kMinSampleRate);
     impl_->samplers.add(
-        id, std::make_unique<Sampler>(
-                impl_->config.sketch_capacity,
-                impl_->config.sample_auto ? SampleRate::automatic()
-                                          : SampleRate::fixed(impl_->config.sample_rate),
-                impl_->enabled() && impl_->config.surge_interval_ms > 0 ? impl_->config.surge_factor
-                                                                        : 0.0));
+        id, std::make_unique<Sampler>(impl_->config.sketch_capacity, rate,
+                                      impl_->enabled() && impl_->config.surge_interval_ms > 0
+                                          ? impl_->config.surge_factor
+                                          : 0.0));
     if (impl_->enabled()) impl_->subscriber.follow(id);
   }
   return id;

@@ -46,6 +46,8 @@ struct Reporter::Pending {
 // fingerprints are muted until when.
 struct Reporter::SurgeState {
   Clock::time_point last{};
+  // When the follow-up of the last early report is due (time_point{} when none is).
+  Clock::time_point follow_up{};
   std::array<Clock::time_point, Sampler::kMuteSlots> muted_until{};
   uint32_t next_slot = 0;
 };
@@ -271,11 +273,22 @@ std::vector<TopicId> Reporter::take_surges(std::vector<SurgeState>& state, Clock
         st.muted_until[slot] = Clock::time_point{};
       }
     }
+    // The follow-up: an early report drains the sampler's window, which holds the records of
+    // the whole round before the surge, so the surging key's share of it is only just over the
+    // surge factor; one hotkey.surge.interval.ms later the next report holds little else, and
+    // that one shows the coordinator a fleet-wide surge it can list at once.
+    if (st.follow_up != Clock::time_point{} && now >= st.follow_up) {
+      st.follow_up = Clock::time_point{};
+      st.last = now;
+      due.push_back(id);
+      continue;
+    }
     uint64_t fingerprint = sampler->take_surge();
     if (fingerprint == 0) continue;
     // Too soon after the last one: dropped; the key's next sampled record notices it again.
     if (now - st.last < milliseconds(config_.surge_interval_ms)) continue;
     st.last = now;
+    st.follow_up = now + milliseconds(config_.surge_interval_ms);
     sampler->set_muted(st.next_slot, fingerprint);
     st.muted_until[st.next_slot] = now + surge_mute();
     st.next_slot = (st.next_slot + 1) % Sampler::kMuteSlots;

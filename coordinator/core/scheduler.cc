@@ -112,11 +112,17 @@ int64_t Coordinator::plan_triggered() {
     }
     t->last_triggered_ms = now;
     try {
-      StoreStatus st =
-          replan_locked(*t, Replan{StoreBatch{}, "surge", nullptr, nullptr, std::nullopt,
-                                   /*triggered=*/true})
-              .status;
-      if (!st.ok) log_store_error(t->name, st);
+      const uint64_t before = t->published ? t->published->list.version : 0;
+      ReplanResult res = replan_locked(
+          *t, Replan{StoreBatch{}, "surge", nullptr, nullptr, std::nullopt, /*triggered=*/true});
+      if (!res.status.ok) log_store_error(t->name, res.status);
+      // A plan that published nothing holds the next one back by a sixteenth of the tick, not
+      // a quarter: a producer's first early report is one producer's view, diluted by the
+      // round before the surge, and the plan it triggers often lists nothing; its follow-up
+      // (hotkey.surge.interval.ms later) must not wait for the rest of the quarter.
+      if (res.status.ok && res.version == before) {
+        t->last_triggered_ms = now - min_gap + std::max<int64_t>(min_gap / 4, 1);
+      }
     } catch (const std::exception& e) {
       plan_failed(t->name, e.what());
     }

@@ -295,6 +295,45 @@ TEST(Client, ReporterShipsWindowsWithTotalsPartitionsAndSketch) {
   EXPECT_EQ(peer.reports().size(), 1u);
 }
 
+// Issue #14 part 3: the default hotkey.sample.rate=auto samples a busy topic's next window at
+// about capacity^2/4 records and the report says the realized rate, so the coordinator's
+// 1/sample_rate scaling gives the key's records; hotkey.sample.rate=1 samples everything.
+TEST(Client, ReportsCarryTheAdaptiveSampleRate) {
+  for (const bool automatic : {true, false}) {
+    CoordinatorPeer peer;
+    Properties extra{{"hotkey.report.interval.ms", "60000"}, {"hotkey.surge.interval.ms", "0"}};
+    if (!automatic) extra["hotkey.sample.rate"] = "1";
+    Client c(props_for(peer, extra));
+    TopicId t = c.topic("orders");
+    for (int window = 0; window < 2; ++window) {
+      for (int i = 0; i < 200000; ++i) {
+        send(c, t, i % 2 == 0 ? std::string("hot") : "k" + std::to_string(i % 1000));
+      }
+      c.report_now();
+    }
+    auto reports = peer.reports();
+    ASSERT_EQ(reports.size(), 2u);
+    // The first window was sampled at rate 1 either way (nothing was known before it).
+    EXPECT_EQ(reports[0].sketch_total, 200000u);
+    EXPECT_EQ(reports[0].sample_rate, 1.0);
+    const Report& r = reports[1];
+    EXPECT_EQ(r.total, 200000u);
+    if (automatic) {
+      // 256^2 / 4 = 16,384 of 200,000 expected (sd ~123).
+      EXPECT_GT(r.sketch_total, 15000u);
+      EXPECT_LT(r.sketch_total, 18000u);
+      EXPECT_DOUBLE_EQ(r.sample_rate, static_cast<double>(r.sketch_total) / 200000.0);
+    } else {
+      EXPECT_EQ(r.sketch_total, 200000u);
+      EXPECT_EQ(r.sample_rate, 1.0);
+    }
+    ASSERT_FALSE(r.items.empty());
+    EXPECT_EQ(r.items[0].key, "hot");
+    // Scaled as the coordinator scales it: "hot" sent 100,000 times (sd of the estimate ~1%).
+    EXPECT_NEAR(static_cast<double>(r.items[0].count) / r.sample_rate, 100000.0, 5000.0);
+  }
+}
+
 TEST(Client, ReporterBacksOffAndDropsInsteadOfQueueing) {
   CoordinatorPeer peer;
   CoordinatorPeer& server = peer;
@@ -437,8 +476,10 @@ TEST(Client, RejectedReportsAreNotRetried) {
 }
 
 // Issue #14: a key that surges is reported at once, not at the next report interval, so the
-// coordinator's triggered plan runs on it.
-TEST(Client, SurgingKeySendsAnEarlyReport) {
+// coordinator's triggered plan runs on it; one hotkey.surge.interval.ms later a follow-up
+// report carries what came since, where the key's share is no longer diluted by the round
+// before the surge. Then the key is muted.
+TEST(Client, SurgingKeySendsAnEarlyReportAndOneFollowUp) {
   CoordinatorPeer peer;
   peer.enable_batch();
   Client c(props_for(peer, {{"hotkey.report.interval.ms", "60000"}}));
@@ -453,19 +494,28 @@ TEST(Client, SurgingKeySendsAnEarlyReport) {
   ASSERT_FALSE(reports[0].items.empty());
   EXPECT_EQ(reports[0].items[0].key, "hot");
   EXPECT_GE(reports[0].total, 1000u);
-  EXPECT_EQ(c.stats().reports_surge, 1u);
-  ASSERT_TRUE(eventually([&] { return c.stats().reports_sent == 1; }));
+  // The follow-up: only what was sent since the early report, nearly all of it the hot key.
+  for (int i = 0; i < 500; ++i) send(c, t, "hot");
+  ASSERT_TRUE(eventually([&] { return peer.reports().size() == 2; }));
+  const Report follow_up = peer.reports()[1];
+  ASSERT_FALSE(follow_up.items.empty());
+  EXPECT_EQ(follow_up.items[0].key, "hot");
+  EXPECT_LT(follow_up.total, 1000u);
+  EXPECT_GE(static_cast<double>(follow_up.items[0].count) / follow_up.sample_rate,
+            0.9 * static_cast<double>(follow_up.total));
+  EXPECT_EQ(c.stats().reports_surge, 2u);
+  ASSERT_TRUE(eventually([&] { return c.stats().reports_sent == 2; }));
   // The key is muted after its early report: more of it sends nothing more early.
   for (int i = 0; i < 2000; ++i) send(c, t, "hot");
   std::this_thread::sleep_for(milliseconds(300));
-  EXPECT_EQ(c.stats().reports_surge, 1u);
+  EXPECT_EQ(c.stats().reports_surge, 2u);
   // Another key surging is reported (hotkey.surge.interval.ms, 100 ms, has passed).
   ASSERT_TRUE(eventually([&] {
     for (int i = 0; i < 20; ++i) send(c, t, "next");
-    return c.stats().reports_surge == 2;
+    return c.stats().reports_surge >= 3;
   }));
-  ASSERT_TRUE(eventually([&] { return peer.reports().size() == 2; }));
-  const Report r = peer.reports()[1];
+  ASSERT_TRUE(eventually([&] { return peer.reports().size() >= 3; }));
+  const Report r = peer.reports()[2];
   EXPECT_TRUE(std::any_of(r.items.begin(), r.items.end(), [](const ReportItem& item) {
     return item.key == "next" && item.count >= 32;
   }));

@@ -1,6 +1,7 @@
-// How the coordinator measures partition load from the producers' reports: per-partition
-// counts less the salted keys' records (by the tables they were routed with) give the cold
-// load the next tables are planned against. ManualClock, real RocksDB.
+// How the coordinator measures partition load from the producers' reports (per-partition
+// counts less the salted keys' records, by the tables they were routed with, give the cold
+// load the next tables are planned against) and how soon it plans on a surge's reports.
+// ManualClock, real RocksDB.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -106,6 +107,50 @@ TEST(CoordinatorLoad, SmallReportsDoNotPushTheHotKeysTableOntoItsHomePartition) 
   // cold load as the rest (the window's clipping made it 2.5-3x).
   EXPECT_LE(worst_weight, 1.6) << worst_list;
   EXPECT_LE(home_load, 1.25);
+}
+
+// A fleet-wide surge reaches the coordinator as one early report per producer, a few ms
+// apart. The first one alone triggers a plan that lists nothing (one producer's view, diluted
+// by the round before the surge); that plan must not hold the next one back by a quarter tick,
+// or the surge is listed 250 ms late although the fleet showed it within milliseconds.
+TEST(CoordinatorLoad, APlanThatListedNothingDoesNotHoldASurgeBackByAQuarterTick) {
+  CoordinatorConfig cfg = test_config();
+  cfg.plan_interval_ms = 1000;
+  cfg.defaults.balance_target = 1000;  // threshold detection only
+  Harness h(cfg);
+  const int32_t P = 12;
+  const int kProducers = 4;
+  uint64_t seq = 0;
+  auto report = [&](int p, uint64_t tail, uint64_t flash) {
+    std::map<std::string, uint64_t> counts;
+    add_tail(counts, tail, 100000, static_cast<uint32_t>(seq * 131 + p));
+    if (flash) counts["flash"] = flash;
+    const HotKeyList list = h.list(kTopic);
+    Report r = make_report("producer-" + std::to_string(p), kTopic, P, seq, counts, 256, &list);
+    r.window_ms = 500;
+    CallResult res = h.coord().ingest(std::move(r));
+    ASSERT_TRUE(res.ok()) << res.error;
+  };
+  for (int i = 0; i < 6; ++i) {
+    ++seq;
+    for (int p = 0; p < kProducers; ++p) report(p, 2000, 0);
+    h.clock().advance_ms(500);
+    h.coord().tick();
+  }
+  ++seq;
+  // The first early report: the key at 9% of it, 2.4% of the fleet's latest reports.
+  report(0, 2000, 200);
+  h.coord().plan_triggered();
+  EXPECT_EQ(find(h.list(kTopic), "flash"), nullptr) << "one producer's view is no fleet surge";
+  // The others' early reports, 10 ms later: now 9% of the fleet's latest reports.
+  h.clock().advance_ms(10);
+  for (int p = 1; p < kProducers; ++p) report(p, 2000, 200);
+  const int64_t wait = h.coord().plan_triggered();
+  EXPECT_GT(wait, 0);
+  EXPECT_LE(wait, 60) << "held back by a quarter tick after a plan that listed nothing";
+  h.clock().advance_ms(60);
+  h.coord().plan_triggered();
+  EXPECT_NE(find(h.list(kTopic), "flash"), nullptr) << list_to_json(h.list(kTopic));
 }
 
 }  // namespace
