@@ -206,6 +206,34 @@ def home_partition(key, partitions):
     return (murmur2(key.encode()) & 0x7fffffff) % partitions
 
 
+def listed_after_ms(work, topic, summaries, start_at_ms):
+    """Per key the schedule made hot: ms from its surge start (the producers' common start plus
+    hot_since_s) to the coordinator's first list_change that added it at or after that moment
+    (None: never), from the coordinator's log. The coordinator's share of detection; the rest
+    of detect_s is delivery to every producer."""
+    added = {}
+    try:
+        with open(os.path.join(work, "coordinator.log")) as f:
+            for line in f:
+                if '"list_change"' not in line:
+                    continue
+                try:
+                    j = json.loads(line)
+                except ValueError:
+                    continue
+                if j.get("topic") == topic:
+                    for k in j.get("added", []):
+                        added.setdefault(k, []).append(j["ts_ms"])
+    except OSError:
+        return {}
+    out = {}
+    for h in summaries[0]["hot_keys"]:
+        start = start_at_ms + h["hot_since_s"] * 1000
+        after = [t - start for t in added.get(h["key"], []) if t >= start]
+        out[h["key"]] = round(min(after)) if after else None
+    return out
+
+
 def transient_split(scn, counts, summaries):
     """The transient of the keys that became hot inside the steady window, apart from the rest.
 
@@ -356,6 +384,7 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
     r["detect_p99_s"] = percentile(det, 99)
     if is_hotkey(strategy):
         r["transient"] = transient_split(scn, counts, summaries)
+        r["listed_after_ms"] = listed_after_ms(ctx["work"], topic, summaries, start_at_ms)
     r["throughput"] = sum(s["throughput"] for s in summaries)
     r["target_rate"] = scn["rate"]
     if is_hotkey(strategy):
@@ -411,6 +440,11 @@ def run_scenario(args, name, scn, strategies, fleet):
                   f"detect p99 {fmt_s(det)}  {r['throughput']:7.0f} rec/s"
                   + (f"  list versions {versions(r)}" if is_hotkey(strategy) else ""),
                   flush=True)
+            listed = [v for v in (r.get("listed_after_ms") or {}).values() if v is not None]
+            if listed:
+                print(f"  {'':<9} {'':<14} listed by the coordinator {min(listed)}-{max(listed)} ms "
+                      f"after the surge start ({len(listed)} of {len(r['listed_after_ms'])} keys)",
+                      flush=True)
             if r.get("transient"):
                 t = r["transient"]
                 print(f"  {'':<9} {'':<14} transient {t['partition_s_per_move']:5.2f} partition-s "
