@@ -231,6 +231,24 @@ bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
   return true;
 }
 
+namespace {
+// The audit entry of a topic's delete (single-node delete_topic and cluster apply_delete).
+AuditEntry delete_audit(int64_t at_ms, const std::string& who, const std::string& topic,
+                        const std::string& reason, size_t pins, size_t denies, int32_t partitions,
+                        uint64_t version) {
+  AuditEntry a;
+  a.at_ms = at_ms;
+  a.who = who;
+  a.action = "delete_topic";
+  a.topic = topic;
+  a.detail =
+      json{{"reason", reason}, {"pins", pins}, {"denies", denies}, {"partitions", partitions}}.dump(
+          -1, ' ', false, json::error_handler_t::replace);
+  a.version = version;
+  return a;
+}
+}  // namespace
+
 CallResult Coordinator::delete_topic(const std::string& topic, const std::string& reason,
                                      const std::string& who) {
   if (hooks_.operator_write) {
@@ -264,19 +282,11 @@ CallResult Coordinator::delete_topic(const std::string& topic, const std::string
   std::unique_lock lock(t->mu);
   if (t->removed.load())
     return error_result(Status::kNotFound, "not_found", "unknown topic '" + topic + "'");
-  AuditEntry a;
-  a.at_ms = clock_.now_ms();
-  a.who = who;
-  a.action = "delete_topic";
-  a.topic = topic;
-  a.detail = json{{"reason", reason},
-                  {"pins", t->pins.size()},
-                  {"denies", t->denies.size()},
-                  {"partitions", t->partitions}}
-                 .dump(-1, ' ', false, json::error_handler_t::replace);
   const uint64_t version = t->version;
-  a.version = version;
-  StoreStatus st = drop_topic_locked(t, lock, std::move(a));
+  StoreStatus st =
+      drop_topic_locked(t, lock,
+                        delete_audit(clock_.now_ms(), who, topic, reason, t->pins.size(),
+                                     t->denies.size(), t->partitions, version));
   if (!st.ok) return error_result(Status::kUnavailable, "store", st.error);
   CallResult r;
   r.version = version;
@@ -314,16 +324,8 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
               << std::endl;
   };
   const auto audit = [&](uint64_t version, size_t pins, size_t denies, int32_t partitions) {
-    AuditEntry a;
-    a.at_ms = clock_.now_ms();
-    a.who = op.who;
-    a.action = "delete_topic";
-    a.topic = topic;
-    a.detail =
-        json{{"reason", op.reason}, {"pins", pins}, {"denies", denies}, {"partitions", partitions}}
-            .dump(-1, ' ', false, json::error_handler_t::replace);
-    a.version = version;
-    return a;
+    return delete_audit(clock_.now_ms(), op.who, topic, op.reason, pins, denies, partitions,
+                        version);
   };
   for (;;) {
     std::shared_ptr<Topic> t = find_topic(topic);

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -83,7 +84,8 @@ struct Coordinator::Topic {
   // next tick (at most every min_replan_ms).
   bool replan_wanted = false;
   int64_t last_plan_ms = -1;
-  int64_t last_triggered_ms = -1;   // the last plan a report triggered (plan_triggered)
+  // No plan a report triggers runs before then (plan_triggered).
+  int64_t triggered_hold_ms = std::numeric_limits<int64_t>::min();
   std::unique_ptr<TopicMetrics> m;  // reset when the topic is dropped (retire_locked)
   // Set (under mu, last of retire_locked) when the topic is dropped from memory; lookups skip
   // it and holders of a reference retry with a fresh lookup.

@@ -61,7 +61,7 @@ struct PlanInput {
   // Records of each key left at its home partition in cold_load, for the keys the window
   // tracked (TopicWindow::Snapshot::home); other keys are estimated from their window share.
   std::map<std::string, double, std::less<>> home;
-  // The same by epoch: (the epoch's end, ms; records), oldest first
+  // The same by epoch: (the epoch's end, ms; records), in no order
   // (TopicWindow::Snapshot::home_by_epoch).
   std::map<std::string, std::vector<std::pair<int64_t, double>>, std::less<>> home_by_epoch;
   double rate = 0;

@@ -104,24 +104,24 @@ int64_t Coordinator::plan_triggered() {
     if (t->removed.load() || !t->replan_wanted) continue;  // dropped, or a tick planned it
     // Only triggered plans count against the gap: a regular tick just before a surge's first
     // reports must not hold its plan back by another quarter tick.
-    const int64_t wait = t->last_triggered_ms < 0 ? 0 : t->last_triggered_ms + min_gap - now;
+    const int64_t wait = now >= t->triggered_hold_ms ? 0 : t->triggered_hold_ms - now;
     if (wait > 0) {
       later.push_back(t);
       next = next < 0 ? wait : std::min(next, wait);
       continue;
     }
-    t->last_triggered_ms = now;
+    // A plan that publishes holds the next one back by min_gap; one that published nothing
+    // by a quarter of it: a producer's first early report is one producer's view, diluted by
+    // the round before the surge, and the plan it triggers often lists nothing; the rest of
+    // the fleet's early reports and the follow-ups must not wait for the rest of the gap.
+    t->triggered_hold_ms = now + min_gap;
     try {
       const uint64_t before = t->published ? t->published->list.version : 0;
       ReplanResult res = replan_locked(
           *t, Replan{StoreBatch{}, "surge", nullptr, nullptr, std::nullopt, /*triggered=*/true});
       if (!res.status.ok) log_store_error(t->name, res.status);
-      // A plan that published nothing holds the next one back by a sixteenth of the tick, not
-      // a quarter: a producer's first early report is one producer's view, diluted by the
-      // round before the surge, and the plan it triggers often lists nothing; its follow-up
-      // (hotkey.surge.interval.ms later) must not wait for the rest of the quarter.
       if (res.status.ok && res.version == before) {
-        t->last_triggered_ms = now - min_gap + std::max<int64_t>(min_gap / 4, 1);
+        t->triggered_hold_ms = now + std::max<int64_t>(min_gap / 4, 1);
       }
     } catch (const std::exception& e) {
       plan_failed(t->name, e.what());

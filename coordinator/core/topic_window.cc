@@ -176,15 +176,8 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
                 SpaceSaving(capacity_),
                 0,
                 0};
-  std::vector<Epoch*> live;
   for (auto& e : epochs_) {
-    if (e.index >= oldest && e.index <= current) live.push_back(&e);
-  }
-  // Oldest first, for home_by_epoch.
-  std::sort(live.begin(), live.end(),
-            [](const Epoch* a, const Epoch* b) { return a->index < b->index; });
-  for (Epoch* ep : live) {
-    Epoch& e = *ep;
+    if (e.index < oldest || e.index > current) continue;
     flush(e);
     if (e.sketch) {
       parts.push_back(&*e.sketch);

@@ -62,7 +62,7 @@ class TopicWindow {
     // lists, where scaling the key's window records by load_total / total is not: the
     // reports left out of the load (a list switch) are the ones a surge fills.
     std::map<std::string, double, std::less<>> home;
-    // The same records by epoch: (the epoch's end, ms; records), oldest first. A key listed
+    // The same records by epoch: (the epoch's end, ms; records), in no order. A key listed
     // now owes its partition the records it sent home just before it was listed (the
     // planner keeps those in the load for the rest of the window; table_planner.cc).
     std::map<std::string, std::vector<std::pair<int64_t, double>>, std::less<>> home_by_epoch;
