@@ -16,3 +16,9 @@ add_test(NAME perf.ingest_instructions
                  ${CMAKE_RUNTIME_OUTPUT_DIRECTORY} ${CMAKE_CURRENT_LIST_DIR}/ingest_budget.json)
 set_tests_properties(perf.ingest_instructions PROPERTIES
   LABELS "perf" SKIP_RETURN_CODE 77 TIMEOUT 900)
+
+# Fixed-count planning driver (one topic's plan: window snapshot, detection, tables) for
+# callgrind instruction counts; the CI guard bench/plan_cost_check.py runs it.
+add_executable(plan_instructions ${CMAKE_CURRENT_LIST_DIR}/plan_instructions.cc)
+target_link_libraries(plan_instructions PRIVATE hotkey::coordinator hotkey::test_support
+  hotkey_warnings)

@@ -653,6 +653,14 @@ std::vector<SpaceSaving::Item> SpaceSaving::top(size_t n) const {
   return out;
 }
 
+std::vector<SpaceSaving::Item> SpaceSaving::unordered_items() const {
+  const Impl& impl = *impl_;
+  std::vector<Item> out;
+  out.reserve(impl.size);
+  for (uint32_t i = 0; i < impl.size; ++i) out.push_back(impl.item_of(i));
+  return out;
+}
+
 void SpaceSaving::clear() noexcept { impl_->clear(); }
 
 std::string SpaceSaving::serialize() const {

@@ -275,6 +275,10 @@ void apply_metrics_require_token(CoordinatorConfig& c, const json& v, const std:
   if (!v.is_boolean()) fail("config: 'metrics_require_token' must be true or false");
   c.metrics_require_token = v.get<bool>();
 }
+void apply_log_surge_plans(CoordinatorConfig& c, const json& v, const std::string&) {
+  if (!v.is_boolean()) fail("config: 'log_surge_plans' must be true or false");
+  c.log_surge_plans = v.get<bool>();
+}
 void apply_kafka(CoordinatorConfig& c, const json& v, const std::string&) {
   apply_cluster_json(c.cluster, v);
 }
@@ -494,13 +498,20 @@ const std::vector<SettingInfo>& config_settings() {
           "plan_interval_ms", "window", 10, 3600000, false,
           "how often detection and planning run; a report that shows an unlisted key at "
           "twice the hot threshold also plans its topic at once, at most every "
-          "`plan_interval_ms / 4`"),
+          "`plan_interval_ms / 4` after a plan that published (`/ 16` after one that "
+          "published nothing), sooner (from `/ 64`) once a quarter of the producers' reports "
+          "showed such a key since the last plan"),
       numeric<&CoordinatorConfig::warmup_ms>(
           "warmup_ms", "window", 0, 86400000, false,
           "after a start, detection neither adds nor drops keys until a topic has had "
           "reports this long (persisted lists keep being served while the window refills); "
           "a key at twice the hot threshold in the latest reports (and at least 16 "
           "records) is listed from the topic's first report on"),
+      form("log_surge_plans", "window", "false", "true or false", apply_log_surge_plans,
+           "`true`: log every report-triggered plan as a `surge_plan` line: the keys it "
+           "listed and the latest reports' leading unlisted keys with their shares against "
+           "the fast-entry bar (docs/OPERATIONS.md, \"Why was a key listed late?\"). Off by "
+           "default: such plans can run several times a second per topic"),
       numeric<&CoordinatorConfig::topic_idle_ttl_ms>(
           "topic_idle_ttl_ms", "window", 0, 31536000000.0, false,
           "a topic with no accepted report, no pin, no deny and no operator change for "

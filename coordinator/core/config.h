@@ -75,6 +75,10 @@ struct CoordinatorConfig {
   // After a start, detection neither adds nor drops keys until the topic has had reports for
   // this long (the window refills; persisted lists stay as they were).
   int64_t warmup_ms = 5000;
+  // Log every report-triggered plan (event `surge_plan`: what it listed, and the latest
+  // reports' leading unlisted keys against the fast-entry bar). Off by default: a topic whose
+  // reports keep showing locally hot keys runs several such plans a second.
+  bool log_surge_plans = false;
   // How often detection and planning run.
   uint32_t plan_interval_ms = 1000;
   uint32_t max_topics = 10000;

@@ -84,8 +84,14 @@ struct Coordinator::Topic {
   // next tick (at most every min_replan_ms).
   bool replan_wanted = false;
   int64_t last_plan_ms = -1;
-  // No plan a report triggers runs before then (plan_triggered).
+  // No plan a report triggers runs before triggered_hold_ms (plan_triggered) ...
   int64_t triggered_hold_ms = std::numeric_limits<int64_t>::min();
+  // ... unless, after triggered_floor_ms, a quarter of the producers (at least two) sent
+  // reports showing an unlisted key far above the threshold since the last plan
+  // (surge_reports): the fleet's evidence, not the clock, decides when a surge's next plan
+  // runs, and a topic whose reports show nothing new costs no plan.
+  int64_t triggered_floor_ms = std::numeric_limits<int64_t>::min();
+  uint32_t surge_reports = 0;
   std::unique_ptr<TopicMetrics> m;  // reset when the topic is dropped (retire_locked)
   // Set (under mu, last of retire_locked) when the topic is dropped from memory; lookups skip
   // it and holders of a reference retry with a fresh lookup.

@@ -69,7 +69,8 @@ CallResult Coordinator::ingest(Report r) {
     topic_lock.unlock();
   }
   CallResult result;
-  bool wake = false;
+  bool wake = false;     // the background thread has a plan to consider ...
+  bool enqueue = false;  // ... of a topic not yet on its list
   {
     if (!settings.hash && t->hash && *t->hash != r.hash) {
       metrics_.rejected("hash_mismatch");
@@ -118,7 +119,7 @@ CallResult Coordinator::ingest(Report r) {
       // backup): publish above it without waiting for the next tick.
       if (r.list_version > t->version && !t->replan_wanted) {
         t->replan_wanted = true;
-        wake = true;
+        wake = enqueue = true;
       }
     }
     p.last_seq = r.seq;
@@ -133,16 +134,21 @@ CallResult Coordinator::ingest(Report r) {
     const size_t entries = r.items.size();
     t->window.add(r, std::move(sketch), now, t->partitions, routed_with, p.last_keys);
     t->m->report_accepted(static_cast<double>(entries));
-    if (!t->replan_wanted && shows_new_hot_key(*t, r, settings, now)) {
-      t->replan_wanted = true;
-      wake = true;
+    if (shows_new_hot_key(*t, r, settings, now)) {
+      ++t->surge_reports;
+      if (!t->replan_wanted) {
+        t->replan_wanted = true;
+        wake = enqueue = true;
+      } else if (t->surge_reports >= surge_reports_wanted(*t)) {
+        wake = true;  // held back by the clock: the evidence may release it (plan_triggered)
+      }
     }
   }
   topic_lock.unlock();
   if (wake) {
     {
       std::lock_guard lock(bg_mu_);
-      wanted_.push_back(t);
+      if (enqueue) wanted_.push_back(t);
       bg_wake_ = true;
     }
     bg_cv_.notify_all();
@@ -170,6 +176,10 @@ bool Coordinator::shows_new_hot_key(const Topic& t, const Report& r, const Topic
     return true;
   }
   return false;
+}
+
+uint32_t Coordinator::surge_reports_wanted(const Topic& t) {
+  return std::max<uint32_t>(2, static_cast<uint32_t>((t.producers.size() + 3) / 4));
 }
 
 int64_t Coordinator::fast_detect_after_ms() const {

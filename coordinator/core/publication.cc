@@ -13,6 +13,61 @@
 
 namespace hotkey::coordinator {
 
+namespace {
+
+// The `surge_plan` log line of a triggered plan (config log_surge_plans): the keys it listed
+// (`hot` after the plan against `before`) and the latest reports' leading unlisted keys
+// against the fast-entry bar.
+json surge_plan_line(const std::string& topic, const std::map<std::string, HotState>& before,
+                     const PlanInput& in, size_t active,
+                     const std::map<std::string, HotState>& hot) {
+  const double bar = kFastEntryFactor * in.settings->hot_fraction / in.partitions;
+  std::map<std::string_view, double> recent;
+  if (in.recent_total > 0) {
+    for (const auto& item : in.recent_items) {
+      recent.emplace(item.key, static_cast<double>(item.guaranteed()) / in.recent_total);
+    }
+  }
+  std::map<std::string_view, bool> in_window;
+  for (const auto& item : in.items) in_window.emplace(item.key, true);
+  // The latest reports' keys that were not listed before this plan, largest first.
+  std::vector<std::pair<double, std::string_view>> fresh;
+  for (const auto& [key, c] : in.latest) {
+    if (before.contains(key) || in.pins->contains(key) || in.denies->contains(key)) continue;
+    fresh.emplace_back(in.latest_total > 0 ? c.guaranteed / in.latest_total : 0.0, key);
+  }
+  std::sort(fresh.begin(), fresh.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  json candidates = json::array();
+  json added = json::array();
+  for (const auto& [key, h] : hot) {
+    if (!before.contains(key)) added.push_back(printable_key(key));
+  }
+  for (const auto& [share, key] : fresh) {
+    if (candidates.size() >= 8) break;
+    auto rit = recent.find(key);
+    candidates.push_back(json{{"key", printable_key(std::string(key))},
+                              {"latest_share", share},
+                              {"latest_records", in.latest.find(key)->second.guaranteed},
+                              {"recent_share", rit == recent.end() ? 0.0 : rit->second},
+                              {"in_window", in_window.contains(key)},
+                              {"listed", hot.contains(std::string(key))}});
+  }
+  return json{{"ts_ms", in.now_ms},
+              {"level", "info"},
+              {"event", "surge_plan"},
+              {"topic", topic},
+              {"active_producers", active},
+              {"latest_records", in.latest_total},
+              {"recent_records", in.recent_total},
+              {"bar_share", bar},
+              {"added", added},
+              {"candidates", candidates}};
+}
+
+}  // namespace
+
 Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
   StoreBatch& batch = r.batch;
   const std::map<std::string, Pin>* pins_override = r.pins;
@@ -20,12 +75,15 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
   std::optional<AuditEntry>& audit = r.audit;
   const TopicSettings& s = config_.settings_for(t.name);
   const int64_t now = clock_.now_ms();
+  const auto replan_start = std::chrono::steady_clock::now();
   t.last_plan_ms = now;
   t.replan_wanted = false;
+  t.surge_reports = 0;
   const auto& pins = pins_override ? *pins_override : t.pins;
   const auto& denies = denies_override ? *denies_override : t.denies;
   std::map<std::string, HotState> hot = t.hot;
   std::optional<PlanResult> plan;
+  std::optional<json> surge_log;
   bool load_ready = false;
   // Cluster mode: only the owner plans (an operator write on another member only records it).
   if (t.partitions > 0 && owns(t.name)) {
@@ -37,7 +95,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     in.hash = s.hash ? *s.hash : t.hash.value_or(HashFamily::kMurmur2);
     in.separator =
         s.separator ? *s.separator : t.separator.value_or(std::string(kDefaultSeparator));
-    in.items = snap.sketch.items();
+    in.items = snap.sketch.unordered_items();  // KeyEstimates ranks them
     in.total = snap.total;
     in.partition_load = std::move(snap.partition_load);
     in.cold_load = std::move(snap.cold_load);
@@ -57,7 +115,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     }
     load_ready = snap.load_reports > 0 && snap.load_reports >= active;
     in.load_scale = snap.total > 0 && load_ready ? snap.load_total / snap.total : 0.0;
-    in.recent_items = snap.recent.items();
+    in.recent_items = snap.recent.unordered_items();
     in.recent_total = snap.recent_total;
     if (load_ready) {
       in.salted = std::move(snap.salted);
@@ -74,7 +132,16 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     in.detect = t.first_report_ms >= 0 && now - t.first_report_ms >= config_.warmup_ms;
     in.detect_fast = t.first_report_ms >= 0 && now - t.first_report_ms >= fast_detect_after_ms();
     in.triggered = r.triggered;
+    const auto plan_start = std::chrono::steady_clock::now();
     plan = plan_topic(in, hot);
+    if (r.triggered && config_.log_surge_plans) {
+      surge_log = surge_plan_line(t.name, t.hot, in, active, hot);
+      (*surge_log)["snapshot_ms"] =
+          std::chrono::duration<double, std::milli>(plan_start - replan_start).count();
+      (*surge_log)["plan_ms"] =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - plan_start)
+              .count();
+    }
     t.partition_load = in.partition_load;
     t.stats.rate = rate;
     t.stats.window_reports = snap.reports;
@@ -115,6 +182,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
   if (!batch.empty()) {
     double latency = 0;
     StoreStatus st = store_.write(batch, &latency);
+    if (surge_log) (*surge_log)["store_ms"] = latency * 1000.0;
     metrics_.store_write_latency(latency);
     metrics_.set_store_healthy(st.ok);
     if (!st.ok) return {st, 0};
@@ -133,6 +201,12 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     t.m->list_published(version, pub->list.keys.size());
     t.m->list_changed();
     log_list_change(before, pub->list, r.cause);
+  }
+  if (surge_log) {
+    (*surge_log)["version"] = t.published ? t.published->list.version : 0;
+    (*surge_log)["published"] = material;
+    std::string text = surge_log->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stderr);
   }
   return {StoreStatus::Ok(), t.published ? t.published->list.version : 0};
 }

@@ -104,7 +104,10 @@ int64_t Coordinator::plan_triggered() {
     if (t->removed.load() || !t->replan_wanted) continue;  // dropped, or a tick planned it
     // Only triggered plans count against the gap: a regular tick just before a surge's first
     // reports must not hold its plan back by another quarter tick.
-    const int64_t wait = now >= t->triggered_hold_ms ? 0 : t->triggered_hold_ms - now;
+    int64_t wait = now >= t->triggered_hold_ms ? 0 : t->triggered_hold_ms - now;
+    if (wait > 0 && t->surge_reports >= surge_reports_wanted(*t)) {
+      wait = now >= t->triggered_floor_ms ? 0 : t->triggered_floor_ms - now;
+    }
     if (wait > 0) {
       later.push_back(t);
       next = next < 0 ? wait : std::min(next, wait);
@@ -114,7 +117,11 @@ int64_t Coordinator::plan_triggered() {
     // by a quarter of it: a producer's first early report is one producer's view, diluted by
     // the round before the surge, and the plan it triggers often lists nothing; the rest of
     // the fleet's early reports and the follow-ups must not wait for the rest of the gap.
+    // Either hold ends early (after min_gap / 16) once a quarter of the producers' reports
+    // showed an unlisted key far above the threshold since this plan (ingest counts them):
+    // a fleet-wide surge's early reports arrive within tens of ms of each other.
     t->triggered_hold_ms = now + min_gap;
+    t->triggered_floor_ms = now + std::max<int64_t>(min_gap / 16, 1);
     try {
       const uint64_t before = t->published ? t->published->list.version : 0;
       ReplanResult res = replan_locked(

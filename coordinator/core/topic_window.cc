@@ -52,6 +52,7 @@ TopicWindow::Epoch& TopicWindow::epoch_for(int64_t now_ms) {
   Epoch& e = epochs_[static_cast<size_t>(((index % n) + n) % n)];
   if (e.index != index) {
     e.index = index;
+    e.generation = ++next_generation_;
     if (e.sketch) e.sketch->clear();
     e.pending.clear();
     e.partition_counts.assign(static_cast<size_t>(partitions_), 0);
@@ -137,6 +138,7 @@ void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, 
     ++e.load_reports;
   }
   e.pending.push_back(std::move(scaled));
+  e.generation = ++next_generation_;
   if (e.pending.size() >= kPendingBatch) flush(e);
   e.total += static_cast<double>(report.total);
   ++e.reports;
@@ -162,7 +164,9 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
   // default interval; before that the previous epoch fills the recent view in.
   const bool current_is_enough = now_ms - current * em >= em / 2;
   const int64_t recent_from = std::max(oldest, current_is_enough ? current : current - 1);
-  std::vector<const SpaceSaving*> parts, recent_parts;
+  std::vector<const SpaceSaving*> completed_parts, recent_parts;
+  const SpaceSaving* current_sketch = nullptr;
+  std::vector<std::pair<int64_t, uint64_t>> completed_key;
   Snapshot snap{SpaceSaving(capacity_),
                 std::vector<double>(static_cast<size_t>(partitions_), 0.0),
                 std::vector<double>(static_cast<size_t>(partitions_), 0.0),
@@ -180,7 +184,12 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
     if (e.index < oldest || e.index > current) continue;
     flush(e);
     if (e.sketch) {
-      parts.push_back(&*e.sketch);
+      if (e.index == current) {
+        current_sketch = &*e.sketch;
+      } else {
+        completed_parts.push_back(&*e.sketch);
+        completed_key.emplace_back(e.index, e.generation);
+      }
       if (e.index >= recent_from) recent_parts.push_back(&*e.sketch);
     }
     if (e.index >= recent_from) {
@@ -207,7 +216,25 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
   // Below zero only where the tables' weights sent more than arrived (rounding of a few
   // records per report, or a client that routed some records before it had the table).
   for (double& v : snap.cold_load) v = std::max(0.0, v);
-  if (!parts.empty()) snap.sketch = SpaceSaving::merge_all(parts, capacity_);
+  std::sort(completed_key.begin(), completed_key.end());
+  if (completed_key.empty()) {
+    completed_.reset();
+    completed_parts_.clear();
+  } else if (!completed_ || completed_key != completed_parts_) {
+    completed_ = SpaceSaving::merge_all(completed_parts, capacity_);
+    completed_parts_ = std::move(completed_key);
+  }
+  // Completed epochs merged once, then with the current one: every count is still its
+  // epochs' counts (or minimums) summed, so guaranteed counts (count - error) are the same
+  // lower bounds as one merge of every epoch gives.
+  if (completed_ && current_sketch) {
+    const SpaceSaving* two[] = {&*completed_, current_sketch};
+    snap.sketch = SpaceSaving::merge_all(two, capacity_);
+  } else if (completed_) {
+    snap.sketch = *completed_;
+  } else if (current_sketch) {
+    snap.sketch = *current_sketch;
+  }
   if (recent_parts.size() == 1) {
     snap.recent = *recent_parts.front();
   } else if (!recent_parts.empty()) {

@@ -91,6 +91,7 @@ class TopicWindow {
     uint64_t load_reports = 0;
     double total = 0;
     uint64_t reports = 0;
+    uint64_t generation = 0;  // bumped whenever the epoch's sketch content changes
   };
   static constexpr size_t kPendingBatch = 16;
 
@@ -101,6 +102,13 @@ class TopicWindow {
   uint32_t capacity_;
   int32_t partitions_ = 0;
   std::vector<Epoch> epochs_;
+  uint64_t next_generation_ = 0;
+  // The merge of the window's completed epochs, kept between snapshots: they take no more
+  // reports, so a snapshot merges it with the current epoch only (a plan runs under the
+  // topic's lock, and re-merging ten full epochs was most of a surge plan's cost). Valid for
+  // the (index, generation) of the epochs it was merged from.
+  std::vector<std::pair<int64_t, uint64_t>> completed_parts_;
+  std::optional<SpaceSaving> completed_;
 };
 
 // The records behind `sampled` sketch records of `report`: sampled / sample_rate, at most the

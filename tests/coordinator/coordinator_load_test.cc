@@ -7,6 +7,7 @@
 #include <random>
 
 #include "test_util.h"
+#include "topic_window.h"
 
 namespace hotkey::coordinator::test {
 namespace {
@@ -151,6 +152,71 @@ TEST(CoordinatorLoad, APlanThatListedNothingDoesNotHoldASurgeBackByAQuarterTick)
   h.clock().advance_ms(60);
   h.coord().plan_triggered();
   EXPECT_NE(find(h.list(kTopic), "flash"), nullptr) << list_to_json(h.list(kTopic));
+}
+
+// The held-back plan's release by evidence: 16 producers, the first early report's plan lists
+// nothing and holds the next one back by 1/16 tick (62 ms); the surge's early reports from a
+// quarter of the fleet, 20 ms later, release it at once (the clock-only scheduler waited the
+// remaining 42 ms, and a quarter tick after a plan that published).
+TEST(CoordinatorLoad, ASurgeShownByAQuarterOfTheFleetIsPlannedBeforeTheHoldEnds) {
+  CoordinatorConfig cfg = test_config();
+  cfg.plan_interval_ms = 1000;
+  cfg.defaults.balance_target = 1000;  // threshold detection only
+  Harness h(cfg);
+  const int32_t P = 12;
+  const int kProducers = 16;
+  uint64_t seq = 0;
+  auto report = [&](int p, uint64_t tail, uint64_t flash) {
+    std::map<std::string, uint64_t> counts;
+    add_tail(counts, tail, 100000, static_cast<uint32_t>(seq * 131 + p));
+    if (flash) counts["flash"] = flash;
+    const HotKeyList list = h.list(kTopic);
+    Report r = make_report("producer-" + std::to_string(p), kTopic, P, seq, counts, 256, &list);
+    r.window_ms = 500;
+    CallResult res = h.coord().ingest(std::move(r));
+    ASSERT_TRUE(res.ok()) << res.error;
+  };
+  for (int i = 0; i < 6; ++i) {
+    ++seq;
+    for (int p = 0; p < kProducers; ++p) report(p, 500, 0);
+    h.clock().advance_ms(500);
+    h.coord().tick();
+  }
+  ++seq;
+  report(0, 500, 200);  // 29% of one report, 2.4% of the fleet's latest reports
+  h.coord().plan_triggered();
+  ASSERT_EQ(find(h.list(kTopic), "flash"), nullptr) << "one producer's view is no fleet surge";
+  h.clock().advance_ms(20);
+  for (int p = 1; p <= 3; ++p) report(p, 500, 200);
+  EXPECT_GT(h.coord().plan_triggered(), 0) << "three reports of sixteen producers: still held";
+  EXPECT_EQ(find(h.list(kTopic), "flash"), nullptr);
+  report(4, 500, 200);  // the fourth: a quarter of the fleet since the empty plan (9.6%)
+  EXPECT_EQ(h.coord().plan_triggered(), -1) << "planned now, nothing left waiting";
+  EXPECT_NE(find(h.list(kTopic), "flash"), nullptr)
+      << "listed 20 ms after the first plan, not at the end of its hold: "
+      << list_to_json(h.list(kTopic));
+}
+
+// The window keeps the merge of its completed epochs between snapshots; a report that lands
+// in one of them afterwards (the clock stepped back) must still be in the next snapshot.
+TEST(CoordinatorLoad, AReportInACompletedEpochReachesTheNextSnapshot) {
+  TopicWindow w(1000, 10, 64);
+  auto add = [&](int64_t at_ms, const std::string& key, uint64_t n) {
+    std::map<std::string, uint64_t> counts{{"tail-a", 5}, {"tail-b", 5}};
+    counts[key] = n;
+    Report r = make_report("producer-0", kTopic, 4, static_cast<uint64_t>(at_ms + 1), counts, 64);
+    w.add(r, scaled_report_sketch(r), at_ms, 4, nullptr);
+  };
+  for (int64_t t = 0; t < 9000; t += 500) add(t, "steady", 10);
+  const auto before = w.snapshot(9500);
+  ASSERT_FALSE(before.sketch.find("late").has_value());
+  add(5200, "late", 40);
+  const auto after = w.snapshot(9600);
+  const auto late = after.sketch.find("late");
+  ASSERT_TRUE(late.has_value()) << "the cached merge of completed epochs went stale";
+  EXPECT_EQ(late->count - late->error, 40u);
+  EXPECT_EQ(after.sketch.find("steady")->count, before.sketch.find("steady")->count);
+  EXPECT_DOUBLE_EQ(after.total, before.total + 50) << before.total;
 }
 
 }  // namespace

@@ -177,9 +177,13 @@ TEST(CoordinatorSurge, ReportWithANewHotKeyIsPlannedBeforeTheNextTick) {
   EXPECT_EQ(h.coord().plan_triggered(), -1);
   EXPECT_EQ(h.list(kTopic).version, after.version);
 
-  // A second new key right away waits out the rate limit (a quarter of plan_interval_ms).
+  // A second new key right away, in one producer's report, waits out the rate limit (a
+  // quarter of plan_interval_ms) ...
   h.clock().advance_ms(100);
-  send(h, kProducers, P, seq, traffic(seq, 2000, {{"flash", 600}, {"other", 600}}));
+  const auto flash_only = traffic(seq, 2000, {{"flash", 600}});
+  const auto with_other = traffic(seq, 2000, {{"flash", 600}, {"other", 600}});
+  send(h, kProducers, P, seq, [&](int p) { return p == 0 ? with_other(p) : flash_only(p); });
+  ++seq;
   const int64_t wait = h.coord().plan_triggered();
   EXPECT_GT(wait, 0);
   EXPECT_LE(wait, 250);
@@ -187,6 +191,14 @@ TEST(CoordinatorSurge, ReportWithANewHotKeyIsPlannedBeforeTheNextTick) {
   h.clock().advance_ms(wait);
   EXPECT_EQ(h.coord().plan_triggered(), -1);
   EXPECT_NE(find(h.list(kTopic), "other"), nullptr);
+
+  // ... unless a quarter of the fleet (at least two reports) shows it: a third new key, right
+  // after that publication, in two producers' reports, is planned at once.
+  h.clock().advance_ms(20);
+  send(h, 2, P, seq, traffic(seq, 2000, {{"flash", 600}, {"other", 600}, {"third", 600}}));
+  ++seq;
+  EXPECT_EQ(h.coord().plan_triggered(), -1);
+  EXPECT_NE(find(h.list(kTopic), "third"), nullptr) << "held back although the fleet showed it";
 }
 
 // The first report of each producer after it switched lists is left out of the partition

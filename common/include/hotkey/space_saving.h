@@ -104,6 +104,9 @@ class SpaceSaving {
   std::vector<Item> items() const;
   // The first n of items().
   std::vector<Item> top(size_t n) const;
+  // All monitored items in no particular order (a caller that ranks them itself skips the
+  // sort: 4,096 items are about 8M instructions through items()).
+  std::vector<Item> unordered_items() const;
 
   // Removes everything (keeps capacity and buffers).
   void clear() noexcept;
