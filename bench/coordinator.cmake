@@ -22,3 +22,8 @@ set_tests_properties(perf.ingest_instructions PROPERTIES
 add_executable(plan_instructions ${CMAKE_CURRENT_LIST_DIR}/plan_instructions.cc)
 target_link_libraries(plan_instructions PRIVATE hotkey::coordinator hotkey::test_support
   hotkey_warnings)
+add_test(NAME perf.plan_instructions
+         COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/plan_cost_check.py
+                 ${CMAKE_RUNTIME_OUTPUT_DIRECTORY} ${CMAKE_CURRENT_LIST_DIR}/plan_budget.json)
+set_tests_properties(perf.plan_instructions PROPERTIES
+  LABELS "perf" SKIP_RETURN_CODE 77 TIMEOUT 900)
