@@ -54,8 +54,13 @@ try:
         if strat == "hotkey": args += ["--coordinator", f"http://127.0.0.1:{port}"]
         subprocess.run(args, stdout=subprocess.DEVNULL, stderr=open(out + ".log", "w"), timeout=120)
         j = json.load(open(out))
+        cpu_detail[n].append((j.get("cpu_sys_s", 0) / j["cpu_s"],
+                         (j.get("context_switches_voluntary", 0)
+                          + j.get("context_switches_involuntary", 0)) / j["records_sent"] * 1000))
         return j["records_sent"] / j["cpu_s"], j["throughput"], j["salted_records"] / j["records_sent"]
+    cpu_detail = {n: [] for n in names}  # (system share of CPU, context switches per 1k records)
     for n in names: run(n, 1, 4)  # warm: topic metadata, hot list
+    cpu_detail = {n: [] for n in names}
     res = {n: [] for n in names}
     for r in range(ROUNDS):
         order = names if r % 2 == 0 else list(reversed(names))
@@ -74,7 +79,10 @@ try:
     base = statistics.median(res["static"]) if "static" in res else None
     for n in names:
         m = statistics.median(res[n])
-        print(f"  {n:<24} {m/1e3:7.0f}k" + (f"  {m/base:.2f}x static" if base else ""))
+        sys_share = statistics.median(e[0] for e in cpu_detail[n])
+        switches = statistics.median(e[1] for e in cpu_detail[n])
+        print(f"  {n:<24} {m/1e3:7.0f}k" + (f"  {m/base:.2f}x static" if base else "")
+              + f"  (system CPU {sys_share*100:.0f}%, {switches:.1f} context switches per 1k records)")
 finally:
     for p in procs: p.terminate()
     for p in procs: p.wait(timeout=20)

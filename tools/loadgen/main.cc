@@ -84,13 +84,21 @@ output:
                    .c_str());
 }
 
-double cpu_seconds() {
+// The whole process's CPU (every thread: the application's, librdkafka's, the client's) and
+// context switches.
+struct CpuUse {
+  double user_s = 0, sys_s = 0;
+  long voluntary_switches = 0, involuntary_switches = 0;
+  double total_s() const { return user_s + sys_s; }
+};
+
+CpuUse cpu_use() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   auto sec = [](const timeval& tv) {
     return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
   };
-  return sec(ru.ru_utime) + sec(ru.ru_stime);
+  return CpuUse{sec(ru.ru_utime), sec(ru.ru_stime), ru.ru_nvcsw, ru.ru_nivcsw};
 }
 
 std::string hex_bitmap(const std::vector<bool>& bits) {
@@ -284,7 +292,7 @@ int run(const Args& args) {
       args.start_at_ms > 0 ? std::max<int64_t>(0, wall_ms() - args.start_at_ms) / 1000.0 : 0.0;
   const auto t0 =
       steady_clock::now() - duration_cast<steady_clock::duration>(duration<double>(late_s));
-  const double cpu0 = cpu_seconds();
+  const CpuUse cpu0 = cpu_use();
 
   const std::string value(args.value_bytes, 'v');
   std::string key;
@@ -348,7 +356,8 @@ int run(const Args& args) {
   const double active_s =
       std::max(1e-9, duration<double>(steady_clock::now() - t0).count() - late_s);
   const bool flushed = strategy->flush(15000);
-  const double cpu_s = cpu_seconds() - cpu0;
+  const CpuUse cpu1 = cpu_use();
+  const double cpu_s = cpu1.total_s() - cpu0.total_s();
   write_status(true);
 
   uint64_t background_distinct = 0;
@@ -371,6 +380,10 @@ int run(const Args& args) {
       {"queue_full_retries", queue_full},
       {"throughput", static_cast<double>(sent) / active_s},
       {"cpu_s", cpu_s},
+      {"cpu_user_s", cpu1.user_s - cpu0.user_s},
+      {"cpu_sys_s", cpu1.sys_s - cpu0.sys_s},
+      {"context_switches_voluntary", cpu1.voluntary_switches - cpu0.voluntary_switches},
+      {"context_switches_involuntary", cpu1.involuntary_switches - cpu0.involuntary_switches},
       {"records_per_cpu_s", cpu_s > 0 ? static_cast<double>(sent) / cpu_s : 0.0},
       {"salted_records", log.salted_records},
       {"keys_salted", keys_salted},
