@@ -231,6 +231,29 @@ TEST(ProducerE2E, ApplicationHeadersTravelWithTheMergeHeaders) {
   EXPECT_EQ(cold, 1);
 }
 
+// A record librdkafka refuses (queue full) leaves the headers list the wrapper built with the
+// wrapper, which frees it (ownership passes only on success). A leak or a double free shows
+// under a leak checker (valgrind --leak-check=full, or an ASan build of this test: it is an
+// integration test, outside scripts/test.sh's ASan pass); the plain run checks the refusal.
+TEST(ProducerE2E, RefusedRecordFreesItsHeadersOnce) {
+  Producer producer({{"bootstrap.servers", "127.0.0.1:9"},  // nothing listens: records stay
+                     {"queue.buffering.max.messages", "1"},
+                     {"hotkey.routing.mode", "rekey"},
+                     {"hotkey.hash", "murmur2"},
+                     {"log_level", "0"}});
+  const TopicId id = producer.client().topic("orders");
+  ASSERT_TRUE(producer.client().router().publish(
+      make_list("orders", 7, 8, HashFamily::kMurmur2, {"hot"}, 4)));
+  producer.client().router().observe_partitions(id, 8);  // as librdkafka's metadata would
+  const Header app[] = {{"trace-id", "t-1"}};
+  ASSERT_TRUE(producer.produce("orders", "hot", "h", app).ok());
+  const ProduceResult refused = producer.produce("orders", "hot", "h", app);
+  EXPECT_EQ(refused.error, RD_KAFKA_RESP_ERR__QUEUE_FULL) << refused.message();
+  const ProduceResult refused_cold = producer.produce("orders", "cold", "c", app);
+  EXPECT_EQ(refused_cold.error, RD_KAFKA_RESP_ERR__QUEUE_FULL) << refused_cold.message();
+  rd_kafka_purge(producer.handle(), RD_KAFKA_PURGE_F_QUEUE);
+}
+
 TEST(ProducerE2E, RouteKeepsTheKeyAndUsesTheSaltTable) {
   MockCluster mc;
   constexpr int kPartitions = 6;
