@@ -264,10 +264,11 @@ const std::vector<Property>& property_table() {
           "retry delay cap (delays double, jittered in [d/2, d])"),
       text("hotkey.salt.headers", "`true`", "`true`, `false`", &set_salt_headers,
            "the wrapper adds the `hotkey.salt` / `hotkey.version` headers to salted "
-           "records; `false` leaves them off (librdkafka's two header copies are 39% of "
-           "a salted record's produce cost, see docs/BENCHMARKS.md) for consumers that "
-           "do not merge sub-streams, or that recover rekeyed keys by their suffix "
-           "(merge contract rule 3)"),
+           "records; `false` leaves them off (the two headers are 36% of a salted record's "
+           "producer instructions, all in librdkafka: unthrottled, 0.45x static salting's "
+           "records per CPU-second with them, 0.92-0.94x without; docs/BENCHMARKS.md) for "
+           "consumers that do not merge sub-streams, or that recover rekeyed keys by their "
+           "suffix (merge contract rule 3)"),
       u32<&ClientConfig::surge_interval_ms, 0, 3600000>(
           "hotkey.surge.interval.ms", " (0: off)",
           "at most one early (surge) report per topic per this interval"),

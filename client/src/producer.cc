@@ -160,15 +160,8 @@ ProduceResult Producer::produce(std::string_view topic, const void* key, size_t 
   }
   c.record(t->id, key, keylen, d.partition, d.salted);
 
-  constexpr size_t kInline = 16;
-  std::array<rd_kafka_vu_t, kInline> inline_vus;
-  std::vector<rd_kafka_vu_t> heap_vus;
-  size_t need = 8 + headers.size();
-  rd_kafka_vu_t* vus = inline_vus.data();
-  if (need > kInline) {
-    heap_vus.resize(need);
-    vus = heap_vus.data();
-  }
+  constexpr size_t kInline = 8;
+  std::array<rd_kafka_vu_t, kInline> vus;
   size_t n = 0;
   auto add = [&](rd_kafka_vtype_t type) -> rd_kafka_vu_t& {
     rd_kafka_vu_t& v = vus[n++];
@@ -179,15 +172,16 @@ ProduceResult Producer::produce(std::string_view topic, const void* key, size_t 
   add(RD_KAFKA_VTYPE_MSGFLAGS).u.i = RD_KAFKA_MSG_F_COPY;
   add(RD_KAFKA_VTYPE_VALUE).u.mem = {const_cast<char*>(value.data()), value.size()};
   add(RD_KAFKA_VTYPE_OPAQUE).u.ptr = opaque;
-  char salt_text[16];
-  char version_text[24];
+  // The record's headers as one list built here: presized for exactly the headers it gets
+  // (librdkafka's per-header RD_KAFKA_VTYPE_HEADER starts a list of 8 and needs C-string
+  // names), names passed with their lengths, so application names need no NUL-terminated copy.
+  rd_kafka_headers_t* hdrs = nullptr;
+  const bool merge_headers = d.salted && impl_->salt_headers;
+  if (merge_headers || !headers.empty()) {
+    hdrs = rd_kafka_headers_new(headers.size() + (merge_headers ? 2 : 0));
+  }
   thread_local std::string salted_key;
   if (d.salted) {
-    size_t salt_len = static_cast<size_t>(
-        std::to_chars(salt_text, salt_text + sizeof(salt_text), d.salt).ptr - salt_text);
-    size_t version_len = static_cast<size_t>(
-        std::to_chars(version_text, version_text + sizeof(version_text), d.version).ptr -
-        version_text);
     if (impl_->mode == RoutingMode::kRekey) {
       if (salted_key.size() < keylen + kMaxSaltSuffixBytes) {
         salted_key.resize(keylen + kMaxSaltSuffixBytes);
@@ -200,31 +194,34 @@ ProduceResult Producer::produce(std::string_view topic, const void* key, size_t 
       add(RD_KAFKA_VTYPE_KEY).u.mem = {const_cast<void*>(key), keylen};
       add(RD_KAFKA_VTYPE_PARTITION).u.i32 = d.partition;
     }
-    if (impl_->salt_headers) {
-      rd_kafka_vu_t& hs = add(RD_KAFKA_VTYPE_HEADER);
-      hs.u.header = {client::kSaltHeader.data(), salt_text, static_cast<ssize_t>(salt_len)};
-      rd_kafka_vu_t& hv = add(RD_KAFKA_VTYPE_HEADER);
-      hv.u.header = {client::kVersionHeader.data(), version_text,
-                     static_cast<ssize_t>(version_len)};
+    if (merge_headers) {
+      char salt_text[16];
+      char version_text[24];
+      const auto salt_len = static_cast<ssize_t>(
+          std::to_chars(salt_text, salt_text + sizeof(salt_text), d.salt).ptr - salt_text);
+      const auto version_len = static_cast<ssize_t>(
+          std::to_chars(version_text, version_text + sizeof(version_text), d.version).ptr -
+          version_text);
+      rd_kafka_header_add(hdrs, client::kSaltHeader.data(),
+                          static_cast<ssize_t>(client::kSaltHeader.size()), salt_text, salt_len);
+      rd_kafka_header_add(hdrs, client::kVersionHeader.data(),
+                          static_cast<ssize_t>(client::kVersionHeader.size()), version_text,
+                          version_len);
     }
   } else {
     if (key != nullptr) add(RD_KAFKA_VTYPE_KEY).u.mem = {const_cast<void*>(key), keylen};
     add(RD_KAFKA_VTYPE_PARTITION).u.i32 = RD_KAFKA_PARTITION_UA;
   }
-  // Header names must be C strings for librdkafka; application names are copied to the stack.
-  std::vector<std::string> names;
   for (const Header& h : headers) {
-    names.emplace_back(h.name);
+    rd_kafka_header_add(hdrs, h.name.data(), static_cast<ssize_t>(h.name.size()), h.value.data(),
+                        static_cast<ssize_t>(h.value.size()));
   }
-  for (size_t i = 0; i < headers.size(); ++i) {
-    rd_kafka_vu_t& hv = add(RD_KAFKA_VTYPE_HEADER);
-    hv.u.header = {names[i].c_str(), headers[i].value.data(),
-                   static_cast<ssize_t>(headers[i].value.size())};
-  }
-  rd_kafka_error_t* err = rd_kafka_produceva(impl_->rk, vus, n);
-  if (err == nullptr) return ProduceResult{};
+  if (hdrs != nullptr) add(RD_KAFKA_VTYPE_HEADERS).u.headers = hdrs;
+  rd_kafka_error_t* err = rd_kafka_produceva(impl_->rk, vus.data(), n);
+  if (err == nullptr) return ProduceResult{};  // the record owns hdrs now
   ProduceResult r{rd_kafka_error_code(err)};
   rd_kafka_error_destroy(err);
+  if (hdrs != nullptr) rd_kafka_headers_destroy(hdrs);  // ownership passes only on success
   return r;
 }
 

@@ -38,7 +38,7 @@ KeyEstimates::KeyEstimates(const PlanInput& in) : in_(in) {
     for (const auto& item : in.recent_items) {
       recent_by_key_.emplace(item.key,
                              Recent{unit(static_cast<double>(item.guaranteed()) / recent_total_),
-                                    unit(traffic(item) / recent_total_)});
+                                    unit(traffic(item) / recent_total_), recent_total_});
     }
   }
   latest_total_ = finite_nonneg(in.latest_total);
@@ -73,25 +73,36 @@ double KeyEstimates::traffic_of(const std::string& key) const {
 KeyEstimates::Recent KeyEstimates::recent_of(const std::string& key) const {
   if (latest_total_ > 0) {
     if (auto it = in_.latest.find(key); it != in_.latest.end()) {
-      return Recent{unit(it->second.guaranteed / latest_total_),
-                    unit(it->second.traffic / latest_total_)};
+      const double traffic = unit(it->second.traffic / latest_total_);
+      if (traffic >= hot_share()) {
+        return Recent{unit(it->second.guaranteed / latest_total_), traffic, latest_total_};
+      }
     }
   }
   auto it = recent_by_key_.find(key);
-  return it == recent_by_key_.end() ? Recent{} : it->second;
+  return it == recent_by_key_.end() ? Recent{0, 0, recent_total_} : it->second;
 }
 
-double KeyEstimates::choose(double window, double recent) const {
+double KeyEstimates::choose(double window, double recent, double records) const {
   if (!(recent_total_ > 0)) return window;
-  return std::abs(recent - window) <= kRecentDeparture * window ? window : recent;
+  const double departure = std::abs(recent - window);
+  if (departure <= kRecentDeparture * window) return window;
+  // Poisson: the recent view's count of a key steady at `window` has a standard deviation of
+  // sqrt(window * records) records.
+  if (records > 0 && departure * records <= kRecentNoise * std::sqrt(window * records)) {
+    return window;
+  }
+  return recent;
 }
 
 double KeyEstimates::current_share_of(const std::string& key) const {
-  return choose(share_of(key), recent_of(key).share);
+  const Recent r = recent_of(key);
+  return choose(share_of(key), r.share, r.records);
 }
 
 double KeyEstimates::traffic_share_of(const std::string& key) const {
-  return choose(total_ > 0 ? unit(traffic_of(key) / total_) : 0.0, recent_of(key).traffic);
+  const Recent r = recent_of(key);
+  return choose(total_ > 0 ? unit(traffic_of(key) / total_) : 0.0, r.traffic, r.records);
 }
 
 double KeyEstimates::salted_of(const std::string& key) const {
@@ -101,8 +112,25 @@ double KeyEstimates::salted_of(const std::string& key) const {
 
 double KeyEstimates::routed_of(const std::string& key) const {
   if (!(load_units_ > 0)) return 0.0;
-  if (auto it = in_.home.find(key); it != in_.home.end()) return finite_nonneg(it->second);
+  if (auto it = in_.home.find(key); it != in_.home.end() && at_hot_threshold(key)) {
+    return finite_nonneg(it->second);
+  }
   return finite_nonneg(traffic_of(key) * in_.load_scale - salted_of(key));
+}
+
+double KeyEstimates::hot_share() const {
+  return in_.settings ? in_.settings->hot_fraction / static_cast<double>(in_.partitions) : 0.0;
+}
+
+bool KeyEstimates::at_hot_threshold(const std::string& key) const {
+  const double h = hot_share();
+  return (total_ > 0 && traffic_of(key) / total_ >= h) || recent_of(key).traffic >= h;
+}
+
+bool KeyEstimates::surging(const std::string& key) const {
+  const double window = total_ > 0 ? unit(traffic_of(key) / total_) : 0.0;
+  const Recent r = recent_of(key);
+  return r.traffic > window && choose(window, r.traffic, r.records) != window;
 }
 
 double KeyEstimates::debt_of(const std::string& key, int64_t since_ms) const {

@@ -59,8 +59,12 @@ class KeyEstimates {
   struct Recent {
     double share = 0;    // guaranteed
     double traffic = 0;  // midpoint
+    double records = 0;  // records of the view these shares are of (0: no recent view)
   };
-  // The latest report round where it holds the key, else the recent epochs.
+  // The latest report round where it holds the key at the hot threshold or above, else the
+  // recent epochs. The latest round counts a key only in the reports where it reached
+  // kLatestKeepFraction of the threshold, so below the threshold it misses the reports that
+  // dropped it and reads low (a key at 0.4 of the threshold read at half its traffic).
   Recent recent_of(const std::string& key) const;
   // The share a listed key is published with (guaranteed): the window's estimate while the
   // recent view agrees with it, the recent one when it departs (a surge is sized for its
@@ -73,9 +77,18 @@ class KeyEstimates {
   // Records of the key the lists it was routed with salted out of the cold load.
   double salted_of(const std::string& key) const;
   // A key's records inside cold_load (at its home partition): counted by the window for the
-  // keys it tracked, else estimated as its window traffic in load units less what its lists
-  // salted out of the load.
+  // keys it tracked that are at the hot threshold (window or recent traffic), else estimated
+  // as its window traffic in load units less what its lists salted out of the load. Below the
+  // threshold the window's count is partial: a report tracks a key only when it holds
+  // kLatestKeepFraction of the threshold, and a key about that size is missing from many
+  // reports (its home records were undercounted by up to 40% of a partition's load).
   double routed_of(const std::string& key) const;
+  // The key's traffic share in the recent view is above its window share by more than
+  // counting noise and kRecentDeparture (a surge the window has not caught up with).
+  bool surging(const std::string& key) const;
+  // hot_fraction / partitions.
+  double hot_share() const;
+  bool at_hot_threshold(const std::string& key) const;
   // The part of routed_of a key listed at `since_ms` sent home in the epochs ending after
   // since_ms - kDebtLookbackMs (the records it owes its home partition; planner.h).
   double debt_of(const std::string& key, int64_t since_ms) const;
@@ -90,7 +103,11 @@ class KeyEstimates {
   }
 
  private:
-  double choose(double window, double recent) const;
+  // The window's share unless the recent one departs from it by more than kRecentDeparture
+  // of it and by more than kRecentNoise standard deviations of the recent view's counting
+  // noise (a small key's second of records varies by more than a quarter, and sizing it on
+  // that noise moves its traffic off the prediction).
+  double choose(double window, double recent, double records) const;
 
   const PlanInput& in_;
   double total_ = 0;

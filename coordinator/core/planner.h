@@ -92,6 +92,8 @@ inline constexpr double kFastEntryMinRecords = 16;
 // A key's recent share replaces its window share for sizing once the two differ by more
 // than this fraction of the window share (steady keys keep the steadier window estimate).
 inline constexpr double kRecentDeparture = 0.25;
+// ... and by more than this many standard deviations of the recent view's counting noise.
+inline constexpr double kRecentNoise = 3.0;
 // A key that detection listed (at or above the hot threshold) owes its home partition the
 // records it sent there in the epochs ending less than this before it entered, and since: a
 // surge's records from its start (at most a report interval and a plan before its entry) to
@@ -99,6 +101,9 @@ inline constexpr double kRecentDeparture = 0.25;
 // planned against for as long as the window holds them, so home gets less of the salted keys'
 // weight until the window has balanced them out.
 inline constexpr int64_t kDebtLookbackMs = 1000;
+// The balance-driven selection takes a key by its traffic (the midpoint of its sketch bounds)
+// only when its guaranteed count is at least this fraction of its count.
+inline constexpr double kBalanceMinCertainty = 0.1;
 
 struct PlanResult {
   HotKeyList list;  // version left 0: the caller assigns it

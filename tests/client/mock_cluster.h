@@ -55,6 +55,7 @@ struct Consumed {
   int64_t offset = 0;
   std::optional<std::string> salt_header;
   std::optional<std::string> version_header;
+  std::vector<std::pair<std::string, std::string>> headers;  // all of them, in order
 };
 
 // Reads `expected` records of `topic` (all partitions, from the beginning) or until the
@@ -100,6 +101,11 @@ inline std::vector<Consumed> consume_all(
         if (rd_kafka_header_get_last(hdrs, "hotkey.version", &v, &n) ==
             RD_KAFKA_RESP_ERR_NO_ERROR) {
           c.version_header = std::string(static_cast<const char*>(v), n);
+        }
+        const char* name = nullptr;
+        for (size_t i = 0;
+             rd_kafka_header_get_all(hdrs, i, &name, &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
+          c.headers.emplace_back(name, std::string(static_cast<const char*>(v), n));
         }
       }
       out.push_back(std::move(c));

@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "kafka_producer.h"
 #include "strategy.h"
@@ -79,6 +80,54 @@ class StaticStrategy final : public RewritingStrategy {
  private:
   std::unordered_set<std::string> whitelist_;
   uint32_t salts_;
+  std::mt19937_64 rng_;
+};
+
+// static with the salts chosen so that each lands on a partition of its own (the first salt
+// numbers whose murmur2 partition is new), one random salt per record: the same per-record
+// work as static, spread over `salts` distinct partitions the way the coordinator's plan
+// spreads a hot key (static's random salts collide: 8 of them reach 6-7 of 12 partitions).
+class StaticSpreadStrategy final : public RewritingStrategy {
+ public:
+  explicit StaticSpreadStrategy(const StrategyOptions& options)
+      : RewritingStrategy(options),
+        whitelist_(options.whitelist.begin(), options.whitelist.end()),
+        rng_(options.seed) {
+    const int32_t parts = partitions();
+    if (options.salts < 1 || static_cast<int32_t>(options.salts) > parts) {
+      throw std::invalid_argument("static_spread: --salts must be 1..partitions (" +
+                                  std::to_string(parts) + ")");
+    }
+    for (const auto& key : whitelist_) {
+      std::vector<bool> taken(static_cast<size_t>(parts), false);
+      std::vector<uint32_t>& salts = salts_[key];
+      std::string salted;
+      for (uint32_t salt = 0; salts.size() < options.salts && salt < 1000000; ++salt) {
+        salted.assign(key);
+        append_salt(salted, salt);
+        const int32_t p = rd_kafka_msg_partitioner_murmur2(nullptr, salted.data(), salted.size(),
+                                                           parts, nullptr, nullptr);
+        if (!taken[static_cast<size_t>(p)]) {
+          taken[static_cast<size_t>(p)] = true;
+          salts.push_back(salt);
+        }
+      }
+    }
+  }
+
+ protected:
+  bool rewrite(std::string_view key, std::string& out) override {
+    if (whitelist_.empty()) return false;
+    auto it = salts_.find(std::string(key));
+    if (it == salts_.end()) return false;
+    out.assign(key);
+    append_salt(out, it->second[rng_() % it->second.size()]);
+    return true;
+  }
+
+ private:
+  std::unordered_set<std::string> whitelist_;
+  std::unordered_map<std::string, std::vector<uint32_t>> salts_;
   std::mt19937_64 rng_;
 };
 
@@ -154,7 +203,7 @@ std::unique_ptr<Strategy> make_hotkey_strategy(
 bool have_hotkey_strategy();
 
 std::vector<std::string> strategy_names() {
-  std::vector<std::string> names{"naive", "static", "adaptive"};
+  std::vector<std::string> names{"naive", "static", "static_spread", "adaptive"};
   if (have_hotkey_strategy()) names.push_back("hotkey");
   return names;
 }
@@ -162,10 +211,12 @@ std::vector<std::string> strategy_names() {
 std::unique_ptr<Strategy> make_strategy(const std::string& name, const StrategyOptions& options) {
   if (name == "naive") return std::make_unique<NaiveStrategy>(options);
   if (name == "static") return std::make_unique<StaticStrategy>(options);
+  if (name == "static_spread") return std::make_unique<StaticSpreadStrategy>(options);
   if (name == "adaptive") return std::make_unique<AdaptiveStrategy>(options);
   if (name == "hotkey" && have_hotkey_strategy()) return make_hotkey_strategy(options);
-  throw std::invalid_argument("unknown strategy '" + name +
-                              "' (naive, static, adaptive, hotkey when the client is built)");
+  throw std::invalid_argument(
+      "unknown strategy '" + name +
+      "' (naive, static, static_spread, adaptive, hotkey when the client is built)");
 }
 
 }  // namespace hotkey::loadgen

@@ -6,6 +6,7 @@
 #include "strategy.h"
 
 #ifdef HOTKEY_LOADGEN_WITH_CLIENT
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,12 @@ class HotkeyStrategy final : public Strategy {
   explicit HotkeyStrategy(const StrategyOptions& options)
       : producer_(options), client_(client_props(options)) {
     topic_ = client_.topic(options.topic);
+    salt_headers_ = client_.config().salt_headers;
+    if (options.wait_list_ms > 0 &&
+        !client_.wait_for_version(topic_, 1, std::chrono::milliseconds(options.wait_list_ms))) {
+      throw std::runtime_error("hotkey strategy: no hot list for topic " + options.topic +
+                               " within --wait-list-ms");
+    }
   }
 
   bool send(std::string_view key, std::string_view value, bool* salted) override {
@@ -35,11 +42,14 @@ class HotkeyStrategy final : public Strategy {
         client_.route(topic_, key.data(), key.size(), value, producer_.partitions());
     *salted = d.salted;
     if (!d.salted) return producer_.produce(key, value, d.partition);
-    buf_.resize(key.size() + kMaxSaltSuffixBytes);
-    buf_.resize(d.write_salted_key(key, buf_.data()));
+    // The buffer only grows (no zero-fill per record); the key is written into it in place.
+    if (buf_.size() < key.size() + kMaxSaltSuffixBytes) {
+      buf_.resize(key.size() + kMaxSaltSuffixBytes);
+    }
+    const size_t len = d.write_salted_key(key, buf_.data());
     const KafkaProducer::SaltHeaders h{d.salt, d.version};
-    return producer_.produce(buf_, value, d.partition,
-                             client_.config().salt_headers ? &h : nullptr);
+    return producer_.produce(std::string_view(buf_.data(), len), value, d.partition,
+                             salt_headers_ ? &h : nullptr);
   }
   void poll(int timeout_ms) override { producer_.poll(timeout_ms); }
   bool flush(int timeout_ms) override { return producer_.flush(timeout_ms); }
@@ -70,6 +80,7 @@ class HotkeyStrategy final : public Strategy {
   KafkaProducer producer_;
   client::Client client_;
   client::TopicId topic_ = 0;
+  bool salt_headers_ = true;
   std::string buf_;
 };
 

@@ -37,10 +37,11 @@ void usage(std::FILE* out) {
   One producer process: sends a skewed workload at a fixed rate through strategy S and prints
   a JSON summary on exit (or on SIGINT/SIGTERM).
 strategy:
-  --strategy S             naive | static | adaptive | hotkey (this build: %s)
+  --strategy S             naive | static | static_spread | adaptive | hotkey (this build: %s)
   --producer-id ID         stable id (default loadgen-<pid>)
-  --salts N                static/adaptive: salts per salted key (default 8)
-  --whitelist KEY          static: a key salted from the start (repeatable)
+  --salts N                static/adaptive: salts per salted key (default 8); static_spread:
+                           that many salts on distinct partitions (at most the partition count)
+  --whitelist KEY          static, static_spread: a key salted from the start (repeatable)
   --adaptive-rate R        adaptive: local records/s that make a key hot (default 500)
   --adaptive-half-life S   adaptive: decay half-life in seconds (default 1)
   --coordinator URL        hotkey: coordinator base URL, e.g. http://127.0.0.1:8080
@@ -48,10 +49,14 @@ strategy:
   --transport T            hotkey: http (default) or kafka: reports to __hotkey_reports and
                            lists from __hotkey_lists on the --bootstrap cluster (cluster mode)
   --client-prop K=V        hotkey: extra client property (repeatable)
+  --wait-list-ms T         hotkey: wait up to T ms for the topic's first hot list (version
+                           >= 1) before sending; exit 1 without one (default 0: do not wait)
   --kafka-prop K=V         librdkafka property for every strategy (repeatable)
 rate and time:
   --rate N                 records/s this process sends (default 2000)
   --duration S             seconds to send (default 30)
+  --records N              stop after N records even before --duration ends (default 0: no
+                           limit); with a high --rate, a fixed amount of work for profiling
   --start-at-ms T          wall-clock epoch ms at which the schedule starts (default: now);
                            a fleet shares one value so surges happen at the same moment
   --value-bytes N          record value size (default 100)
@@ -79,13 +84,21 @@ output:
                    .c_str());
 }
 
-double cpu_seconds() {
+// The whole process's CPU (every thread: the application's, librdkafka's, the client's) and
+// context switches.
+struct CpuUse {
+  double user_s = 0, sys_s = 0;
+  long voluntary_switches = 0, involuntary_switches = 0;
+  double total_s() const { return user_s + sys_s; }
+};
+
+CpuUse cpu_use() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   auto sec = [](const timeval& tv) {
     return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
   };
-  return sec(ru.ru_utime) + sec(ru.ru_stime);
+  return CpuUse{sec(ru.ru_utime), sec(ru.ru_stime), ru.ru_nvcsw, ru.ru_nivcsw};
 }
 
 std::string hex_bitmap(const std::vector<bool>& bits) {
@@ -116,6 +129,7 @@ struct Args {
   hl::WorkloadSpec workload;
   double rate = 2000;
   double duration_s = 30;
+  uint64_t max_records = 0;  // 0: no limit
   int64_t start_at_ms = 0;
   size_t value_bytes = 100;
   double hot_min_share = 0;
@@ -177,6 +191,8 @@ Args parse_args(int argc, char** argv) {
       if (a.options.transport != "http" && a.options.transport != "kafka") {
         throw std::invalid_argument("--transport: expected http or kafka");
       }
+    } else if (flag == "--wait-list-ms") {
+      a.options.wait_list_ms = static_cast<int>(number());
     } else if (flag == "--client-prop") {
       a.options.client_props.insert(split_prop(value()));
     } else if (flag == "--kafka-prop") {
@@ -185,6 +201,8 @@ Args parse_args(int argc, char** argv) {
       a.rate = number();
     } else if (flag == "--duration") {
       a.duration_s = number();
+    } else if (flag == "--records") {
+      a.max_records = static_cast<uint64_t>(number());
     } else if (flag == "--start-at-ms") {
       a.start_at_ms = static_cast<int64_t>(number());
     } else if (flag == "--value-bytes") {
@@ -274,7 +292,7 @@ int run(const Args& args) {
       args.start_at_ms > 0 ? std::max<int64_t>(0, wall_ms() - args.start_at_ms) / 1000.0 : 0.0;
   const auto t0 =
       steady_clock::now() - duration_cast<steady_clock::duration>(duration<double>(late_s));
-  const double cpu0 = cpu_seconds();
+  const CpuUse cpu0 = cpu_use();
 
   const std::string value(args.value_bytes, 'v');
   std::string key;
@@ -301,11 +319,13 @@ int run(const Args& args) {
     const auto now = steady_clock::now();
     t = duration<double>(now - t0).count();
     if (t >= args.duration_s) break;
+    if (args.max_records > 0 && sent >= args.max_records) break;
     if (now >= next_status) {
       write_status(false);
       next_status = now + seconds(1);
     }
-    const auto due = static_cast<uint64_t>(args.rate * (t - late_s));
+    auto due = static_cast<uint64_t>(args.rate * (t - late_s));
+    if (args.max_records > 0) due = std::min(due, args.max_records);
     if (sent >= due) {
       strategy->poll(1);
       continue;
@@ -336,7 +356,8 @@ int run(const Args& args) {
   const double active_s =
       std::max(1e-9, duration<double>(steady_clock::now() - t0).count() - late_s);
   const bool flushed = strategy->flush(15000);
-  const double cpu_s = cpu_seconds() - cpu0;
+  const CpuUse cpu1 = cpu_use();
+  const double cpu_s = cpu1.total_s() - cpu0.total_s();
   write_status(true);
 
   uint64_t background_distinct = 0;
@@ -359,6 +380,10 @@ int run(const Args& args) {
       {"queue_full_retries", queue_full},
       {"throughput", static_cast<double>(sent) / active_s},
       {"cpu_s", cpu_s},
+      {"cpu_user_s", cpu1.user_s - cpu0.user_s},
+      {"cpu_sys_s", cpu1.sys_s - cpu0.sys_s},
+      {"context_switches_voluntary", cpu1.voluntary_switches - cpu0.voluntary_switches},
+      {"context_switches_involuntary", cpu1.involuntary_switches - cpu0.involuntary_switches},
       {"records_per_cpu_s", cpu_s > 0 ? static_cast<double>(sent) / cpu_s : 0.0},
       {"salted_records", log.salted_records},
       {"keys_salted", keys_salted},

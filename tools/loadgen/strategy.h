@@ -20,7 +20,7 @@ struct StrategyOptions {
   std::string producer_id;
   uint64_t seed = 1;
   // static: the keys salted from the start (a hand-kept whitelist), each over `salts` random
-  // salts.
+  // salts; static_spread: over `salts` salts that land on distinct partitions.
   std::vector<std::string> whitelist;
   uint32_t salts = 8;
   // adaptive: a key is hot in this process when its exponentially decayed local rate reaches
@@ -33,6 +33,9 @@ struct StrategyOptions {
   // lists topics on `bootstrap`; coordinator_url unused).
   std::string transport = "http";
   std::map<std::string, std::string> client_props;
+  // hotkey: wait up to this long for the topic's first hot list before sending (0: do not
+  // wait), so a fixed-count profile salts from its first record.
+  int wait_list_ms = 0;
   // librdkafka properties for every strategy (name=value), e.g. linger.ms.
   std::map<std::string, std::string> kafka_props;
 };
@@ -52,8 +55,8 @@ class Strategy {
   virtual uint64_t failed() const = 0;
 };
 
-// The strategy names this build knows: "naive", "static", "adaptive" and, when the client
-// library is built, "hotkey".
+// The strategy names this build knows: "naive", "static", "static_spread", "adaptive" and,
+// when the client library is built, "hotkey".
 std::vector<std::string> strategy_names();
 
 // Creates and connects a strategy (waits for the topic's metadata). std::invalid_argument for
