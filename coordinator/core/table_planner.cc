@@ -411,7 +411,7 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
     apply_traffic(old_pred, table, -1, est.demand_of(key), 1.0);
   double old_skew = skew_of(old_pred);
   out.material = old_skew > std::max(s.balance_target, out.predicted_skew + s.churn_tolerance) +
-                                sampling_noise(P, load_units);
+                                kChurnNoiseShare * sampling_noise(P, load_units);
   return out;
 }
 

@@ -149,6 +149,15 @@ ZipfRun run_zipf(double z, uint32_t seed, int run_ms = 16000) {
 // 1.07): a listed key's home records undercounted below the hot threshold, small keys sized on
 // a second of noise, a steady key charged a surge's debt, and the selection ended on Zipf 0.8
 // with keys left on the most loaded partition. After: 1.03-1.06.
+// The same over 60 s runs (steady window 7-60 s), for looking at what the churn guard keeps:
+// build/bin/coordinator_zipf_tests --gtest_also_run_disabled_tests --gtest_filter=*SixtySecond*
+// (prints only; docs/BENCHMARKS.md "Zipf: prediction vs brokers").
+TEST(CoordinatorZipf, DISABLED_SixtySecondRuns) {
+  for (double z : {0.8, 1.0}) {
+    for (uint32_t seed : {1u, 2u, 3u}) run_zipf(z, seed, 60000);
+  }
+}
+
 TEST(CoordinatorZipf, TablesBalanceTheExpectedLoad) {
   for (double z : {0.8, 1.0, 1.2, 1.5}) {
     double sum = 0;
