@@ -18,6 +18,10 @@ size_t detected_capacity(const PlanInput& in);
 // Whether detection (or balance-driven selection) may list `c` now: not listed, pinned or
 // denied, counted, and above min_rate.
 bool eligible(const PlanInput& in, const std::map<std::string, HotState>& hot, const Candidate& c);
+// The same without the window-rate condition (the fast entry checks min_rate on the key's rate
+// in the latest reports instead).
+bool eligible_now(const PlanInput& in, const std::map<std::string, HotState>& hot,
+                  const Candidate& c);
 
 // Updates `hot`: drops denied and pinned keys, keys below their exit share for hold_ms (when
 // in.detect) and the smallest keys over the capacity; adds keys over the hot threshold (when

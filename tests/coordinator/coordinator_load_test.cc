@@ -197,6 +197,43 @@ TEST(CoordinatorLoad, ASurgeShownByAQuarterOfTheFleetIsPlannedBeforeTheHoldEnds)
       << list_to_json(h.list(kTopic));
 }
 
+// A surge's first plan checks min_rate on the key's rate in the latest reports, not over the
+// window: half a second into a surge its window rate is a twentieth of its rate, and the fast
+// entry waited until the window held min_rate x window records of it (the moving set's last
+// key, 93 records against the 100 that min_rate 10 asks of a 10 s window, came a plan later).
+TEST(CoordinatorLoad, ASurgeIsListedOnItsCurrentRateNotItsWindowRate) {
+  CoordinatorConfig cfg = test_config();
+  cfg.plan_interval_ms = 1000;
+  cfg.defaults.balance_target = 1000;  // threshold detection only
+  cfg.defaults.min_rate = 1000;        // the surge runs at ~3,700/s, ~240/s over the window
+  Harness h(cfg);
+  const int32_t P = 16;
+  const int kProducers = 4;
+  uint64_t seq = 0;
+  auto report = [&](int p, uint64_t flash) {
+    std::map<std::string, uint64_t> counts;
+    add_tail(counts, 2000, 100000, static_cast<uint32_t>(seq * 131 + p));
+    if (flash) counts["flash"] = flash;
+    const HotKeyList list = h.list(kTopic);
+    Report r = make_report("producer-" + std::to_string(p), kTopic, P, seq, counts, 256, &list);
+    r.window_ms = 500;
+    CallResult res = h.coord().ingest(std::move(r));
+    ASSERT_TRUE(res.ok()) << res.error;
+  };
+  for (int i = 0; i < 24; ++i) {  // a full 10 s window at 16,000 records/s
+    ++seq;
+    for (int p = 0; p < kProducers; ++p) report(p, 0);
+    h.clock().advance_ms(500);
+    if (i % 2 == 1) h.coord().tick();
+  }
+  ++seq;
+  for (int p = 0; p < kProducers; ++p) report(p, 600);  // 23% of every report
+  h.clock().advance_ms(20);
+  h.coord().plan_triggered();
+  EXPECT_NE(find(h.list(kTopic), "flash"), nullptr)
+      << "a surge at 3.7x min_rate waited for its window rate";
+}
+
 // The window keeps the merge of its completed epochs between snapshots; a report that lands
 // in one of them afterwards (the clock stepped back) must still be in the next snapshot.
 TEST(CoordinatorLoad, AReportInACompletedEpochReachesTheNextSnapshot) {
