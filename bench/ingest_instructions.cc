@@ -22,12 +22,7 @@
 #include <string>
 #include <vector>
 
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#else
-#define CALLGRIND_TOGGLE_COLLECT
-#endif
-
+#include "callgrind_toggle.h"
 #include "clock.h"
 #include "config.h"
 #include "coordinator.h"

@@ -25,15 +25,10 @@
 
 #include "alloc_counter.h"
 #include "bench_lists.h"
+#include "callgrind_toggle.h"
 #include "hotkey/client/router.h"
 #include "hotkey/client/sampler.h"
 #include "hotkey/salt_planner.h"
-
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#else
-#define CALLGRIND_TOGGLE_COLLECT
-#endif
 
 namespace {
 

@@ -110,6 +110,37 @@ TEST(CoordinatorLoad, SmallReportsDoNotPushTheHotKeysTableOntoItsHomePartition) 
   EXPECT_LE(home_load, 1.25);
 }
 
+// A fleet reporting every 500 ms: uniform tail records and, in a surge, the key "flash".
+struct SurgeFleet {
+  Harness& h;
+  int32_t partitions;
+  int producers;
+  uint64_t seq = 0;
+
+  // Producer p's report of the current round.
+  void report(int p, uint64_t tail, uint64_t flash) {
+    std::map<std::string, uint64_t> counts;
+    add_tail(counts, tail, 100000, static_cast<uint32_t>(seq * 131 + p));
+    if (flash) counts["flash"] = flash;
+    const HotKeyList list = h.list(kTopic);
+    Report r =
+        make_report("producer-" + std::to_string(p), kTopic, partitions, seq, counts, 256, &list);
+    r.window_ms = 500;
+    CallResult res = h.coord().ingest(std::move(r));
+    ASSERT_TRUE(res.ok()) << res.error;
+  }
+  // `rounds` rounds of tail records from every producer, a regular plan every `tick_every`.
+  void warm_up(int rounds, uint64_t tail, int tick_every = 1) {
+    for (int i = 0; i < rounds; ++i) {
+      ++seq;
+      for (int p = 0; p < producers; ++p) report(p, tail, 0);
+      h.clock().advance_ms(500);
+      if ((i + 1) % tick_every == 0) h.coord().tick();
+    }
+    ++seq;  // the surge's round
+  }
+};
+
 // A fleet-wide surge reaches the coordinator as one early report per producer, a few ms
 // apart. The first one alone triggers a plan that lists nothing (one producer's view, diluted
 // by the round before the surge); that plan must not hold the next one back by a quarter tick,
@@ -119,33 +150,15 @@ TEST(CoordinatorLoad, APlanThatListedNothingDoesNotHoldASurgeBackByAQuarterTick)
   cfg.plan_interval_ms = 1000;
   cfg.defaults.balance_target = 1000;  // threshold detection only
   Harness h(cfg);
-  const int32_t P = 12;
-  const int kProducers = 4;
-  uint64_t seq = 0;
-  auto report = [&](int p, uint64_t tail, uint64_t flash) {
-    std::map<std::string, uint64_t> counts;
-    add_tail(counts, tail, 100000, static_cast<uint32_t>(seq * 131 + p));
-    if (flash) counts["flash"] = flash;
-    const HotKeyList list = h.list(kTopic);
-    Report r = make_report("producer-" + std::to_string(p), kTopic, P, seq, counts, 256, &list);
-    r.window_ms = 500;
-    CallResult res = h.coord().ingest(std::move(r));
-    ASSERT_TRUE(res.ok()) << res.error;
-  };
-  for (int i = 0; i < 6; ++i) {
-    ++seq;
-    for (int p = 0; p < kProducers; ++p) report(p, 2000, 0);
-    h.clock().advance_ms(500);
-    h.coord().tick();
-  }
-  ++seq;
+  SurgeFleet fleet{h, 12, 4};
+  fleet.warm_up(6, 2000);
   // The first early report: the key at 9% of it, 2.4% of the fleet's latest reports.
-  report(0, 2000, 200);
+  fleet.report(0, 2000, 200);
   h.coord().plan_triggered();
   EXPECT_EQ(find(h.list(kTopic), "flash"), nullptr) << "one producer's view is no fleet surge";
   // The others' early reports, 10 ms later: now 9% of the fleet's latest reports.
   h.clock().advance_ms(10);
-  for (int p = 1; p < kProducers; ++p) report(p, 2000, 200);
+  for (int p = 1; p < fleet.producers; ++p) fleet.report(p, 2000, 200);
   const int64_t wait = h.coord().plan_triggered();
   EXPECT_GT(wait, 0);
   EXPECT_LE(wait, 60) << "held back by a quarter tick after a plan that listed nothing";
@@ -163,34 +176,16 @@ TEST(CoordinatorLoad, ASurgeShownByAQuarterOfTheFleetIsPlannedBeforeTheHoldEnds)
   cfg.plan_interval_ms = 1000;
   cfg.defaults.balance_target = 1000;  // threshold detection only
   Harness h(cfg);
-  const int32_t P = 12;
-  const int kProducers = 16;
-  uint64_t seq = 0;
-  auto report = [&](int p, uint64_t tail, uint64_t flash) {
-    std::map<std::string, uint64_t> counts;
-    add_tail(counts, tail, 100000, static_cast<uint32_t>(seq * 131 + p));
-    if (flash) counts["flash"] = flash;
-    const HotKeyList list = h.list(kTopic);
-    Report r = make_report("producer-" + std::to_string(p), kTopic, P, seq, counts, 256, &list);
-    r.window_ms = 500;
-    CallResult res = h.coord().ingest(std::move(r));
-    ASSERT_TRUE(res.ok()) << res.error;
-  };
-  for (int i = 0; i < 6; ++i) {
-    ++seq;
-    for (int p = 0; p < kProducers; ++p) report(p, 500, 0);
-    h.clock().advance_ms(500);
-    h.coord().tick();
-  }
-  ++seq;
-  report(0, 500, 200);  // 29% of one report, 2.4% of the fleet's latest reports
+  SurgeFleet fleet{h, 12, 16};
+  fleet.warm_up(6, 500);
+  fleet.report(0, 500, 200);  // 29% of one report, 2.4% of the fleet's latest reports
   h.coord().plan_triggered();
   ASSERT_EQ(find(h.list(kTopic), "flash"), nullptr) << "one producer's view is no fleet surge";
   h.clock().advance_ms(20);
-  for (int p = 1; p <= 3; ++p) report(p, 500, 200);
+  for (int p = 1; p <= 3; ++p) fleet.report(p, 500, 200);
   EXPECT_GT(h.coord().plan_triggered(), 0) << "three reports of sixteen producers: still held";
   EXPECT_EQ(find(h.list(kTopic), "flash"), nullptr);
-  report(4, 500, 200);  // the fourth: a quarter of the fleet since the empty plan (9.6%)
+  fleet.report(4, 500, 200);  // the fourth: a quarter of the fleet since the empty plan (9.6%)
   EXPECT_EQ(h.coord().plan_triggered(), -1) << "planned now, nothing left waiting";
   EXPECT_NE(find(h.list(kTopic), "flash"), nullptr)
       << "listed 20 ms after the first plan, not at the end of its hold: "
@@ -207,27 +202,9 @@ TEST(CoordinatorLoad, ASurgeIsListedOnItsCurrentRateNotItsWindowRate) {
   cfg.defaults.balance_target = 1000;  // threshold detection only
   cfg.defaults.min_rate = 1000;        // the surge runs at ~3,700/s, ~240/s over the window
   Harness h(cfg);
-  const int32_t P = 16;
-  const int kProducers = 4;
-  uint64_t seq = 0;
-  auto report = [&](int p, uint64_t flash) {
-    std::map<std::string, uint64_t> counts;
-    add_tail(counts, 2000, 100000, static_cast<uint32_t>(seq * 131 + p));
-    if (flash) counts["flash"] = flash;
-    const HotKeyList list = h.list(kTopic);
-    Report r = make_report("producer-" + std::to_string(p), kTopic, P, seq, counts, 256, &list);
-    r.window_ms = 500;
-    CallResult res = h.coord().ingest(std::move(r));
-    ASSERT_TRUE(res.ok()) << res.error;
-  };
-  for (int i = 0; i < 24; ++i) {  // a full 10 s window at 16,000 records/s
-    ++seq;
-    for (int p = 0; p < kProducers; ++p) report(p, 0);
-    h.clock().advance_ms(500);
-    if (i % 2 == 1) h.coord().tick();
-  }
-  ++seq;
-  for (int p = 0; p < kProducers; ++p) report(p, 600);  // 23% of every report
+  SurgeFleet fleet{h, 16, 4};
+  fleet.warm_up(24, 2000, 2);  // a full 10 s window at 16,000 records/s
+  for (int p = 0; p < fleet.producers; ++p) fleet.report(p, 2000, 600);  // 23% of every report
   h.clock().advance_ms(20);
   h.coord().plan_triggered();
   EXPECT_NE(find(h.list(kTopic), "flash"), nullptr)
