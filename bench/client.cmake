@@ -13,11 +13,7 @@ target_link_libraries(route_instructions PRIVATE
   hotkey::client hotkey::common hotkey::test_support PkgConfig::RDKAFKA hotkey_warnings)
 # CI guard: instructions per record of routing and of route + sampler, and zero allocations,
 # against bench/route_budget.json (docs/BENCHMARKS.md, "Client").
-add_test(NAME perf.route_instructions
-         COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/route_cost_check.py
-                 ${CMAKE_RUNTIME_OUTPUT_DIRECTORY} ${CMAKE_CURRENT_LIST_DIR}/route_budget.json)
-set_tests_properties(perf.route_instructions PROPERTIES
-  LABELS "perf" SKIP_RETURN_CODE 77 TIMEOUT 600)
+hotkey_cost_guard(route_instructions route_cost_check route_budget 600)
 
 # Fixed-count produce driver for callgrind: one produce call, plain librdkafka vs the wrapper.
 add_executable(produce_instructions ${CMAKE_CURRENT_LIST_DIR}/produce_instructions.cc)

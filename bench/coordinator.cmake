@@ -11,19 +11,11 @@ add_dependencies(coordinator_bench hotkey-coordinator)
 add_executable(ingest_instructions ${CMAKE_CURRENT_LIST_DIR}/ingest_instructions.cc)
 target_link_libraries(ingest_instructions PRIVATE hotkey::coordinator hotkey::test_support
   hotkey_warnings)
-add_test(NAME perf.ingest_instructions
-         COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/ingest_cost_check.py
-                 ${CMAKE_RUNTIME_OUTPUT_DIRECTORY} ${CMAKE_CURRENT_LIST_DIR}/ingest_budget.json)
-set_tests_properties(perf.ingest_instructions PROPERTIES
-  LABELS "perf" SKIP_RETURN_CODE 77 TIMEOUT 900)
+hotkey_cost_guard(ingest_instructions ingest_cost_check ingest_budget 900)
 
 # Fixed-count planning driver (one topic's plan: window snapshot, detection, tables) for
 # callgrind instruction counts; the CI guard bench/plan_cost_check.py runs it.
 add_executable(plan_instructions ${CMAKE_CURRENT_LIST_DIR}/plan_instructions.cc)
 target_link_libraries(plan_instructions PRIVATE hotkey::coordinator hotkey::test_support
   hotkey_warnings)
-add_test(NAME perf.plan_instructions
-         COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/plan_cost_check.py
-                 ${CMAKE_RUNTIME_OUTPUT_DIRECTORY} ${CMAKE_CURRENT_LIST_DIR}/plan_budget.json)
-set_tests_properties(perf.plan_instructions PROPERTIES
-  LABELS "perf" SKIP_RETURN_CODE 77 TIMEOUT 900)
+hotkey_cost_guard(plan_instructions plan_cost_check plan_budget 900)

@@ -277,9 +277,6 @@ class Coordinator final : public ReportSink {
   // threshold to plan before the next tick.
   bool shows_new_hot_key(const Topic& t, const Report& r, const TopicSettings& s,
                          int64_t now) const;
-  // Reports showing an unlisted key far above the threshold that release a triggered plan
-  // before its hold (Topic::surge_reports; caller holds t.mu).
-  static uint32_t surge_reports_wanted(const Topic& t);
   // How long after a topic's first report keys may enter on the fast path (warm-up).
   int64_t fast_detect_after_ms() const;
   void log_store_error(const std::string& topic, const StoreStatus& st) const;

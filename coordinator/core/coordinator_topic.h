@@ -3,6 +3,7 @@
 // coordinator_log.cc). Internal to the core: nothing outside coordinator/core/ includes it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <limits>
@@ -92,6 +93,9 @@ struct Coordinator::Topic {
   // runs, and a topic whose reports show nothing new costs no plan.
   int64_t triggered_floor_ms = std::numeric_limits<int64_t>::min();
   uint32_t surge_reports = 0;
+  bool surge_evidence() const {
+    return surge_reports >= std::max<size_t>(2, (producers.size() + 3) / 4);
+  }
   std::unique_ptr<TopicMetrics> m;  // reset when the topic is dropped (retire_locked)
   // Set (under mu, last of retire_locked) when the topic is dropped from memory; lookups skip
   // it and holders of a reference retry with a fresh lookup.

@@ -12,15 +12,10 @@ size_t detected_capacity(const PlanInput& in) {
   return in.settings->max_hot_keys > pins ? in.settings->max_hot_keys - pins : 0;
 }
 
-bool eligible_now(const PlanInput& in, const std::map<std::string, HotState>& hot,
-                  const Candidate& c) {
-  const std::string& key = c.item->key;
+bool eligible(const PlanInput& in, const std::map<std::string, HotState>& hot,
+              const std::string& key, double records, double rate) {
   return !hot.contains(key) && !in.pins->contains(key) && !in.denies->contains(key) &&
-         c.item->guaranteed() > 0;
-}
-
-bool eligible(const PlanInput& in, const std::map<std::string, HotState>& hot, const Candidate& c) {
-  return eligible_now(in, hot, c) && c.rate >= in.settings->min_rate;
+         records > 0 && rate >= in.settings->min_rate;
 }
 
 void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
@@ -67,7 +62,9 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
     for (const auto& c : est.ranked()) {
       if (hot.size() >= cap_detected) break;
       if (c.share < hot_share) break;  // ranked by guaranteed count
-      if (!eligible(in, hot, c)) continue;
+      if (!eligible(in, hot, c.item->key, static_cast<double>(c.item->guaranteed()), c.rate)) {
+        continue;
+      }
       hot[c.item->key] =
           HotState{in.now_ms, -1, std::max(c.share, est.recent_of(c.item->key).share)};
     }
@@ -100,7 +97,10 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
       // min_rate on the key's rate in the latest reports: its window rate (records over the
       // whole window) is a twentieth of that in a surge's first half second, and a key of 93
       // records at 16,000 records/s waited for its 100th (a plan later) under min_rate 10.
-      if (!eligible_now(in, hot, c) || r * est.topic_rate() < s.min_rate) continue;
+      if (!eligible(in, hot, c.item->key, static_cast<double>(c.item->guaranteed()),
+                    r * est.topic_rate())) {
+        continue;
+      }
       hot[c.item->key] = HotState{in.now_ms, -1, std::max(r, c.share)};
     }
   }

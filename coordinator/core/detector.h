@@ -15,13 +15,12 @@ namespace hotkey::coordinator {
 // How many keys detection may list: max_hot_keys less the pins.
 size_t detected_capacity(const PlanInput& in);
 
-// Whether detection (or balance-driven selection) may list `c` now: not listed, pinned or
-// denied, counted, and above min_rate.
-bool eligible(const PlanInput& in, const std::map<std::string, HotState>& hot, const Candidate& c);
-// The same without the window-rate condition (the fast entry checks min_rate on the key's rate
-// in the latest reports instead).
-bool eligible_now(const PlanInput& in, const std::map<std::string, HotState>& hot,
-                  const Candidate& c);
+// Whether detection or the balance-driven selection may list `key` now: not listed, pinned or
+// denied, with records behind it (`records` > 0: the estimate the caller ranks by) and a
+// fleet-wide `rate` (messages/s: the window's for threshold entries, the latest reports' for a
+// surge, the traffic estimate's for the selection) of at least min_rate.
+bool eligible(const PlanInput& in, const std::map<std::string, HotState>& hot,
+              const std::string& key, double records, double rate);
 
 // Updates `hot`: drops denied and pinned keys, keys below their exit share for hold_ms (when
 // in.detect) and the smallest keys over the capacity; adds keys over the hot threshold (when

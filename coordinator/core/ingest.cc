@@ -139,7 +139,7 @@ CallResult Coordinator::ingest(Report r) {
       if (!t->replan_wanted) {
         t->replan_wanted = true;
         wake = enqueue = true;
-      } else if (t->surge_reports >= surge_reports_wanted(*t)) {
+      } else if (t->surge_evidence()) {
         wake = true;  // held back by the clock: the evidence may release it (plan_triggered)
       }
     }
@@ -176,10 +176,6 @@ bool Coordinator::shows_new_hot_key(const Topic& t, const Report& r, const Topic
     return true;
   }
   return false;
-}
-
-uint32_t Coordinator::surge_reports_wanted(const Topic& t) {
-  return std::max<uint32_t>(2, static_cast<uint32_t>((t.producers.size() + 3) / 4));
 }
 
 int64_t Coordinator::fast_detect_after_ms() const {

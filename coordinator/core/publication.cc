@@ -28,31 +28,37 @@ json surge_plan_line(const std::string& topic, const std::map<std::string, HotSt
       recent.emplace(item.key, static_cast<double>(item.guaranteed()) / in.recent_total);
     }
   }
-  std::map<std::string_view, bool> in_window;
-  for (const auto& item : in.items) in_window.emplace(item.key, true);
+  std::set<std::string_view> in_window;
+  for (const auto& item : in.items) in_window.insert(item.key);
   // The latest reports' keys that were not listed before this plan, largest first.
-  std::vector<std::pair<double, std::string_view>> fresh;
+  struct Fresh {
+    double share;
+    const std::string* key;
+    double records;
+  };
+  std::vector<Fresh> fresh;
   for (const auto& [key, c] : in.latest) {
     if (before.contains(key) || in.pins->contains(key) || in.denies->contains(key)) continue;
-    fresh.emplace_back(in.latest_total > 0 ? c.guaranteed / in.latest_total : 0.0, key);
+    fresh.push_back(
+        {in.latest_total > 0 ? c.guaranteed / in.latest_total : 0.0, &key, c.guaranteed});
   }
-  std::sort(fresh.begin(), fresh.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  std::sort(fresh.begin(), fresh.end(), [](const Fresh& a, const Fresh& b) {
+    return a.share != b.share ? a.share > b.share : *a.key < *b.key;
   });
   json candidates = json::array();
   json added = json::array();
   for (const auto& [key, h] : hot) {
     if (!before.contains(key)) added.push_back(printable_key(key));
   }
-  for (const auto& [share, key] : fresh) {
+  for (const Fresh& f : fresh) {
     if (candidates.size() >= 8) break;
-    auto rit = recent.find(key);
-    candidates.push_back(json{{"key", printable_key(std::string(key))},
-                              {"latest_share", share},
-                              {"latest_records", in.latest.find(key)->second.guaranteed},
+    auto rit = recent.find(*f.key);
+    candidates.push_back(json{{"key", printable_key(*f.key)},
+                              {"latest_share", f.share},
+                              {"latest_records", f.records},
                               {"recent_share", rit == recent.end() ? 0.0 : rit->second},
-                              {"in_window", in_window.contains(key)},
-                              {"listed", hot.contains(std::string(key))}});
+                              {"in_window", in_window.contains(*f.key)},
+                              {"listed", hot.contains(*f.key)}});
   }
   return json{{"ts_ms", in.now_ms},
               {"level", "info"},

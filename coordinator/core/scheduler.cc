@@ -105,7 +105,7 @@ int64_t Coordinator::plan_triggered() {
     // Only triggered plans count against the gap: a regular tick just before a surge's first
     // reports must not hold its plan back by another quarter tick.
     int64_t wait = now >= t->triggered_hold_ms ? 0 : t->triggered_hold_ms - now;
-    if (wait > 0 && t->surge_reports >= surge_reports_wanted(*t)) {
+    if (wait > 0 && t->surge_evidence()) {
       wait = now >= t->triggered_floor_ms ? 0 : t->triggered_floor_ms - now;
     }
     if (wait > 0) {

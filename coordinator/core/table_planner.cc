@@ -113,11 +113,9 @@ void shrink_sampling_noise(std::vector<double>& cold) {
 // balance-driven selection sizes keys by traffic.
 bool selectable(const PlanInput& in, const std::map<std::string, HotState>& hot, const Candidate& c,
                 double traffic) {
-  const std::string& key = c.item->key;
-  if (hot.contains(key) || in.pins->contains(key) || in.denies->contains(key)) return false;
   const double total = finite_nonneg(in.total);
   const double rate = total > 0 ? traffic / total * finite_nonneg(in.rate) : 0.0;
-  return traffic > 0 && rate >= in.settings->min_rate;
+  return eligible(in, hot, c.item->key, traffic, rate);
 }
 
 }  // namespace

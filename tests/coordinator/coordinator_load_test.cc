@@ -110,6 +110,14 @@ TEST(CoordinatorLoad, SmallReportsDoNotPushTheHotKeysTableOntoItsHomePartition) 
   EXPECT_LE(home_load, 1.25);
 }
 
+// The surge tests' coordinator: a plan every second, threshold detection only.
+CoordinatorConfig surge_config() {
+  CoordinatorConfig cfg = test_config();
+  cfg.plan_interval_ms = 1000;
+  cfg.defaults.balance_target = 1000;
+  return cfg;
+}
+
 // A fleet reporting every 500 ms: uniform tail records and, in a surge, the key "flash".
 struct SurgeFleet {
   Harness& h;
@@ -146,9 +154,7 @@ struct SurgeFleet {
 // by the round before the surge); that plan must not hold the next one back by a quarter tick,
 // or the surge is listed 250 ms late although the fleet showed it within milliseconds.
 TEST(CoordinatorLoad, APlanThatListedNothingDoesNotHoldASurgeBackByAQuarterTick) {
-  CoordinatorConfig cfg = test_config();
-  cfg.plan_interval_ms = 1000;
-  cfg.defaults.balance_target = 1000;  // threshold detection only
+  CoordinatorConfig cfg = surge_config();
   Harness h(cfg);
   SurgeFleet fleet{h, 12, 4};
   fleet.warm_up(6, 2000);
@@ -172,9 +178,7 @@ TEST(CoordinatorLoad, APlanThatListedNothingDoesNotHoldASurgeBackByAQuarterTick)
 // quarter of the fleet, 20 ms later, release it at once (the clock-only scheduler waited the
 // remaining 42 ms, and a quarter tick after a plan that published).
 TEST(CoordinatorLoad, ASurgeShownByAQuarterOfTheFleetIsPlannedBeforeTheHoldEnds) {
-  CoordinatorConfig cfg = test_config();
-  cfg.plan_interval_ms = 1000;
-  cfg.defaults.balance_target = 1000;  // threshold detection only
+  CoordinatorConfig cfg = surge_config();
   Harness h(cfg);
   SurgeFleet fleet{h, 12, 16};
   fleet.warm_up(6, 500);
@@ -197,10 +201,8 @@ TEST(CoordinatorLoad, ASurgeShownByAQuarterOfTheFleetIsPlannedBeforeTheHoldEnds)
 // entry waited until the window held min_rate x window records of it (the moving set's last
 // key, 93 records against the 100 that min_rate 10 asks of a 10 s window, came a plan later).
 TEST(CoordinatorLoad, ASurgeIsListedOnItsCurrentRateNotItsWindowRate) {
-  CoordinatorConfig cfg = test_config();
-  cfg.plan_interval_ms = 1000;
-  cfg.defaults.balance_target = 1000;  // threshold detection only
-  cfg.defaults.min_rate = 1000;        // the surge runs at ~3,700/s, ~240/s over the window
+  CoordinatorConfig cfg = surge_config();
+  cfg.defaults.min_rate = 1000;  // the surge runs at ~3,700/s, ~240/s over the window
   Harness h(cfg);
   SurgeFleet fleet{h, 16, 4};
   fleet.warm_up(24, 2000, 2);  // a full 10 s window at 16,000 records/s

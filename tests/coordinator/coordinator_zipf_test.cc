@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <unordered_map>
 
@@ -39,6 +40,11 @@ ZipfRun run_zipf(double z, uint32_t seed, int run_ms = 16000) {
   CoordinatorConfig cfg = test_config();
   cfg.warmup_ms = 5000;  // the service defaults
   cfg.defaults = TopicSettings{};
+  // Exploring the balance-driven selection's target (docs/BENCHMARKS.md, Zipf section): the
+  // bounds below are for the default.
+  if (const char* target = std::getenv("HOTKEY_ZIPF_BALANCE_TARGET")) {
+    cfg.defaults.balance_target = std::atof(target);
+  }
   Harness h(cfg);
   // The workload's exact shares and each key's home partition.
   std::vector<double> share(kKeys), cdf(kKeys);
