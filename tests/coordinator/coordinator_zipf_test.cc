@@ -7,6 +7,7 @@
 // routed by each list: no sampling noise, what the planner controls) and the keys salted.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +45,9 @@ ZipfRun run_zipf(double z, uint32_t seed, int run_ms = 16000) {
   // bounds below are for the default.
   if (const char* target = std::getenv("HOTKEY_ZIPF_BALANCE_TARGET")) {
     cfg.defaults.balance_target = std::atof(target);
+  }
+  if (const char* churn = std::getenv("HOTKEY_ZIPF_CHURN_TOLERANCE")) {
+    cfg.defaults.churn_tolerance = std::atof(churn);
   }
   Harness h(cfg);
   // The workload's exact shares and each key's home partition.
@@ -154,13 +158,40 @@ ZipfRun run_zipf(double z, uint32_t seed, int run_ms = 16000) {
 // 2026-12-01 late) it was 1.07-1.11 on every exponent (predicted 1.02 while the tables gave
 // 1.07): a listed key's home records undercounted below the hot threshold, small keys sized on
 // a second of noise, a steady key charged a surge's debt, and the selection ended on Zipf 0.8
-// with keys left on the most loaded partition. After: 1.03-1.06.
+// with keys left on the most loaded partition. After: 1.03-1.06; with the churn guard loosened
+// (churn_tolerance 0.01, kChurnNoiseShare 0.25) the two-seed means are 1.032-1.037 (Zipf 1.0
+// was 1.050 before it).
 // The same over 60 s runs (steady window 7-60 s), for looking at what the churn guard keeps:
 // build/bin/coordinator_zipf_tests --gtest_also_run_disabled_tests --gtest_filter=*SixtySecond*
 // (prints only; docs/BENCHMARKS.md "Zipf: prediction vs brokers").
 TEST(CoordinatorZipf, DISABLED_SixtySecondRuns) {
   for (double z : {0.8, 1.0}) {
     for (uint32_t seed : {1u, 2u, 3u}) run_zipf(z, seed, 60000);
+  }
+}
+
+// Means over many seeds, for comparing settings (prints only): HOTKEY_ZIPF_SEEDS (default 6),
+// HOTKEY_ZIPF_RUN_MS (default 16000), with the overrides of run_zipf. For example
+// HOTKEY_ZIPF_RUN_MS=60000 HOTKEY_ZIPF_SEEDS=10 build/bin/coordinator_zipf_tests
+// --gtest_also_run_disabled_tests --gtest_filter=*Seeds (docs/BENCHMARKS.md).
+TEST(CoordinatorZipf, DISABLED_MeansOverSeeds) {
+  const char* seeds_env = std::getenv("HOTKEY_ZIPF_SEEDS");
+  const char* ms_env = std::getenv("HOTKEY_ZIPF_RUN_MS");
+  const int seeds = seeds_env ? std::max(1, std::atoi(seeds_env)) : 6;
+  const int run_ms = ms_env ? std::max(kWindowFromMs + kReportMs, std::atoi(ms_env)) : 16000;
+  for (double z : {0.8, 1.0, 1.2, 1.5}) {
+    double sum = 0, worst = 0, sampled = 0, versions = 0;
+    for (int seed = 1; seed <= seeds; ++seed) {
+      const ZipfRun r = run_zipf(z, static_cast<uint32_t>(seed), run_ms);
+      sum += r.expected_skew;
+      worst = std::max(worst, r.expected_skew);
+      sampled += r.sampled_skew;
+      versions += static_cast<double>(r.versions);
+    }
+    std::printf(
+        "MEANS zipf %.1f over %d seeds of %d ms: expected max/avg mean %.4f, worst %.4f; "
+        "sampled mean %.4f; %.1f versions/min\n",
+        z, seeds, run_ms, sum / seeds, worst, sampled / seeds, versions / seeds * 60000.0 / run_ms);
   }
 }
 
@@ -177,7 +208,7 @@ TEST(CoordinatorZipf, TablesBalanceTheExpectedLoad) {
             << "zipf " << z << " seed " << seed;
       }
     }
-    EXPECT_LE(sum / 2, 1.06) << "zipf " << z;
+    EXPECT_LE(sum / 2, 1.045) << "zipf " << z;
   }
 }
 
