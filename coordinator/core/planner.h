@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,6 +65,9 @@ struct PlanInput {
   // The same by epoch: (the epoch's end, ms; records), in no order
   // (TopicWindow::Snapshot::home_by_epoch).
   std::map<std::string, std::vector<std::pair<int64_t, double>>, std::less<>> home_by_epoch;
+  // TopicWindow::Snapshot::oldest_list_ms: a key listed at or before it was salted in every
+  // report behind cold_load, so none of its records are left at home there.
+  int64_t oldest_list_ms = std::numeric_limits<int64_t>::min();
   double rate = 0;
   const std::map<std::string, Pin>* pins = nullptr;
   const std::map<std::string, Deny>* denies = nullptr;

@@ -127,6 +127,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
       in.salted = std::move(snap.salted);
       in.home = std::move(snap.home);
       in.home_by_epoch = std::move(snap.home_by_epoch);
+      in.oldest_list_ms = snap.oldest_list_ms;
     }
     double rate = 0;
     for (const auto& [id, p] : t.producers) rate += p.rate;

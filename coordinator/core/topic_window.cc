@@ -61,6 +61,7 @@ TopicWindow::Epoch& TopicWindow::epoch_for(int64_t now_ms) {
     e.home.clear();
     e.load_total = 0;
     e.load_reports = 0;
+    e.oldest_list_ms = std::numeric_limits<int64_t>::max();
     e.total = 0;
     e.reports = 0;
   }
@@ -136,6 +137,10 @@ void TopicWindow::add(const Report& report, SpaceSaving scaled, int64_t now_ms, 
     for (size_t i = 0; i < n; ++i) e.cold[i] += cold[i];
     e.load_total += static_cast<double>(report.total);
     ++e.load_reports;
+    // Version 0 (no list) salted nothing: older than any key's listing.
+    e.oldest_list_ms =
+        std::min(e.oldest_list_ms, routed_with->version == 0 ? std::numeric_limits<int64_t>::min()
+                                                             : routed_with->updated_at_ms);
   }
   e.pending.push_back(std::move(scaled));
   e.generation = ++next_generation_;
@@ -179,7 +184,8 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
                 {},
                 SpaceSaving(capacity_),
                 0,
-                0};
+                0,
+                std::numeric_limits<int64_t>::max()};
   for (auto& e : epochs_) {
     if (e.index < oldest || e.index > current) continue;
     flush(e);
@@ -210,6 +216,7 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
     }
     snap.load_total += e.load_total;
     snap.load_reports += e.load_reports;
+    snap.oldest_list_ms = std::min(snap.oldest_list_ms, e.oldest_list_ms);
     snap.total += e.total;
     snap.reports += e.reports;
   }

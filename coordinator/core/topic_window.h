@@ -72,6 +72,10 @@ class TopicWindow {
     SpaceSaving recent;
     double recent_total = 0;
     uint64_t recent_reports = 0;
+    // The oldest updated_at_ms of the lists that routed the reports behind partition_load
+    // (int64 min when one routed with no list; int64 max when there are none): a key listed
+    // at or before it was salted in every one of those reports.
+    int64_t oldest_list_ms = std::numeric_limits<int64_t>::max();
   };
   // The merged window as of now_ms (expired epochs are dropped).
   Snapshot snapshot(int64_t now_ms);
@@ -89,6 +93,7 @@ class TopicWindow {
     std::map<std::string, double, std::less<>> home;    // tracked unsalted records in cold
     double load_total = 0;
     uint64_t load_reports = 0;
+    int64_t oldest_list_ms = std::numeric_limits<int64_t>::max();  // see Snapshot
     double total = 0;
     uint64_t reports = 0;
     uint64_t generation = 0;  // bumped whenever the epoch's sketch content changes

@@ -212,5 +212,25 @@ TEST(CoordinatorZipf, TablesBalanceTheExpectedLoad) {
   }
 }
 
+// Over a minute the tables are re-planned on more of the topic's load (the churn guard lets a
+// better plan through). Zipf 0.8 is where that went wrong: two or three balance-selected keys
+// share a partition, each drops out of some producers' sketches (so less is taken out of the
+// cold load for it than it sent), and the planner charged the difference to their home as
+// records sent unsalted. It saw that partition 5-8% lighter than it was and filled it with
+// salts: 1.04-1.09 expected after 30 s in seed 1 (mean of these four seeds 1.033); with keys
+// listed before every list behind the load charged nothing, 1.024.
+TEST(CoordinatorZipf, TablesStayBalancedOverAMinute) {
+  double sum = 0;
+  for (uint32_t seed : {1u, 2u, 3u, 4u}) {
+    const ZipfRun r = run_zipf(0.8, seed, 60000);
+    sum += r.expected_skew;
+    EXPECT_LE(r.expected_skew, 1.04) << "seed " << seed;
+    EXPECT_LE(static_cast<double>(r.keys), 0.001 * static_cast<double>(r.distinct));
+    // Churn: at most 20 versions a minute (issue 16).
+    EXPECT_LE(r.versions, 20u) << "seed " << seed;
+  }
+  EXPECT_LE(sum / 4, 1.029);
+}
+
 }  // namespace
 }  // namespace hotkey::coordinator::test
