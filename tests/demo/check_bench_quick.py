@@ -66,6 +66,11 @@ def main():
         for r in scn["results"]:
             check(r["records_failed"] == 0, f"{name}/{r['strategy']}: no failed deliveries")
             (check if r["strategy"] in ("naive", "hotkey") else note)(
+                r.get("records_undelivered", 0) == 0,
+                f"{name}/{r['strategy']}: every record reached the brokers before the count "
+                f"({r.get('records_undelivered', 0)} undelivered, "
+                f"{r.get('producers_unflushed', 0)} producers' flush timed out)")
+            (check if r["strategy"] in ("naive", "hotkey") else note)(
                 r["throughput"] >= 0.9 * scn["rate"],
                 f"{name}/{r['strategy']}: sent {r['throughput']:.0f} rec/s of {scn['rate']}")
         if name == "moving":
