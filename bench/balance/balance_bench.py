@@ -437,7 +437,7 @@ def run_scenario(args, name, scn, strategies, fleet):
         results = []
         for i, strategy in enumerate(strategies):
             print(f"  {name:<9} {strategy:<14}", end="", flush=True)
-            r = run_strategy(ctx, name, scn, strategy, seed_base=1000)
+            r = run_strategy(ctx, name, scn, strategy, seed_base=args.seed_base)
             results.append(r)
             det = r["detect_p99_s"]
             print(f" max/avg {r['max_avg']:6.2f}  idle {r['idle_share']*100:3.0f}%  "
@@ -633,6 +633,10 @@ def main():
                     help="extra hotkey.* client property K=V for the hotkey strategy")
     ap.add_argument("--no-saturation", action="store_true",
                     help="skip the one-producer saturation runs (always skipped with --quick)")
+    ap.add_argument("--seed-base", type=int, default=1000,
+                    help="workload seed of the first producer (the others follow); every run "
+                         "with the same seed replays the same records, so repeated runs share "
+                         "one draw of the brokers' counting noise")
     ap.add_argument("--duration", type=float,
                     help="run each scenario this many seconds instead of its default "
                          "(the steady window still opens at the scenario's start)")
