@@ -36,7 +36,7 @@ struct TopicSettings {
   double balance_min_fraction = 0.02;
   // A published table is kept (no new version) while its predicted max/avg stays within
   // churn_tolerance of the fresh plan's, or under balance_target.
-  double churn_tolerance = 0.01;
+  double churn_tolerance = 0.02;
   uint32_t max_hot_keys = 64;
   // Salt count: clamp(ceil(share * partitions / salt_share), min_salts, max_salts), at most P.
   uint32_t min_salts = 2;

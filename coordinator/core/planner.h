@@ -112,11 +112,12 @@ inline constexpr double kBalanceMinCertainty = 0.1;
 // fresh plan's by churn_tolerance plus this share of the measured load's sampling noise
 // (sqrt(2 ln P) x sqrt(P / records), the most a fresh plan fits). The whole of it kept tables
 // planned on the first seconds of a topic for minutes: Zipf 0.8 at 1.047 expected for 54 s
-// while each fresh plan predicted 1.02 (tests/coordinator/coordinator_zipf_test.cc). A quarter,
-// with churn_tolerance 0.01 (was half, with 0.02): offline over 10 seeds of 60 s, Zipf 1.0 /
-// 1.2 / 1.5 1.024 / 1.029 / 1.033 -> 1.018 / 1.017 / 1.018 and Zipf 0.8 1.031 -> 1.035, 3-5
-// -> 7-9 versions a minute (docs/BENCHMARKS.md, "The churn guard, loosened").
-inline constexpr double kChurnNoiseShare = 0.25;
+// while each fresh plan predicted 1.02 (tests/coordinator/coordinator_zipf_test.cc). A quarter
+// (with churn_tolerance 0.01) gained 0.006-0.015 on 60 s Zipf 1.0-1.5 offline, but small topics
+// then re-tabled on their counting noise: the 12-topic fleet of 400 records/s per topic
+// (tests/cluster/client_cluster_test.cc) went from max/avg 1.18-1.21 to 1.29-1.39
+// (docs/BENCHMARKS.md).
+inline constexpr double kChurnNoiseShare = 0.5;
 
 struct PlanResult {
   HotKeyList list;  // version left 0: the caller assigns it

@@ -158,9 +158,7 @@ ZipfRun run_zipf(double z, uint32_t seed, int run_ms = 16000) {
 // 2026-12-01 late) it was 1.07-1.11 on every exponent (predicted 1.02 while the tables gave
 // 1.07): a listed key's home records undercounted below the hot threshold, small keys sized on
 // a second of noise, a steady key charged a surge's debt, and the selection ended on Zipf 0.8
-// with keys left on the most loaded partition. After: 1.03-1.06; with the churn guard loosened
-// (churn_tolerance 0.01, kChurnNoiseShare 0.25) the two-seed means are 1.032-1.037 (Zipf 1.0
-// was 1.050 before it).
+// with keys left on the most loaded partition. After: 1.03-1.06.
 // The same over 60 s runs (steady window 7-60 s), for looking at what the churn guard keeps:
 // build/bin/coordinator_zipf_tests --gtest_also_run_disabled_tests --gtest_filter=*SixtySecond*
 // (prints only; docs/BENCHMARKS.md "Zipf: prediction vs brokers").
@@ -208,7 +206,7 @@ TEST(CoordinatorZipf, TablesBalanceTheExpectedLoad) {
             << "zipf " << z << " seed " << seed;
       }
     }
-    EXPECT_LE(sum / 2, 1.045) << "zipf " << z;
+    EXPECT_LE(sum / 2, 1.06) << "zipf " << z;
   }
 }
 
@@ -217,8 +215,9 @@ TEST(CoordinatorZipf, TablesBalanceTheExpectedLoad) {
 // share a partition, each drops out of some producers' sketches (so less is taken out of the
 // cold load for it than it sent), and the planner charged the difference to their home as
 // records sent unsalted. It saw that partition 5-8% lighter than it was and filled it with
-// salts: 1.04-1.09 expected after 30 s in seed 1 (mean of these four seeds 1.033); with keys
-// listed before every list behind the load charged nothing, 1.024.
+// salts (1.04-1.09 expected after 30 s in seed 1 with a looser churn guard). The mean of these
+// four seeds is 1.027 charging it, 1.022 with keys listed before every list behind the load
+// charged nothing.
 TEST(CoordinatorZipf, TablesStayBalancedOverAMinute) {
   double sum = 0;
   for (uint32_t seed : {1u, 2u, 3u, 4u}) {
@@ -229,7 +228,7 @@ TEST(CoordinatorZipf, TablesStayBalancedOverAMinute) {
     // Churn: at most 20 versions a minute (issue 16).
     EXPECT_LE(r.versions, 20u) << "seed " << seed;
   }
-  EXPECT_LE(sum / 4, 1.029);
+  EXPECT_LE(sum / 4, 1.025);
 }
 
 }  // namespace
