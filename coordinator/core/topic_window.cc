@@ -184,8 +184,7 @@ TopicWindow::Snapshot TopicWindow::snapshot(int64_t now_ms) {
                 {},
                 SpaceSaving(capacity_),
                 0,
-                0,
-                std::numeric_limits<int64_t>::max()};
+                0};
   for (auto& e : epochs_) {
     if (e.index < oldest || e.index > current) continue;
     flush(e);
