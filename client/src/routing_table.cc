@@ -1,12 +1,43 @@
 #include "routing_table.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <numeric>
+#include <random>
 
 #include "hotkey/salt_planner.h"
 
 namespace hotkey::client::detail {
+
+namespace {
+
+// Where a new table's round-robin cursors start: a different place in every process, table
+// and key. Started at 0, every producer of the fleet sent its first records of each new list to
+// the same salts (the sequence's heaviest, in step), and the coordinator, which leaves out each
+// producer's report that straddles a switch, saw those salts' partitions carry less of the
+// key than their weights: on a small topic re-tabled every second (a handful of the key's
+// records per producer and version) that read as cold load missing there, the next table gave
+// them more weight, and the loop ran away (tests/cluster/client_cluster_test.cc: a 20% salt
+// with its partition at 1.4x the average). From anywhere in the cycle, the records a report
+// leaves out are as likely any salt's as their weights say.
+uint64_t next_cursor_seed() noexcept {
+  static std::atomic<uint64_t> seed{[]() -> uint64_t {
+    try {
+      std::random_device rd;
+      return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    } catch (...) {  // no entropy source: the clock and this process's layout still differ
+      return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+             reinterpret_cast<uintptr_t>(&seed);
+    }
+  }()};
+  uint64_t z = seed.fetch_add(0x9e3779b97f4a7c15ull, std::memory_order_relaxed);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
 
 std::vector<uint16_t> smooth_wrr_sequence(const std::vector<uint32_t>& weights, uint32_t max_len) {
   std::vector<uint64_t> w(weights.begin(), weights.end());
@@ -118,6 +149,12 @@ void RoutingTable::index() {
     slots_[slot] = static_cast<uint32_t>(i + 1);
   }
   cursors_ = std::make_unique<Cursor[]>(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].seq_len > 0) {
+      cursors_[i].next.store(static_cast<uint32_t>(next_cursor_seed() % entries_[i].seq_len),
+                             std::memory_order_relaxed);
+    }
+  }
 }
 
 std::vector<RoutingTable::Salt> RoutingTable::salts_of(const Entry& e) const {
