@@ -116,7 +116,10 @@ inline constexpr double kBalanceMinCertainty = 0.1;
 // (with churn_tolerance 0.01) gained 0.006-0.015 on 60 s Zipf 1.0-1.5 offline, but small topics
 // then re-tabled on their counting noise: the 12-topic fleet of 400 records/s per topic
 // (tests/cluster/client_cluster_test.cc) went from max/avg 1.18-1.21 to 1.29-1.39
-// (docs/BENCHMARKS.md).
+// (docs/BENCHMARKS.md). Part of that was the clients' round robin restarting at the heaviest
+// salt on every list, fixed since (client/src/routing_table.cc): with it fixed, a quarter and
+// 0.01 balance that fleet at 1.064-1.072 (half and 0.02: 1.08-1.09) but publish 41-50
+// versions in its 15 s over 12 topics (13-21), close to the churn goal of 20 a minute.
 inline constexpr double kChurnNoiseShare = 0.5;
 
 struct PlanResult {
