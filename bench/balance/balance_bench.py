@@ -371,6 +371,12 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
     r["records_undelivered"] = sent - sum(s.get("records_delivered", s["records_sent"])
                                           for s in summaries)
     r["producers_unflushed"] = sum(1 for s in summaries if not s.get("flushed", True))
+    # The fleet's records sent and not yet acknowledged, sampled every second (summed over the
+    # producers, by second): a backlog that grows through the run is the brokers falling behind.
+    series = [s.get("backlog_per_s", []) for s in summaries]
+    r["backlog_per_s"] = [sum(b[i] for b in series if i < len(b))
+                          for i in range(max((len(b) for b in series), default=0))]
+    r["backlog_at_stop"] = sum(s.get("backlog_at_stop", 0) for s in summaries)
     r.update(distinct_keys=distinct, keys_salted=len(salted_keys),
              keys_salted_share=len(salted_keys) / distinct if distinct else 0,
              salted_keys_sample=sorted(salted_keys)[:20],
@@ -451,6 +457,10 @@ def run_scenario(args, name, scn, strategies, fleet):
                       f"({r['records_undelivered'] / r['records_sent'] * 100:.1f}%) never reached "
                       f"the brokers ({r['producers_unflushed']} of {scn['producers']} producers' "
                       f"flush timed out): max/avg counts without them", flush=True)
+                bl = r.get("backlog_per_s") or [0]
+                print(f"  {'':<9} {'':<14} unacknowledged records: {r['backlog_at_stop']} when "
+                      f"sending stopped, at most {max(bl)} in the run (per 10 s: "
+                      f"{', '.join(str(b) for b in bl[::10])})", flush=True)
             listed = [v for v in (r.get("listed_after_ms") or {}).values() if v is not None]
             if listed:
                 print(f"  {'':<9} {'':<14} listed by the coordinator {min(listed)}-{max(listed)} ms "

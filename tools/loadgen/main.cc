@@ -300,6 +300,15 @@ int run(const Args& args) {
   uint64_t overlay_seen = 0;  // highest overlay number sent, plus one
   SaltLog log;
   uint64_t sent = 0, queue_full = 0;
+  // Records handed to the producer and not yet acknowledged, sampled every second: a backlog
+  // that grows through the run means the brokers (the mock cluster on a busy machine) take
+  // records slower than the rate, and the final flush may time out with records undelivered.
+  uint64_t backlog_max = 0;
+  json backlog_series = json::array();
+  auto backlog = [&] {
+    const uint64_t done = strategy->delivered() + strategy->failed();
+    return sent > done ? sent - done : 0;
+  };
   double t = 0;
   auto next_status = t0;
   auto write_status = [&](bool final_status) {
@@ -323,6 +332,9 @@ int run(const Args& args) {
     if (now >= next_status) {
       write_status(false);
       next_status = now + seconds(1);
+      const uint64_t b = backlog();
+      backlog_max = std::max(backlog_max, b);
+      backlog_series.push_back(b);
     }
     auto due = static_cast<uint64_t>(args.rate * (t - late_s));
     if (args.max_records > 0) due = std::min(due, args.max_records);
@@ -355,7 +367,10 @@ int run(const Args& args) {
   }
   const double active_s =
       std::max(1e-9, duration<double>(steady_clock::now() - t0).count() - late_s);
+  const uint64_t backlog_at_stop = backlog();
+  const auto flush_start = steady_clock::now();
   const bool flushed = strategy->flush(15000);
+  const double flush_s = duration<double>(steady_clock::now() - flush_start).count();
   const CpuUse cpu1 = cpu_use();
   const double cpu_s = cpu1.total_s() - cpu0.total_s();
   write_status(true);
@@ -378,6 +393,10 @@ int run(const Args& args) {
       {"records_failed", strategy->failed()},
       {"flushed", flushed},
       {"queue_full_retries", queue_full},
+      {"backlog_max", backlog_max},
+      {"backlog_at_stop", backlog_at_stop},
+      {"backlog_per_s", backlog_series},
+      {"flush_s", flush_s},
       {"throughput", static_cast<double>(sent) / active_s},
       {"cpu_s", cpu_s},
       {"cpu_user_s", cpu1.user_s - cpu0.user_s},
