@@ -7,6 +7,7 @@
 #include <random>
 
 #include "hotkey/salt_planner.h"
+#include "splitmix64.h"
 
 namespace hotkey::client::detail {
 
@@ -20,21 +21,20 @@ namespace {
 // records per producer and version) that read as cold load missing there, the next table gave
 // them more weight, and the loop ran away (tests/cluster/client_cluster_test.cc: a 20% salt
 // with its partition at 1.4x the average). From anywhere in the cycle, the records a report
-// leaves out are as likely any salt's as their weights say.
+// leaves out are as likely any salt's as their weights say. The entropy is read once, by the
+// first table with a hot key, which publish() builds: the send path's rebuild for a new
+// partition count only replaces a table that has hot keys, so it never pays for that read.
 uint64_t next_cursor_seed() noexcept {
-  static std::atomic<uint64_t> seed{[]() -> uint64_t {
+  static std::atomic<uint64_t> counter{[]() -> uint64_t {
     try {
       std::random_device rd;
       return (static_cast<uint64_t>(rd()) << 32) ^ rd();
     } catch (...) {  // no entropy source: the clock and this process's layout still differ
       return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-             reinterpret_cast<uintptr_t>(&seed);
+             reinterpret_cast<uintptr_t>(&counter);
     }
   }()};
-  uint64_t z = seed.fetch_add(0x9e3779b97f4a7c15ull, std::memory_order_relaxed);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return splitmix64(counter.fetch_add(1, std::memory_order_relaxed));
 }
 
 }  // namespace

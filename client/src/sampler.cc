@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "splitmix64.h"
+
 namespace hotkey::client {
 namespace {
 
@@ -53,13 +55,6 @@ class ShardLock {
 };
 
 std::atomic<uint64_t> g_next_seed{0x9e3779b97f4a7c15ull};
-
-uint64_t splitmix64(uint64_t x) noexcept {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 }  // namespace
 
@@ -118,7 +113,7 @@ Sampler::Sampler(uint32_t capacity, SampleRate rate, double surge_factor)
   target_samples_ = std::max<uint64_t>(kAdaptiveMinSamples, uint64_t{capacity} * capacity / 4);
   shards_ = std::make_unique<Shard[]>(kShards);
   for (uint32_t i = 0; i < kShards; ++i) {
-    shards_[i].rng = splitmix64(g_next_seed.fetch_add(1, std::memory_order_relaxed)) | 1;
+    shards_[i].rng = detail::splitmix64(g_next_seed.fetch_add(1, std::memory_order_relaxed)) | 1;
     set_shard_rate(shards_[i], 1.0);
   }
 }
