@@ -119,7 +119,7 @@ inline constexpr double kBalanceMinCertainty = 0.1;
 // (docs/BENCHMARKS.md). Part of that was the clients' round robin restarting at the heaviest
 // salt on every list, fixed since (client/src/routing_table.cc): with it fixed, a quarter and
 // 0.01 balance that fleet at 1.064-1.072 (half and 0.02: 1.08-1.09) but publish 41-50
-// versions in its 15 s over 12 topics (13-21), close to the churn goal of 20 a minute.
+// versions in its 15 s over 12 topics (13-25), close to the churn goal of 20 a minute.
 inline constexpr double kChurnNoiseShare = 0.5;
 
 struct PlanResult {
