@@ -4,7 +4,17 @@
 // last window of reports, reads the co-partitioned lists partition to its end, and publishes
 // the owned topics' lists there with versions (epoch << 32 | sequence) above everything the
 // partition held. A tailer reads every lists partition so that any member can answer list
-// reads and GET /v1/cluster. Thread-safe; start() and stop() from one thread.
+// reads and GET /v1/cluster.
+//
+// KafkaCluster wires the parts, one concern each (coordinator/kafka/):
+//   kafka_io        librdkafka handles, headers, the partition rule, awaited produces
+//   topic_admin     the internal topics checked or created at start
+//   membership      the group: rebalances, taking and losing ownership, the poll loop
+//   lists_writer    what this member owns (partitions, epochs) and the lists it writes
+//   lists_tailer    every lists partition followed: list reads and who owns what
+//   state_log       operator writes through the state topic, applied by every member
+//   report_relay    reports to the reports topic (HTTP to a non-owner) and from it (owner)
+// Thread-safe; start() and stop() from one thread.
 #pragma once
 
 #include <memory>
@@ -27,16 +37,12 @@ class KafkaCluster {
   // them when missing and the broker supports CreateTopics) and joins the group. False and
   // *error (what is wrong and what to do) when it cannot.
   bool start(std::string* error);
-  // Leaves the group (the partitions move to the other members at once) and flushes.
+  // Leaves the group (the partitions move to the other members) and flushes.
   void stop();
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
 };
-
-// Version arithmetic of the lists topic (docs/CLUSTER.md, "Versions").
-inline constexpr uint64_t version_epoch(uint64_t version) { return version >> 32; }
-inline constexpr uint64_t epoch_floor(uint64_t epoch) { return epoch << 32; }
 
 }  // namespace hotkey::coordinator

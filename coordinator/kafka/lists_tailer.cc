@@ -1,0 +1,88 @@
+#include "lists_tailer.h"
+
+#include <memory>
+#include <string_view>
+
+#include "hotkey/hotkey_list.h"
+#include "kafka_io.h"
+
+namespace hotkey::coordinator::kafka {
+
+void ListsTailer::run() {
+  PartitionList all(partitions_);
+  for (int32_t p = 0; p < partitions_; ++p) {
+    rd_kafka_topic_partition_list_add(all.p, config_.cluster.lists_topic.c_str(), p)->offset =
+        RD_KAFKA_OFFSET_BEGINNING;
+  }
+  rd_kafka_assign(tailer_, all.p);
+  while (!stop_.load()) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(tailer_, 200);
+    if (!m) continue;
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && !m->payload && m->key) {
+      on_tombstone(std::string(static_cast<const char*>(m->key), m->key_len));
+    } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->payload) {
+      try {
+        HotKeyList list = parse_list_json(
+            std::string_view(static_cast<const char*>(m->payload), m->len), config_.limits);
+        const std::string member = header(m, kMemberHeader).value_or("");
+        bool newer = false;
+        {
+          std::lock_guard lock(mu_);
+          Owner& o = owners_[list.topic];
+          if (list.version > o.version) {
+            o = Owner{list.version, member};
+            newer = true;
+          }
+          if (!member.empty()) members_seen_[member] = wall_ms();
+        }
+        if (newer) {
+          std::string text(static_cast<const char*>(m->payload), m->len);
+          coordinator_.board().publish_if_newer(
+              std::make_shared<PublishedList>(PublishedList{std::move(list), std::move(text)}));
+        }
+      } catch (const std::exception&) {
+        // Not a list any client would accept: ignored the same way.
+      }
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_assign(tailer_, nullptr);
+}
+
+void ListsTailer::on_tombstone(const std::string& topic) {
+  uint64_t last = 0;
+  {
+    std::lock_guard lock(mu_);
+    auto it = owners_.find(topic);
+    if (it == owners_.end()) return;
+    last = it->second.version;
+    it->second.member.clear();
+  }
+  auto pub = coordinator_.board().get(topic);
+  if (pub && pub->list.version <= last && !writer_.owns(topic)) {
+    coordinator_.board().unpublish(topic);
+  }
+}
+
+std::string ListsTailer::owner_elsewhere(const std::string& topic) const {
+  if (writer_.owns(topic)) return "";
+  std::lock_guard lock(mu_);
+  auto it = owners_.find(topic);
+  return it == owners_.end() || it->second.member == member_url_ ? "" : it->second.member;
+}
+
+std::map<std::string, int64_t> ListsTailer::members_seen() const {
+  std::lock_guard lock(mu_);
+  return members_seen_;
+}
+
+std::map<std::string, std::string> ListsTailer::owners() const {
+  std::map<std::string, std::string> out;
+  std::lock_guard lock(mu_);
+  for (const auto& [topic, o] : owners_) {
+    if (!o.member.empty()) out[topic] = o.member;
+  }
+  return out;
+}
+
+}  // namespace hotkey::coordinator::kafka

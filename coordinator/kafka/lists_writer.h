@@ -1,0 +1,76 @@
+// The lists topic's writer, and this member's record of what it owns (docs/CLUSTER.md,
+// "Versions"): the reports/lists partitions it holds with the epoch it publishes them with, and
+// the deleted topics none of whose lists may be written again. A list is written only by the
+// owner of its partition, only with the epoch of the current ownership, never at or below a
+// deleted version; a tombstone is written under the exclusive lock, so no list of the deleted
+// topic follows it. Thread-safe.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "cluster_config.h"
+#include "list_board.h"
+
+namespace hotkey::coordinator::kafka {
+
+// Version arithmetic of the lists topic (docs/CLUSTER.md, "Versions").
+inline constexpr uint64_t version_epoch(uint64_t version) { return version >> 32; }
+inline constexpr uint64_t epoch_floor(uint64_t epoch) { return epoch << 32; }
+
+class ListsWriter {
+ public:
+  ListsWriter(const ClusterConfig& cc, std::string member_url)
+      : cc_(cc), member_url_(std::move(member_url)) {}
+  // Before any other call: the producer and the lists topic's partition count.
+  void attach(rd_kafka_t* producer, int32_t partitions) {
+    producer_ = producer;
+    partitions_ = partitions;
+  }
+
+  int32_t partition_of(const std::string& topic) const;
+  bool owns(const std::string& topic) const;
+  // Every version this member issues for `topic` is above this (its epoch << 32; 0 unowned).
+  uint64_t version_floor(const std::string& topic) const;
+  // Ownership of partition `p` begins (with `epoch`) or ends.
+  void own(int32_t p, uint64_t epoch);
+  void disown(const std::vector<int32_t>& parts);
+  std::map<int32_t, uint64_t> owned() const;
+  // The highest version recorded as deleted for `topic` here (0: none).
+  uint64_t deleted_version(const std::string& topic) const;
+
+  // Writes `list` to its lists partition when this member may (see above); else counts it as
+  // dropped. A produce refused for a full queue is retried briefly, then left to the next
+  // republish.
+  void publish(const std::shared_ptr<const PublishedList>& list);
+  // Records `topic` deleted at `version` and, when this member owns its partition, writes the
+  // tombstone (null value) for its key, so compaction removes its lists and clients drop the
+  // list (keeping the version).
+  void tombstone(const std::string& topic, uint64_t version);
+
+  uint64_t produced() const { return produced_.load(); }
+  uint64_t dropped() const { return dropped_.load(); }
+
+ private:
+  const ClusterConfig& cc_;
+  const std::string member_url_;
+  rd_kafka_t* producer_ = nullptr;
+  int32_t partitions_ = 0;
+
+  mutable std::shared_mutex mu_;
+  std::map<int32_t, uint64_t> owned_;            // partition -> epoch
+  std::map<std::string, uint64_t> deleted_;      // topic -> highest deleted version
+
+  std::atomic<uint64_t> produced_{0};
+  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> tombstoned_{0};
+};
+
+}  // namespace hotkey::coordinator::kafka

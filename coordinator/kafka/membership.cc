@@ -1,0 +1,258 @@
+#include "membership.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string_view>
+#include <thread>
+
+#include "hotkey/hotkey_list.h"
+
+namespace hotkey::coordinator::kafka {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+// How long one attempt at reading lists partitions to their end may take; the loop retries a
+// failed attempt a second later (the group's poll loop must keep running meanwhile, or
+// max.poll.interval.ms would expel the member).
+constexpr auto kReadToEndAttempt = std::chrono::seconds(3);
+
+void refresh_metadata(rd_kafka_t* rk, const std::string& topic) {
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  if (rd_kafka_metadata(rk, 0, rkt, &md, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    rd_kafka_metadata_destroy(md);
+  }
+  rd_kafka_topic_destroy(rkt);
+}
+
+}  // namespace
+
+std::string Membership::member_id() const {
+  std::lock_guard lock(id_mu_);
+  return member_id_;
+}
+
+bool Membership::subscribe(std::string* error) {
+  PartitionList sub(1);
+  rd_kafka_topic_partition_list_add(sub.p, cc_.reports_topic.c_str(), RD_KAFKA_PARTITION_UA);
+  if (rd_kafka_resp_err_t err = rd_kafka_subscribe(handles_.consumer, sub.p)) {
+    *error = std::string("cannot subscribe to ") + cc_.reports_topic + ": " + rd_kafka_err2str(err);
+    return false;
+  }
+  return true;
+}
+
+void Membership::run() {
+  auto next_republish = Steady::now() + std::chrono::milliseconds(cc_.republish_interval_ms);
+  auto next_pending = Steady::now();
+  while (!stop_.load()) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(handles_.consumer, 100);
+    if (m) {
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        relay_.ingest(m);
+      } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        log_line({{"level", "warn"},
+                  {"event", "kafka_consume_error"},
+                  {"error", rd_kafka_message_errstr(m)}});
+      }
+      rd_kafka_message_destroy(m);
+    }
+    rd_kafka_poll(handles_.producer, 0);
+    const auto now = Steady::now();
+    if (!pending_.empty() && now >= next_pending) {
+      take_ownership();
+      // At once after an assignment, then every second while it fails.
+      next_pending = pending_.empty() ? now : Steady::now() + std::chrono::seconds(1);
+    }
+    if (now >= next_republish) {
+      for (const auto& list : coordinator_.published_lists()) writer_.publish(list);
+      next_republish = now + std::chrono::milliseconds(cc_.republish_interval_ms);
+    }
+  }
+  // Leaving the group hands the partitions over at once (the revoke runs here).
+  rd_kafka_consumer_close(handles_.consumer);
+  rd_kafka_flush(handles_.producer, 5000);
+}
+
+bool Membership::read_to_end(const std::vector<int32_t>& parts,
+                             std::map<int32_t, PartitionLists>* out) {
+  rd_kafka_t* reader = handles_.reader;
+  const auto deadline = Steady::now() + kReadToEndAttempt;
+  std::map<int32_t, int64_t> high;
+  for (int32_t p : parts) {
+    int64_t lo = 0, hi = 0;
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+    while (Steady::now() < deadline && !stop_.load()) {
+      err = rd_kafka_query_watermark_offsets(reader, cc_.lists_topic.c_str(), p, &lo, &hi, 2000);
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+      // A moved leader: the watermark query does not refresh the cached leader itself.
+      refresh_metadata(reader, cc_.lists_topic);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      log_line({{"level", "warn"},
+                {"event", "lists_watermarks_failed"},
+                {"partition", p},
+                {"error", rd_kafka_err2str(err)}});
+      return false;
+    }
+    (*out)[p] = PartitionLists{};
+    if (hi > lo) high[p] = hi;
+  }
+  if (high.empty()) return true;
+  PartitionList assign(static_cast<int>(high.size()));
+  for (const auto& [p, hi] : high) {
+    rd_kafka_topic_partition_list_add(assign.p, cc_.lists_topic.c_str(), p)->offset =
+        RD_KAFKA_OFFSET_BEGINNING;
+  }
+  rd_kafka_assign(reader, assign.p);
+  while (!high.empty() && Steady::now() < deadline && !stop_.load()) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(reader, 200);
+    if (!m) continue;
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      PartitionLists& pl = (*out)[m->partition];
+      std::string topic(static_cast<const char*>(m->key), m->key_len);
+      if (!m->payload) {
+        pl.latest.erase(topic);
+      } else {
+        try {
+          HotKeyList list = parse_list_json(
+              std::string_view(static_cast<const char*>(m->payload), m->len), config_.limits);
+          pl.max_epoch = std::max(pl.max_epoch, version_epoch(list.version));
+          auto it = pl.latest.find(list.topic);
+          if (it == pl.latest.end() || it->second.version < list.version) {
+            pl.latest[list.topic] = std::move(list);
+          }
+        } catch (const std::exception&) {
+          // A record no client would accept either; its epoch cannot be trusted.
+        }
+      }
+      auto h = high.find(m->partition);
+      if (h != high.end() && m->offset + 1 >= h->second) high.erase(h);
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_assign(reader, nullptr);
+  return high.empty();
+}
+
+void Membership::take_ownership() {
+  std::vector<int32_t> parts(pending_.begin(), pending_.end());
+  std::map<int32_t, PartitionLists> found;
+  if (!read_to_end(parts, &found)) {
+    log_line({{"level", "warn"},
+              {"event", "ownership_pending"},
+              {"partitions", parts},
+              {"why", "lists partitions not read to their end yet"}});
+    return;
+  }
+  const uint64_t generation = rebalances_.load();
+  for (int32_t p : parts) {
+    pending_.erase(p);
+    const PartitionLists& pl = found[p];
+    // Strictly above every epoch the partition held.
+    const uint64_t epoch = std::max<uint64_t>(pl.max_epoch + 1, 1);
+    writer_.own(p, epoch);
+    size_t adopted = 0;
+    for (const auto& [topic, list] : pl.latest) {
+      if (writer_.partition_of(topic) != p) continue;
+      // The list of a topic deleted since (its owner then did not write the tombstone: it
+      // lost the partition first): not adopted, and tombstoned now.
+      const uint64_t gone =
+          std::max(coordinator_.deleted_version(topic), writer_.deleted_version(topic));
+      if (list.version <= gone) {
+        stale_list_(topic, gone);
+        continue;
+      }
+      coordinator_.adopt_list(list);
+      ++adopted;
+    }
+    log_line({{"level", "info"},
+              {"event", "partition_owned"},
+              {"partition", p},
+              {"epoch", epoch},
+              {"generation", generation},
+              {"lists_adopted", adopted}});
+  }
+}
+
+void Membership::release_topics(const std::vector<int32_t>& parts) {
+  for (const auto& s : coordinator_.topics()) {
+    if (std::find(parts.begin(), parts.end(), writer_.partition_of(s.topic)) != parts.end()) {
+      coordinator_.release_topic(s.topic);
+    }
+  }
+}
+
+void Membership::lose_ownership(const std::vector<int32_t>& parts) {
+  writer_.disown(parts);
+  for (int32_t p : parts) pending_.erase(p);
+  release_topics(parts);
+  log_line({{"level", "info"}, {"event", "partitions_revoked"}, {"partitions", parts}});
+}
+
+void Membership::rebalance_cb(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                              rd_kafka_topic_partition_list_t* parts, void* opaque) {
+  static_cast<Membership*>(opaque)->on_rebalance(rk, err, parts);
+}
+
+void Membership::on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                              rd_kafka_topic_partition_list_t* parts) {
+  rebalances_.fetch_add(1);
+  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+  std::vector<int32_t> ids;
+  for (int i = 0; i < parts->cnt; ++i) ids.push_back(parts->elems[i].partition);
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    // Rebuild the window: start each partition at the first report of the last window.
+    PartitionList start(parts);
+    const int64_t from = wall_ms() - static_cast<int64_t>(config_.epoch_ms) * config_.window_epochs;
+    for (int i = 0; i < start.p->cnt; ++i) start.p->elems[i].offset = from;
+    rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(rk, start.p, 5000);
+    for (int i = 0; i < start.p->cnt; ++i) {
+      auto& el = start.p->elems[i];
+      if (e != RD_KAFKA_RESP_ERR_NO_ERROR || el.err != RD_KAFKA_RESP_ERR_NO_ERROR ||
+          el.offset < 0) {
+        if (e != RD_KAFKA_RESP_ERR_NO_ERROR || el.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          log_line({{"level", "warn"},
+                    {"event", "window_rebuild_unavailable"},
+                    {"partition", el.partition},
+                    {"error", rd_kafka_err2str(e != RD_KAFKA_RESP_ERR_NO_ERROR ? e : el.err)}});
+        }
+        el.offset = RD_KAFKA_OFFSET_END;
+        el.err = RD_KAFKA_RESP_ERR_NO_ERROR;
+      }
+    }
+    // Forget whatever this member knew of these partitions' topics: the window is rebuilt
+    // from the reports read from here on, the list comes from the lists topic once the loop
+    // has read it to its end (nothing of them is planned or published before).
+    release_topics(ids);
+    for (int32_t p : ids) pending_.insert(p);
+    if (cooperative) {
+      if (rd_kafka_error_t* ae = rd_kafka_incremental_assign(rk, start.p)) {
+        log_line(
+            {{"level", "error"}, {"event", "assign_failed"}, {"error", rd_kafka_error_string(ae)}});
+        rd_kafka_error_destroy(ae);
+      }
+    } else {
+      rd_kafka_assign(rk, start.p);
+    }
+  } else {
+    lose_ownership(ids);
+    if (cooperative) {
+      if (rd_kafka_error_t* ue = rd_kafka_incremental_unassign(rk, parts)) {
+        rd_kafka_error_destroy(ue);
+      }
+    } else {
+      rd_kafka_assign(rk, nullptr);
+    }
+  }
+  if (char* id = rd_kafka_memberid(rk)) {
+    std::lock_guard lock(id_mu_);
+    member_id_ = id;
+    rd_kafka_mem_free(rk, id);
+  }
+}
+
+}  // namespace hotkey::coordinator::kafka

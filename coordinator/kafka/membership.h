@@ -1,0 +1,89 @@
+// This member in the consumer group on the reports topic (docs/CLUSTER.md, "Ownership"): an
+// assigned partition is owned once its lists partition is read to its end (with an epoch above
+// every epoch it held, its topics' last lists adopted and re-issued), a revoked one is released
+// at once; the poll loop hands the reports read to the relay and republishes every owned list
+// each republish interval. Thread-safety: run() on one thread (the rebalance callback runs
+// inside its polls); generation() and member_id() from any thread.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "coordinator.h"
+#include "kafka_io.h"
+#include "lists_writer.h"
+#include "report_relay.h"
+
+namespace hotkey::coordinator::kafka {
+
+class Membership {
+ public:
+  // `stale_list(topic, version)`: a list found on an assigned lists partition belongs to a topic
+  // deleted since (at `version`); the owner tombstones it.
+  Membership(const CoordinatorConfig& config, Coordinator& coordinator, const Handles& handles,
+             ListsWriter& writer, ReportRelay& relay, const std::atomic<bool>& stop,
+             std::function<void(const std::string& topic, uint64_t version)> stale_list)
+      : config_(config),
+        cc_(config.cluster),
+        coordinator_(coordinator),
+        handles_(handles),
+        writer_(writer),
+        relay_(relay),
+        stop_(stop),
+        stale_list_(std::move(stale_list)) {}
+
+  // Handles::create's rebalance callback; `opaque` is the Membership.
+  static void rebalance_cb(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                           rd_kafka_topic_partition_list_t* parts, void* opaque);
+  // Joins the group (subscribes to the reports topic).
+  bool subscribe(std::string* error);
+  // Polls until the stop flag is set, then leaves the group and flushes the producer.
+  void run();
+
+  uint64_t generation() const { return rebalances_.load(); }
+  std::string member_id() const;
+
+ private:
+  // One lists partition as read to its end.
+  struct PartitionLists {
+    std::map<std::string, HotKeyList> latest;  // highest version per topic; tombstones erase
+    uint64_t max_epoch = 0;
+  };
+  void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                    rd_kafka_topic_partition_list_t* parts);
+  // Reads lists partitions `parts` from the beginning to the high watermark taken first. False
+  // when that did not finish in time (broker trouble): nothing is published from such a
+  // partition until a later attempt succeeds.
+  bool read_to_end(const std::vector<int32_t>& parts, std::map<int32_t, PartitionLists>* out);
+  // Owns the pending partitions once their lists partitions are read to their end; on failure
+  // they stay pending and the loop retries a second later.
+  void take_ownership();
+  void lose_ownership(const std::vector<int32_t>& parts);
+  // Forgets what this member knew of the topics of partitions `parts`.
+  void release_topics(const std::vector<int32_t>& parts);
+
+  const CoordinatorConfig& config_;
+  const ClusterConfig& cc_;
+  Coordinator& coordinator_;
+  const Handles& handles_;
+  ListsWriter& writer_;
+  ReportRelay& relay_;
+  const std::atomic<bool>& stop_;
+  const std::function<void(const std::string&, uint64_t)> stale_list_;
+
+  // Assigned partitions whose lists partition could not yet be read to its end (loop thread).
+  std::set<int32_t> pending_;
+  std::atomic<uint64_t> rebalances_{0};
+  mutable std::mutex id_mu_;
+  std::string member_id_;
+};
+
+}  // namespace hotkey::coordinator::kafka

@@ -1,0 +1,72 @@
+// The state topic (docs/CLUSTER.md, "Operator state"): operator writes (pin, unpin, deny, allow,
+// delete_topic) as records every member applies in order to its own store, with the applied
+// offset checkpointed in the same store batch. Thread-safe: write() and request_delete() from
+// any thread; resume() once at start, then run() on one thread until the stop flag is set.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "coordinator.h"
+
+namespace hotkey::coordinator::kafka {
+
+class StateLog {
+ public:
+  StateLog(const ClusterConfig& cc, Coordinator& coordinator, std::string member_url,
+           const std::atomic<bool>& stop)
+      : cc_(cc), coordinator_(coordinator), member_url_(std::move(member_url)), stop_(stop) {}
+  // Before any other call: the producer, the state topic's consumer and its partition count.
+  void attach(rd_kafka_t* producer, rd_kafka_t* consumer, int32_t partitions) {
+    producer_ = producer;
+    consumer_ = consumer;
+    partitions_ = partitions;
+  }
+
+  // Assigns the state topic from the checkpoints in the store and applies it to its end (up to
+  // 30 s), so a member plans with every pin it can know before it owns anything.
+  void resume();
+  // Applies records as they come until the stop flag is set.
+  void run() { apply(false, std::chrono::steady_clock::time_point::max()); }
+  // An operator write: acknowledged once Kafka has it (acks=all) and this member applied it;
+  // the answer is the apply's result.
+  CallResult write(const OperatorOp& op);
+  // The owner's idle expiry: the delete_topic record is written without waiting, at most once
+  // per topic every 30 s until a member applied it.
+  void request_delete(const OperatorOp& op);
+  // The topic was deleted: a later expiry of a topic of that name is requested afresh.
+  void forget_expiry(const std::string& topic);
+
+ private:
+  // Applies records from the checkpoint on; with `until_end`, returns once the high watermarks
+  // taken at the start are reached (or the deadline passes: false).
+  bool apply(bool until_end, std::chrono::steady_clock::time_point deadline);
+  void apply_record(const rd_kafka_message_t* m);
+
+  const ClusterConfig& cc_;
+  Coordinator& coordinator_;
+  const std::string member_url_;
+  const std::atomic<bool>& stop_;
+  rd_kafka_t* producer_ = nullptr;
+  rd_kafka_t* consumer_ = nullptr;
+  int32_t partitions_ = 0;
+
+  // Next offset to apply per partition, and the results awaited by writers.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<int32_t, int64_t> next_;
+  std::map<std::pair<int32_t, int64_t>, CallResult> results_;
+
+  std::mutex expiry_mu_;
+  std::map<std::string, std::chrono::steady_clock::time_point> expiry_requested_;
+};
+
+}  // namespace hotkey::coordinator::kafka
