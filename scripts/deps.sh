@@ -14,6 +14,7 @@ PKGS=(
   curl python3
   python3-confluent-kafka
   valgrind
+  openjdk-17-jdk-headless maven
 )
 # Extra groups, opted into with flags.
 BROWSER_PKGS=(chromium nodejs npm)

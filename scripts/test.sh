@@ -30,6 +30,10 @@ echo "== tests =="
 # -LE tsan: those entries re-run unit executables for the TSan pass below.
 (cd build && ctest --output-on-failure --timeout 600 -j"$JOBS" -LE tsan)
 
+echo "== Java client (client/java: shared vectors, routing, the coordinator process) =="
+# Offline after the first run has filled ~/.m2 from Maven Central.
+(cd client/java && mvn -q -B verify)
+
 if [ "${HOTKEY_SANITIZE_PASS:-1}" != "0" ]; then
   echo "== unit tests and coordinator fault tests under ASan+UBSan =="
   # No -Werror here either: GCC 12 reports -Wmaybe-uninitialized false positives inside

@@ -1,0 +1,135 @@
+package dev.hotkey.kafka;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.kafka.clients.producer.Partitioner;
+import org.apache.kafka.common.Cluster;
+import org.apache.kafka.common.PartitionInfo;
+
+/**
+ * {@code partitioner.class}: every keyed record not on the topic's hot-key list goes exactly
+ * where Kafka's built-in partitioner sends it (murmur2 of the serialized key, masked to 31
+ * bits, modulo the topic's partition count); a listed key takes a salt of its verified table by
+ * weight, with the C++ client's smooth weighted round robin (route mode: the record keeps its
+ * key). Records the interceptor rekeyed are placed by their salted key, like any cold key.
+ * Every keyed record is counted and sampled for the reports here, where its partition is known.
+ */
+public class HotkeyPartitioner implements Partitioner {
+  private HotkeyClient client;
+  private HotkeyConfig.SaltPolicy policy;
+  private int stickyBatchSize = 16384;
+  // The topic of the previous record and its router: one reference compare instead of a map
+  // lookup for producers that send to one topic.
+  private volatile TopicRouter lastTopic;
+
+  @Override
+  public void configure(Map<String, ?> configs) {
+    HotkeyInterceptor.markHotkeyPropertiesUsed(configs);
+    client = HotkeyClient.acquire(configs);
+    policy = client.config.saltPolicy;
+    Object batch = configs.get("batch.size");
+    if (batch != null) {
+      try {
+        stickyBatchSize = Math.max(1, Integer.parseInt(batch.toString().trim()));
+      } catch (NumberFormatException e) {
+        stickyBatchSize = 16384;
+      }
+    }
+  }
+
+  /** The client this partitioner shares with the producer's interceptor. */
+  public HotkeyClient client() {
+    return client;
+  }
+
+  private TopicRouter router(String topic) {
+    TopicRouter r = lastTopic;
+    if (r != null && r.topic.equals(topic)) {
+      return r;
+    }
+    r = client.topic(topic);
+    lastTopic = r;
+    return r;
+  }
+
+  @Override
+  public int partition(String topic, Object key, byte[] keyBytes, Object value, byte[] valueBytes,
+      Cluster cluster) {
+    final int n = cluster.partitionsForTopic(topic).size();
+    final TopicRouter r = router(topic);
+    r.observePartitions(n);
+    if (keyBytes == null) {
+      r.sampler.recordNull();
+      return sticky(r, cluster, n, valueBytes == null ? 0 : valueBytes.length);
+    }
+    final int hash = Hashes.murmur2(keyBytes) & 0x7fffffff;
+    int partition = hash % n;
+    byte[] logical = HotkeyInterceptor.takeRekeyed(key);
+    if (logical != null) {
+      r.sampler.record(logical, partition, true);
+      return partition;
+    }
+    boolean salted = false;
+    RoutingTable t = r.tableFor(n);
+    if (t != null && !t.isEmpty()) {
+      RoutingTable.Entry e = t.find(keyBytes, hash);
+      if (e != null) {
+        int idx;
+        switch (policy) {
+          case VALUE_HASH:
+            idx = t.pickBy(e, valueBytes == null ? 0 : Hashes.murmur2(valueBytes));
+            break;
+          case RANDOM:
+            idx = t.pickBy(e, ThreadLocalRandom.current().nextInt());
+            break;
+          default:
+            idx = t.pickWrr(e);
+        }
+        int p = e.partitions[idx];
+        if (p >= 0 && p < n) {
+          partition = p;
+          salted = true;
+        }
+      }
+    }
+    r.sampler.record(keyBytes, partition, salted);
+    return partition;
+  }
+
+  /**
+   * Records without a key. Kafka 4 places them with its built-in sticky partitioner only when
+   * no partitioner.class is set (a custom partitioner is called for them and may not decline),
+   * so this reproduces its behaviour: stay on one partition until batch.size bytes went there,
+   * then move to a random available partition (all partitions when none is available).
+   */
+  private int sticky(TopicRouter r, Cluster cluster, int n, int bytes) {
+    int p = r.stickyPartition;
+    if (p < 0 || p >= n || r.stickyBytes.addAndGet(bytes) >= stickyBatchSize) {
+      synchronized (r.stickyLock) {
+        if (p == r.stickyPartition) {
+          List<PartitionInfo> available = cluster.availablePartitionsForTopic(r.topic);
+          int next;
+          if (available.isEmpty()) {
+            next = ThreadLocalRandom.current().nextInt(n);
+          } else {
+            next = available.get(ThreadLocalRandom.current().nextInt(available.size()))
+                .partition();
+          }
+          r.stickyBytes.set(0);
+          r.stickyPartition = next;
+        }
+        p = r.stickyPartition;
+      }
+    }
+    return p;
+  }
+
+  @Override
+  public void close() {
+    if (client != null) {
+      client.release();
+      client = null;
+    }
+  }
+}
