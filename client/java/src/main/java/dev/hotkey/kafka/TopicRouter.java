@@ -70,9 +70,11 @@ final class TopicRouter {
       if (Long.compareUnsigned(l.version, version) <= 0) {
         return false;
       }
+      // The table first: whoever sees the new version already routes with its list.
+      RoutingTable next = build(l, livePartitions, plain);
       list = l;
+      table = next;
       version = l.version;
-      table = build(l, livePartitions, plain);
       return true;
     } finally {
       writeLock.unlock();
