@@ -16,6 +16,9 @@ export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=true
 scripts/deps.sh --browser
 # Validators for the deploy/ tests (promtool, PyYAML, systemd-analyze, ldb).
 scripts/deps-deploy.sh
+# Apache Kafka for the Kafka-facing tests (a JDK and Maven from Debian where missing; the
+# broker's jars from Maven Central, cached under ~/.cache/hotkey).
+scripts/kafka.sh fetch >/dev/null
 
 configure() {  # dir, extra cmake args...
   local dir=$1; shift

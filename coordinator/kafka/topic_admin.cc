@@ -1,7 +1,9 @@
 #include "topic_admin.h"
 
 #include <chrono>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -85,6 +87,46 @@ bool create_topics(rd_kafka_t* producer, const ClusterConfig& cc,
   return ok;
 }
 
+// The cleanup.policy of `topic` per DescribeConfigs; nullopt when the broker cannot say (a
+// broker without DescribeConfigs, like the test mock, answers at once with an error).
+std::optional<std::string> cleanup_policy(rd_kafka_t* producer, const std::string& topic) {
+  rd_kafka_ConfigResource_t* res =
+      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
+  rd_kafka_queue_t* q = rd_kafka_queue_new(producer);
+  char errstr[256];
+  rd_kafka_AdminOptions_t* opts =
+      rd_kafka_AdminOptions_new(producer, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+  rd_kafka_AdminOptions_set_request_timeout(opts, 5000, errstr, sizeof errstr);
+  rd_kafka_DescribeConfigs(producer, &res, 1, opts, q);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 10000);
+  std::optional<std::string> policy;
+  if (ev && !rd_kafka_event_error(ev)) {
+    size_t n = 0;
+    const rd_kafka_ConfigResource_t** rs =
+        rd_kafka_DescribeConfigs_result_resources(rd_kafka_event_DescribeConfigs_result(ev), &n);
+    for (size_t i = 0; i < n && rd_kafka_ConfigResource_error(rs[i]) == 0; ++i) {
+      size_t cnt = 0;
+      const rd_kafka_ConfigEntry_t** entries = rd_kafka_ConfigResource_configs(rs[i], &cnt);
+      for (size_t j = 0; j < cnt; ++j) {
+        if (std::strcmp(rd_kafka_ConfigEntry_name(entries[j]), "cleanup.policy") == 0) {
+          const char* v = rd_kafka_ConfigEntry_value(entries[j]);
+          policy = v ? v : "";
+        }
+      }
+    }
+  } else {
+    log_line({{"level", "warn"},
+              {"event", "topic_config_unknown"},
+              {"topic", topic},
+              {"error", ev ? rd_kafka_event_error_string(ev) : "no answer"}});
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_AdminOptions_destroy(opts);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_ConfigResource_destroy(res);
+  return policy;
+}
+
 }  // namespace
 
 bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, TopicLayout* layout,
@@ -131,6 +173,18 @@ bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, TopicLayout* la
              " partitions) must be co-partitioned: give them the same partition count "
              "(docs/CLUSTER.md)";
     return false;
+  }
+  // Lists and operator writes must outlive any retention: Kafka may delete from a topic whose
+  // policy has "delete" (pins would vanish after retention.ms).
+  for (const std::string& name : {cc.lists_topic, cc.state_topic}) {
+    const std::optional<std::string> policy = cleanup_policy(producer, name);
+    if (policy && *policy != "compact") {
+      *error = "topic " + name + " has cleanup.policy=" + *policy +
+               "; it must be cleanup.policy=compact alone (kafka-configs --alter --entity-type "
+               "topics --entity-name " + name + " --add-config cleanup.policy=compact; "
+               "docs/CLUSTER.md)";
+      return false;
+    }
   }
   layout->partitions = counts[cc.reports_topic];
   layout->state_partitions = counts[cc.state_topic];

@@ -1,5 +1,6 @@
-// Pieces of the cluster-mode tests: a mock Kafka cluster per test, coordinator processes in
-// cluster mode, a producer of binary reports and a reader of the lists topic that keeps the
+// Pieces of the cluster-mode tests: a real Apache Kafka per test (scripts/kafka.sh; the
+// librdkafka mock only where a test injects faults the real broker cannot), coordinator
+// processes in cluster mode, a producer of binary reports and a reader of the lists topic that keeps the
 // highest version per topic as clients do. Not thread-safe unless stated.
 #pragma once
 
@@ -31,6 +32,7 @@
 #include "hotkey/report.h"
 #include "support/coordinator_process.h"
 #include "support/eventually.h"
+#include "support/real_kafka.h"
 #include "support/temp_dir.h"
 #include "test_util.h"
 
@@ -49,6 +51,47 @@ inline constexpr const char* kOperatorToken = "cluster-test-operator";
 
 using test_support::read_file;
 
+// The Kafka of one scenario: a real Apache Kafka cluster of its own (one node, or three with
+// replication factor 3 and min.insync.replicas=2), with the coordinator's internal topics
+// created as an operator would (`lists_partitions` != kPartitions breaks the co-partitioning
+// on purpose, 0 leaves a topic out; `create_internal` false leaves them all to the coordinator,
+// whose own CreateTopics path KafkaBroker.* tests).
+struct KafkaOptions {
+  int nodes = 1;
+  bool create_internal = true;
+  int lists_partitions = kPartitions;
+  int state_partitions = 1;
+  // Topic configs of the lists and state topics besides cleanup.policy=compact.
+  std::map<std::string, std::string> compacted_configs{};
+  std::vector<std::string> broker_settings{};
+};
+
+class Kafka {
+ public:
+  explicit Kafka(KafkaOptions o = {})
+      : options_(o), real_(test_support::RealKafkaOptions{o.nodes, o.broker_settings}) {
+    if (!o.create_internal) return;
+    auto compacted = o.compacted_configs;
+    compacted["cleanup.policy"] = "compact";
+    real_.create_topic("__hotkey_reports", kPartitions);
+    if (o.lists_partitions > 0) real_.create_topic("__hotkey_lists", o.lists_partitions, -1, compacted);
+    if (o.state_partitions > 0) real_.create_topic("__hotkey_state", o.state_partitions, -1, compacted);
+  }
+  std::string bootstrap() const { return real_.bootstrap(); }
+  test_support::RealKafka& real() { return real_; }
+  // What Node passes with --kafka-set so that topics the coordinator creates fit this cluster.
+  std::vector<std::string> coordinator_settings() const {
+    return {"topic_partitions=" + std::to_string(kPartitions),
+            "replication_factor=" + std::to_string(options_.nodes >= 3 ? 3 : 1)};
+  }
+
+ private:
+  KafkaOptions options_;
+  test_support::RealKafka real_;
+};
+
+// librdkafka's mock cluster, for the one scenario that injects faults a real broker cannot
+// (request errors, leader moves at will, a broker down for seconds).
 class MockKafka {
  public:
   // The internal topics with their default names; `lists_partitions` != kPartitions breaks the
@@ -91,8 +134,10 @@ class Node {
  public:
   // `must_start` false: a start that fails is not an error (see exit_status()). `settings`:
   // config-file settings added to (or replacing) the tests' defaults.
+  // `kafka_sets`: more --kafka-set KEY=VALUE after the tests' defaults (a later one wins).
   Node(const std::string& name, const std::filesystem::path& dir, const std::string& bootstrap,
-       bool must_start = true, const json& settings = json::object())
+       bool must_start = true, const json& settings = json::object(),
+       const std::vector<std::string>& kafka_sets = {})
       : name_(name), data_(dir / name), log_(dir / (name + ".log")), must_start_(must_start) {
     const auto cfg = dir / (name + ".json");
     json config = {{"warmup_ms", 0},
@@ -107,7 +152,14 @@ class Node {
              "--kafka-set", "heartbeat.interval.ms=1000",
              "--kafka-set", "max.poll.interval.ms=7000",
              "--kafka-set", "republish_interval_ms=2000",
-             "--kafka-set", "log_level=3"};
+             "--kafka-set", "log_level=3",
+             // Topics it creates fit the tests' single-node clusters.
+             "--kafka-set", "topic_partitions=" + std::to_string(kPartitions),
+             "--kafka-set", "replication_factor=1"};
+    for (const auto& s : kafka_sets) {
+      args_.push_back("--kafka-set");
+      args_.push_back(s);
+    }
     start();
   }
   ~Node() { kill9(); }
@@ -398,6 +450,116 @@ class ListsReader {
 inline std::vector<std::string> data_topics(int n) {
   std::vector<std::string> out;
   for (int i = 0; i < n; ++i) out.push_back("data-" + std::to_string(i));
+  return out;
+}
+
+// Every reports partition owned by exactly one of the running `nodes`, each of which owns at
+// least one; fills `owner` (partition -> node index).
+inline bool stable(const std::vector<Node*>& nodes, std::map<int, size_t>* owner) {
+  owner->clear();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!nodes[i]->running()) continue;
+    const std::set<int> mine = nodes[i]->owned();
+    if (mine.empty()) return false;
+    for (int p : mine) {
+      if (!owner->emplace(p, i).second) return false;
+    }
+  }
+  return owner->size() == static_cast<size_t>(kPartitions);
+}
+
+// Two records of one topic with one version must be one list (same author, same keys).
+inline void expect_no_version_conflicts(const std::vector<ListRecord>& records) {
+  std::map<std::pair<std::string, uint64_t>, const ListRecord*> seen;
+  size_t conflicts = 0;
+  for (const auto& r : records) {
+    if (r.tombstone) continue;  // carries the version it ends, not a list of its own
+    auto [it, inserted] = seen.emplace(std::make_pair(r.topic, r.version), &r);
+    if (!inserted && (it->second->member != r.member || it->second->keys != r.keys)) {
+      ++conflicts;
+      ADD_FAILURE() << "topic " << r.topic << " version " << r.version << " written by "
+                    << it->second->member << " [" << it->second->keys << "] and " << r.member
+                    << " [" << r.keys << "]";
+    }
+  }
+  EXPECT_EQ(conflicts, 0u);
+}
+
+inline std::string describe(const std::map<std::string, ListRecord>& latest) {
+  std::string out;
+  for (const auto& [t, r] : latest) {
+    out += t + " v" + std::to_string(r.version >> 32) + "." +
+           std::to_string(r.version & 0xffffffffu) + " by " + r.member +
+           (r.tombstone ? " tombstone\n" : " [" + r.keys + "]\n");
+  }
+  return out;
+}
+
+inline httplib::Result operator_call(const Node& n, const std::string& method, const std::string& path,
+                              const json& body = json()) {
+  httplib::Client c("127.0.0.1", n.port());
+  c.set_read_timeout(30, 0);
+  const httplib::Headers auth{{"Authorization", std::string("Bearer ") + kOperatorToken}};
+  if (method == "DELETE") return c.Delete(path, auth);
+  return c.Post(path, auth, body.dump(), "application/json");
+}
+
+// The newest "state_resumed" log line of a node.
+inline json last_state_resumed(const Node& n) {
+  std::istringstream lines(n.log());
+  std::string line;
+  json last;
+  while (std::getline(lines, line)) {
+    auto j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.value("event", "") == "state_resumed") last = j;
+  }
+  return last;
+}
+
+inline httplib::Result get(const Node& n, const std::string& path) {
+  httplib::Client c("127.0.0.1", n.port());
+  c.set_read_timeout(10, 0);
+  return c.Get(path, {{"Authorization", std::string("Bearer ") + kOperatorToken}});
+}
+
+// What `n` holds of `topic`: in GET /v1/topics, its pins, its denies (each an empty string when
+// it holds nothing; "?" when it did not answer).
+struct Held {
+  bool listed = true;
+  std::string pins = "?", denies = "?";
+  bool none() const { return !listed && pins.empty() && denies.empty(); }
+};
+inline Held held_by(const Node& n, const std::string& topic) {
+  Held h;
+  auto topics = get(n, "/v1/topics");
+  if (!topics || topics->status != 200) return h;
+  h.listed = false;
+  for (const auto& t : json::parse(topics->body, nullptr, false).value("topics", json::array())) {
+    if (t.value("topic", "") == topic) h.listed = true;
+  }
+  auto pins = get(n, "/v1/topics/" + topic + "/pins");
+  auto denies = get(n, "/v1/topics/" + topic + "/denies");
+  if (pins && pins->status == 200) {
+    json j = json::parse(pins->body, nullptr, false).value("pins", json::array());
+    h.pins = j.empty() ? "" : j.dump();
+  }
+  if (denies && denies->status == 200) {
+    json j = json::parse(denies->body, nullptr, false).value("denies", json::array());
+    h.denies = j.empty() ? "" : j.dump();
+  }
+  return h;
+}
+
+// A node's log lines about partition ownership (for failure messages).
+inline std::string ownership_lines(const Node& n) {
+  std::istringstream lines(n.log());
+  std::string line, out;
+  while (std::getline(lines, line)) {
+    if (line.find("partition") != std::string::npos || line.find("rebalance") != std::string::npos ||
+        line.find("\"warn\"") != std::string::npos) {
+      out += n.name() + ": " + line.substr(0, 400) + "\n";
+    }
+  }
   return out;
 }
 
