@@ -3,8 +3,9 @@
 # Kafka cluster (librdkafka's mock cluster, real Kafka protocol on loopback), the coordinator,
 # and a fleet of producer processes using the client library on a skewed workload, then shows
 # live what happens on the brokers. Ctrl-C stops every process cleanly.
-# --cluster: three coordinators in one consumer group on the same mock cluster (cluster mode,
-# docs/CLUSTER.md), producers on hotkey.transport=kafka; one coordinator is killed mid-run.
+# --cluster: three coordinators in one consumer group (cluster mode, docs/CLUSTER.md) on a real
+# Apache Kafka (3 KRaft nodes from Maven Central through scripts/kafka.sh; the mock cluster
+# when no JDK can be had), producers on hotkey.transport=kafka; one coordinator is killed mid-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -41,7 +42,9 @@ options:
                     moving  a hot set of 4 keys (50%) moving every 10 s, from 15 s on
   --port N          coordinator port (default: a free one; --cluster: the first of three)
   --cluster         cluster mode: 3 coordinators (hotkey-coordinator --kafka) in one consumer
-                    group on the mock cluster, producers with hotkey.transport=kafka (reports
+                    group on a real Apache Kafka of 3 KRaft nodes (scripts/kafka.sh: a JDK and
+                    Maven from Debian, the broker from Maven Central; the mock cluster when
+                    they cannot be had), producers with hotkey.transport=kafka (reports
                     and lists over Kafka topics); halfway through, the coordinator that owns
                     "orders" is killed with kill -9 and the view shows its ownership moving to
                     another and the balance holding
@@ -110,23 +113,50 @@ cleanup() {
   # Producers first (they flush), then the coordinator, then the cluster.
   for ((i=${#PIDS[@]}-1; i>=0; i--)); do kill -TERM "${PIDS[i]}" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  [ -n "${KAFKA_DIR:-}" ] && scripts/kafka.sh stop "$KAFKA_DIR"
   echo "stopped; logs and the coordinator's data were in $WORK (removed)"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "== Kafka: librdkafka mock cluster, 3 brokers, topic orders ($PARTITIONS partitions) =="
-MOCK_TOPICS=(--topic "orders:$PARTITIONS")
-if [ "$CLUSTER" = "1" ]; then
-  # The mock cluster has no CreateTopics: the internal topics are made here (docs/CLUSTER.md).
-  MOCK_TOPICS+=(--topic __hotkey_reports:12 --topic __hotkey_lists:12 --topic __hotkey_state:1)
+REAL_KAFKA=0
+if [ "$CLUSTER" = "1" ] && scripts/kafka.sh fetch >"$WORK/kafka-fetch.log" 2>&1; then
+  REAL_KAFKA=1
 fi
-"$BIN/hotkey-mock-kafka" --brokers 3 "${MOCK_TOPICS[@]}" \
-  --bootstrap-file "$WORK/bootstrap" >"$WORK/mock-kafka.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do [ -s "$WORK/bootstrap" ] && break; sleep 0.1; done
-[ -s "$WORK/bootstrap" ] || { echo "demo.sh: the mock cluster did not start" >&2; exit 1; }
+if [ "$REAL_KAFKA" = "1" ]; then
+  echo "== Kafka: Apache Kafka $(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' \
+    tools/kafka/pom.xml), 3 KRaft nodes on loopback (scripts/kafka.sh), topic orders ($PARTITIONS partitions) =="
+  # Stopped by cleanup, and by kafka.sh's watchdog should this script die first.
+  scripts/kafka.sh start "$WORK/kafka" --nodes 3 --owner $$ >"$WORK/bootstrap"
+  KAFKA_DIR="$WORK/kafka"
+  # The coordinators create their own topics (CreateTopics); the data topic is made here.
+  kafka_create() {  # topic partitions
+    /usr/bin/python3 - "$(cat "$WORK/bootstrap")" "$1" "$2" <<'PY'
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+admin = AdminClient({"bootstrap.servers": sys.argv[1]})
+for f in admin.create_topics([NewTopic(sys.argv[2], int(sys.argv[3]), 3)]).values():
+    f.result()
+PY
+  }
+  kafka_create orders "$PARTITIONS"
+else
+  if [ "$CLUSTER" = "1" ]; then
+    echo "demo.sh: no JDK or Maven for Apache Kafka ($WORK/kafka-fetch.log): using the mock cluster" >&2
+  fi
+  echo "== Kafka: librdkafka mock cluster, 3 brokers, topic orders ($PARTITIONS partitions) =="
+  MOCK_TOPICS=(--topic "orders:$PARTITIONS")
+  if [ "$CLUSTER" = "1" ]; then
+    # The mock cluster has no CreateTopics: the internal topics are made here (docs/CLUSTER.md).
+    MOCK_TOPICS+=(--topic __hotkey_reports:12 --topic __hotkey_lists:12 --topic __hotkey_state:1)
+  fi
+  "$BIN/hotkey-mock-kafka" --brokers 3 "${MOCK_TOPICS[@]}" \
+    --bootstrap-file "$WORK/bootstrap" >"$WORK/mock-kafka.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 100); do [ -s "$WORK/bootstrap" ] && break; sleep 0.1; done
+  [ -s "$WORK/bootstrap" ] || { echo "demo.sh: the mock cluster did not start" >&2; exit 1; }
+fi
 BOOTSTRAP=$(cat "$WORK/bootstrap")
 echo "bootstrap.servers=$BOOTSTRAP"
 echo "  try, while the demo runs:  kcat -L -b $BOOTSTRAP"

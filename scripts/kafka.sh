@@ -18,14 +18,14 @@
 #
 #   HOTKEY_KAFKA_VERSION   another Kafka version than the pom's
 #   HOTKEY_KAFKA_CACHE     where the jars are kept (default ~/.cache/hotkey)
-#   HOTKEY_KAFKA_HEAP      heap per node (default 384m)
+#   HOTKEY_KAFKA_HEAP      heap per node (default 768m)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 POM="$ROOT/tools/kafka/pom.xml"
 VERSION=${HOTKEY_KAFKA_VERSION:-$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM")}
 CACHE=${HOTKEY_KAFKA_CACHE:-$HOME/.cache/hotkey}
 LIB="$CACHE/kafka-$VERSION/lib"
-HEAP=${HOTKEY_KAFKA_HEAP:-384m}
+HEAP=${HOTKEY_KAFKA_HEAP:-768m}
 
 die() { echo "kafka.sh: $*" >&2; exit 1; }
 
@@ -166,7 +166,13 @@ start_once() {  # dir, nodes, settings...
     bootstrap+="${bootstrap:+,}127.0.0.1:${ports[$((2 * i))]}"
   done
   local cluster_id
-  cluster_id=$(python3 -c 'import base64,uuid;print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+  # Kafka's cluster id: a UUID in URL-safe base64, not starting with '-' (the format tool would
+  # take it for an option).
+  cluster_id=$(python3 -c 'import base64,uuid
+while True:
+    i = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    if i[0] != "-": break
+print(i)')
   for ((i = 0; i < nodes; i++)); do
     local nd="$dir/node-$i"
     mkdir -p "$nd"

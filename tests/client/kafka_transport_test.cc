@@ -72,17 +72,22 @@ class ListWriter {
   rd_kafka_t* rk_ = nullptr;
 };
 
+// On a real Apache Kafka of the test's own; KafkaTransportFaultTest on the mock cluster, for
+// the tests that take brokers down or inject errors.
 class KafkaTransportTest : public ::testing::Test {
  protected:
+  KafkaTransportTest() : KafkaTransportTest(std::make_unique<test::RealCluster>()) {}
+  explicit KafkaTransportTest(std::unique_ptr<test::Cluster> cluster)
+      : cluster_(std::move(cluster)) {}
   void SetUp() override {
-    cluster_.create_topic("__hotkey_reports", kMetaPartitions);
-    cluster_.create_topic("__hotkey_lists", kMetaPartitions);
-    cluster_.create_topic("orders", kDataPartitions);
-    cluster_.create_topic("clicks", kDataPartitions);
+    cluster_->create_topic("__hotkey_reports", kMetaPartitions);
+    cluster_->create_topic("__hotkey_lists", kMetaPartitions);
+    cluster_->create_topic("orders", kDataPartitions);
+    cluster_->create_topic("clicks", kDataPartitions);
   }
 
   Properties props(const std::string& topics) {
-    return Properties{{"bootstrap.servers", cluster_.bootstraps()},
+    return Properties{{"bootstrap.servers", cluster_->bootstraps()},
                       {"hotkey.transport", "kafka"},
                       {"hotkey.producer.id", "p-1"},
                       {"hotkey.hash", "murmur2"},
@@ -94,11 +99,17 @@ class KafkaTransportTest : public ::testing::Test {
     return make_list(topic, version, kDataPartitions, HashFamily::kMurmur2, keys, 3);
   }
 
-  test::MockCluster cluster_{3};
+  std::unique_ptr<test::Cluster> cluster_;
+};
+
+class KafkaTransportFaultTest : public KafkaTransportTest {
+ protected:
+  KafkaTransportFaultTest() : KafkaTransportTest(std::make_unique<test::MockCluster>(3)) {}
+  rd_kafka_mock_cluster_t* mock() { return static_cast<test::MockCluster&>(*cluster_).handle(); }
 };
 
 TEST_F(KafkaTransportTest, ReadsTheLogFromTheBeginningThenTails) {
-  ListWriter w(cluster_.bootstraps());
+  ListWriter w(cluster_->bootstraps());
   w.write(list("orders", 1, {"a"}));
   w.write(list("orders", (7ull << 32) | 2, {"a", "b"}));
   Client c(props("orders"));
@@ -122,7 +133,7 @@ TEST_F(KafkaTransportTest, ReadsTheLogFromTheBeginningThenTails) {
 }
 
 TEST_F(KafkaTransportTest, LowerVersionsInvalidSaltsAndForeignListsAreIgnored) {
-  ListWriter w(cluster_.bootstraps());
+  ListWriter w(cluster_->bootstraps());
   Client c(props("orders"));
   TopicId id = *c.router().find_topic("orders");
   const uint64_t v = (5ull << 32) | 10;
@@ -151,7 +162,7 @@ TEST_F(KafkaTransportTest, LowerVersionsInvalidSaltsAndForeignListsAreIgnored) {
 }
 
 TEST_F(KafkaTransportTest, TombstoneRemovesTheListAndKeepsTheVersionFloor) {
-  ListWriter w(cluster_.bootstraps());
+  ListWriter w(cluster_->bootstraps());
   Client c(props("orders"));
   TopicId id = *c.router().find_topic("orders");
   w.write(list("orders", 100, {"a"}));
@@ -176,8 +187,8 @@ TEST_F(KafkaTransportTest, TopicAddedLaterOnAnAssignedPartitionGetsItsCurrentLis
     std::string t = "t" + std::to_string(i);
     if (meta_partition(t) == meta_partition(first)) second = t;
   }
-  cluster_.create_topic(second, kDataPartitions);
-  ListWriter w(cluster_.bootstraps());
+  cluster_->create_topic(second, kDataPartitions);
+  ListWriter w(cluster_->bootstraps());
   w.write(list(second, 40, {"s"}));
   w.write(list(second, 41, {"s", "t"}));
   w.write(list(first, 7, {"a"}));
@@ -265,7 +276,7 @@ TEST_F(KafkaTransportTest, ReportsAreProducedKeyedByTopicOnTheirMurmur2Partition
     c.report_now();
     ASSERT_TRUE(eventually([&] { return c.stats().reports_sent >= 2; }, 30s));
   }
-  auto reports = read_reports(cluster_.bootstraps(), 2, 30s);
+  auto reports = read_reports(cluster_->bootstraps(), 2, 30s);
   ASSERT_GE(reports.size(), 2u);
   std::map<std::string, uint64_t> total;
   for (const ReadReport& r : reports) {
@@ -286,9 +297,9 @@ TEST_F(KafkaTransportTest, ReportsAreProducedKeyedByTopicOnTheirMurmur2Partition
 TEST_F(KafkaTransportTest, WrapperInheritsTheProducersClusterSettings) {
   // hotkey::Producer with only bootstrap.servers: the transport reuses it, reports arrive and
   // lists are followed without any hotkey.coordinator.url.
-  ListWriter w(cluster_.bootstraps());
+  ListWriter w(cluster_->bootstraps());
   w.write(list("orders", 12, {"hot"}));
-  hotkey::Producer producer({{"bootstrap.servers", cluster_.bootstraps()},
+  hotkey::Producer producer({{"bootstrap.servers", cluster_->bootstraps()},
                              {"partitioner", "murmur2_random"},
                              {"hotkey.transport", "kafka"},
                              {"hotkey.topics", "orders"}});
@@ -304,19 +315,19 @@ TEST_F(KafkaTransportTest, WrapperInheritsTheProducersClusterSettings) {
       30s));
   ASSERT_EQ(producer.flush(30000).error, 0);
   producer.client().report_now();
-  auto reports = read_reports(cluster_.bootstraps(), 1, 30s);
+  auto reports = read_reports(cluster_->bootstraps(), 1, 30s);
   ASSERT_GE(reports.size(), 1u);
   EXPECT_EQ(reports[0].key, "orders");
 }
 
-TEST_F(KafkaTransportTest, SurvivesBrokerFaultsWithoutLosingOrRepeatingReports) {
-  ListWriter w(cluster_.bootstraps());
+TEST_F(KafkaTransportFaultTest, SurvivesBrokerFaultsWithoutLosingOrRepeatingReports) {
+  ListWriter w(cluster_->bootstraps());
   Properties p = props("orders");
   Client c(p);
   TopicId id = *c.router().find_topic("orders");
   w.write(list("orders", 1, {"a"}));
   ASSERT_TRUE(c.wait_for_version(id, 1, 30s));
-  rd_kafka_mock_cluster_t* mc = cluster_.handle();
+  rd_kafka_mock_cluster_t* mc = mock();
   const int32_t part = meta_partition("orders");
 
   auto send_some = [&](int n) {
@@ -360,7 +371,7 @@ TEST_F(KafkaTransportTest, SurvivesBrokerFaultsWithoutLosingOrRepeatingReports) 
   c.report_now();
   ClientStats s = c.stats();
   EXPECT_EQ(s.reports_dropped, 0u);
-  auto reports = read_reports(cluster_.bootstraps(), s.reports_sent, 60s);
+  auto reports = read_reports(cluster_->bootstraps(), s.reports_sent, 60s);
   // Every report delivered exactly once (the idempotent producer), none lost: totals add up to
   // every record routed.
   std::set<uint64_t> seqs;
@@ -374,8 +385,8 @@ TEST_F(KafkaTransportTest, SurvivesBrokerFaultsWithoutLosingOrRepeatingReports) 
   EXPECT_EQ(c.router().version(id), 4u);
 }
 
-TEST_F(KafkaTransportTest, ExpiredPolicyPlainFollowsBrokerReachability) {
-  ListWriter w(cluster_.bootstraps());
+TEST_F(KafkaTransportFaultTest, ExpiredPolicyPlainFollowsBrokerReachability) {
+  ListWriter w(cluster_->bootstraps());
   Properties p = props("orders");
   p["hotkey.list.ttl.ms"] = "1500";
   p["hotkey.list.expired.policy"] = "plain";
@@ -387,7 +398,7 @@ TEST_F(KafkaTransportTest, ExpiredPolicyPlainFollowsBrokerReachability) {
   // A quiet but reachable log is not an outage.
   std::this_thread::sleep_for(3s);
   EXPECT_FALSE(c.router().plain(id));
-  rd_kafka_mock_cluster_t* mc = cluster_.handle();
+  rd_kafka_mock_cluster_t* mc = mock();
   for (int b = 1; b <= 3; ++b) rd_kafka_mock_broker_set_down(mc, b);
   ASSERT_TRUE(eventually([&] { return c.router().plain(id); }, 30s));
   EXPECT_FALSE(c.route(id, "a", 1, "", kDataPartitions).salted);
@@ -404,10 +415,10 @@ TEST_F(KafkaTransportTest, ListsTopicCreatedLateIsPickedUp) {
   Client c(p);
   TopicId id = *c.router().find_topic("late");
   std::this_thread::sleep_for(1s);
-  cluster_.create_topic("late_lists", kMetaPartitions);
+  cluster_->create_topic("late_lists", kMetaPartitions);
   char errstr[256];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", cluster_.bootstraps().c_str(), errstr,
+  rd_kafka_conf_set(conf, "bootstrap.servers", cluster_->bootstraps().c_str(), errstr,
                     sizeof(errstr));
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
   std::string json = list_to_json(list("late", 5, {"a"}));

@@ -1,5 +1,7 @@
-// A librdkafka mock cluster (real Kafka protocol over loopback TCP) plus a consumer that reads
-// a topic back from the beginning, for the client's end-to-end tests.
+// The client's Kafka for its end-to-end tests: a real Apache Kafka (RealCluster, through
+// scripts/kafka.sh) where a test exists to show Kafka behaviour, librdkafka's mock cluster
+// (MockCluster: real Kafka protocol over loopback TCP, fault injection) where a test injects
+// broker faults; plus a consumer that reads a topic back from the beginning.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
@@ -13,9 +15,31 @@
 #include <utility>
 #include <vector>
 
+#include "support/real_kafka.h"
+
 namespace hotkey::client::test {
 
-class MockCluster {
+// What the tests need of either cluster.
+class Cluster {
+ public:
+  virtual ~Cluster() = default;
+  virtual std::string bootstraps() const = 0;
+  virtual void create_topic(const std::string& topic, int partitions) = 0;
+};
+
+// A one-node Apache Kafka of the test's own.
+class RealCluster : public Cluster {
+ public:
+  std::string bootstraps() const override { return kafka_.bootstrap(); }
+  void create_topic(const std::string& topic, int partitions) override {
+    kafka_.create_topic(topic, partitions);
+  }
+
+ private:
+  test_support::RealKafka kafka_;
+};
+
+class MockCluster : public Cluster {
  public:
   explicit MockCluster(int brokers = 3) {
     char errstr[256];
@@ -33,8 +57,8 @@ class MockCluster {
   MockCluster(const MockCluster&) = delete;
   MockCluster& operator=(const MockCluster&) = delete;
 
-  std::string bootstraps() const { return rd_kafka_mock_cluster_bootstraps(mc_); }
-  void create_topic(const std::string& topic, int partitions) {
+  std::string bootstraps() const override { return rd_kafka_mock_cluster_bootstraps(mc_); }
+  void create_topic(const std::string& topic, int partitions) override {
     if (rd_kafka_mock_topic_create(mc_, topic.c_str(), partitions, 1) !=
         RD_KAFKA_RESP_ERR_NO_ERROR) {
       throw std::runtime_error("cannot create topic " + topic);

@@ -1,5 +1,5 @@
 // Cluster mode with the real client library: hotkey-coordinator processes in one consumer group
-// on a real Apache Kafka of their own, and a fleet of producer processes
+// on a mock Kafka cluster of their own, and a fleet of producer processes
 // (hotkey-test-fleet-producer: hotkey::Producer with hotkey.transport=kafka) sending a skewed
 // workload to 12 data topics. Checked from the producers' side: what they route with.
 #include <gtest/gtest.h>
@@ -26,8 +26,11 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
-void create_data_topics(Kafka& kafka, const std::vector<std::string>& topics) {
-  for (const auto& t : topics) kafka.real().create_topic(t, kDataPartitions);
+void create_data_topics(MockKafka& kafka, const std::vector<std::string>& topics) {
+  for (const auto& t : topics) {
+    ASSERT_EQ(rd_kafka_mock_topic_create(kafka.handle(), t.c_str(), kDataPartitions, 1),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
 }
 
 // One hotkey-test-fleet-producer process.
@@ -258,7 +261,7 @@ TEST(ClientCluster, TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeOneNode) {
   Measured single, cluster;
   {
     // Baseline: one coordinator over HTTP, the same fleet and workload.
-    Kafka kafka;
+    MockKafka kafka;
     create_data_topics(kafka, topics);
     TempDir dir;
     SingleNode node(dir.path());
@@ -282,7 +285,7 @@ TEST(ClientCluster, TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeOneNode) {
     expect_fleet_healthy(fleet);
   }
   {
-    Kafka kafka;
+    MockKafka kafka;
     create_data_topics(kafka, topics);
     TempDir dir;
     Node a("a", dir.path(), kafka.bootstrap());
@@ -357,7 +360,7 @@ TEST(ClientCluster, TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeOneNode) {
 
 TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoesBack) {
   const auto topics = data_topics(kDataTopics);
-  Kafka kafka;
+  MockKafka kafka;
   create_data_topics(kafka, topics);
   TempDir dir;
   Node a("a", dir.path(), kafka.bootstrap());

@@ -2,8 +2,10 @@
 // plugin.library.paths on an ordinary librdkafka configuration. In-process C producers against
 // loopback coordinator peers (conf_set validation, conf_dup, two producers with different
 // coordinators, property order, destroy during a long-poll, no URL), then real programs against
-// the real coordinator process and the librdkafka mock cluster: kcat (Debian package) and
-// Debian's python3-confluent-kafka from 4 processes, compared with the C++ wrapper.
+// the real coordinator process and a real Apache Kafka (scripts/kafka.sh): kcat (Debian package)
+// and Debian's python3-confluent-kafka from 4 processes, compared with the C++ wrapper; the
+// kafka transport through the plugin on the real broker too. The configuration tests keep the
+// librdkafka mock cluster (no broker behaviour is under test there).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -363,7 +365,7 @@ TEST(PluginProducer, StaysInChargeWhenTheDefaultTopicConfigurationIsReplaced) {
 // hotkey.transport=kafka (docs/CLUSTER.md): no coordinator URL; the plugin hands the
 // producer's own bootstrap.servers to the transport, which follows the lists topic.
 TEST(PluginProducer, KafkaTransportFollowsTheListsTopicWithTheProducersCluster) {
-  test::MockCluster cluster;
+  test::RealCluster cluster;
   cluster.create_topic("__hotkey_reports", 6);
   cluster.create_topic("__hotkey_lists", 6);
   cluster.create_topic("kt", kPartitions);
@@ -554,7 +556,7 @@ class PluginPrograms : public ::testing::Test {
 // every cold key on the partition plain kcat (no plugin) gives it.
 TEST_F(PluginPrograms, KcatSpreadsTheFleetHotKeyOverItsSaltsAndLeavesColdKeysAlone) {
   if (std::system("command -v kcat >/dev/null 2>&1") != 0) GTEST_SKIP() << "kcat not installed";
-  test::MockCluster cluster;
+  test::RealCluster cluster;
   cluster.create_topic("kc", kPartitions);
   cluster.create_topic("kc-plain", kPartitions);
   Coordinator coord(dir_ / "coord");
@@ -656,7 +658,7 @@ TEST_F(PluginPrograms, PythonProducersBalanceLikeTheCppWrapper) {
   if (std::system((python + " -c 'import confluent_kafka' >/dev/null 2>&1").c_str()) != 0) {
     GTEST_SKIP() << "python3-confluent-kafka not installed (scripts/deps.sh)";
   }
-  test::MockCluster cluster;
+  test::RealCluster cluster;
   cluster.create_topic("py", kPartitions);
   cluster.create_topic("cpp", kPartitions);
   Coordinator coord(dir_ / "coord");
