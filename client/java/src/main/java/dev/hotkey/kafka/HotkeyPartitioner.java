@@ -18,6 +18,7 @@ import org.apache.kafka.common.PartitionInfo;
 public class HotkeyPartitioner implements Partitioner {
   private HotkeyClient client;
   private HotkeyConfig.SaltPolicy policy;
+  private boolean rekey;
   private int stickyBatchSize = 16384;
   // The topic of the previous record and its router: one reference compare instead of a map
   // lookup for producers that send to one topic.
@@ -28,6 +29,7 @@ public class HotkeyPartitioner implements Partitioner {
     HotkeyInterceptor.markHotkeyPropertiesUsed(configs);
     client = HotkeyClient.acquire(configs);
     policy = client.config.saltPolicy;
+    rekey = client.config.routingMode == HotkeyConfig.RoutingMode.REKEY;
     Object batch = configs.get("batch.size");
     if (batch != null) {
       try {
@@ -65,14 +67,22 @@ public class HotkeyPartitioner implements Partitioner {
     }
     final int hash = Hashes.murmur2(keyBytes) & 0x7fffffff;
     int partition = hash % n;
-    byte[] logical = HotkeyInterceptor.takeRekeyed(key);
-    if (logical != null) {
-      r.sampler.record(logical, partition, true);
+    RoutingTable t = r.tableFor(n);
+    if (t == null || t.empty) {
+      r.sampler.record(keyBytes, partition, false);
       return partition;
     }
+    // A record the interceptor rekeyed (only while the topic has hot keys): counted under its
+    // logical key, placed by its salted key.
+    if (rekey) {
+      byte[] logical = HotkeyInterceptor.takeRekeyed(key);
+      if (logical != null) {
+        r.sampler.record(logical, partition, true);
+        return partition;
+      }
+    }
     boolean salted = false;
-    RoutingTable t = r.tableFor(n);
-    if (t != null && !t.isEmpty()) {
+    {
       RoutingTable.Entry e = t.find(keyBytes, hash);
       if (e != null) {
         int idx;

@@ -46,6 +46,7 @@ final class RoutingTable {
   private final Map<String, Entry> byText;
   private final AtomicIntegerArray cursors;
   final List<Entry> entries;
+  final boolean empty;
 
   static final RoutingTable EMPTY = new RoutingTable(0);
 
@@ -60,6 +61,7 @@ final class RoutingTable {
     this.byText = Map.of();
     this.cursors = new AtomicIntegerArray(0);
     this.entries = List.of();
+    this.empty = true;
   }
 
   /**
@@ -109,6 +111,7 @@ final class RoutingTable {
           built.size()));
     }
     this.entries = List.copyOf(built);
+    this.empty = built.isEmpty();
     int cap = 4;
     while (cap < built.size() * 2) {
       cap <<= 1;
@@ -139,7 +142,7 @@ final class RoutingTable {
   }
 
   boolean isEmpty() {
-    return entries.isEmpty();
+    return empty;
   }
 
   private static int mix(int h) {
@@ -168,7 +171,7 @@ final class RoutingTable {
 
   /** The hot entry for a key given as text (encoded as UTF-8 by the producer), or null. */
   Entry find(String key) {
-    return entries.isEmpty() ? null : byText.get(key);
+    return empty ? null : byText.get(key);
   }
 
   /** The next step of e's round robin: an index into e.salts. */

@@ -3,6 +3,9 @@ package dev.hotkey.kafka;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -14,7 +17,6 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * rate aims at capacity^2/4 samples a window with geometric gaps (no bias on cyclic keys).
  */
 final class Sampler {
-  static final int SHARDS = 16;
   static final long ADAPTIVE_MIN_SAMPLES = 4096;
   static final double ADAPTIVE_MIN_RATE = 1e-5;
   static final long SURGE_MIN_SAMPLED = 16;
@@ -24,19 +26,34 @@ final class Sampler {
 
   private static final AtomicLong NEXT_SEED = new AtomicLong(0x9e3779b97f4a7c15L);
 
+  private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+
+  /**
+   * One sending thread's part. The counters only grow and only their thread writes them
+   * (release stores, plain moves on x86): the send path takes no lock for a record it does not
+   * sample. The reporter reads them (acquire) and reports the growth since its last look.
+   * Sampled records and the reporter's drain meet under the shard's monitor.
+   */
   private static final class Shard {
-    SpaceSaving sketch;
-    long total;
-    long sketchTotal;
+    // Owner thread only.
     long untilSample;
+    long rng;
+    // Written by the owner (release), read by the reporter.
+    // Records without a known partition, salted, cold, without a key. The window's total is
+    // the growth of the partition counts plus the first: derived from the same counters, a
+    // window's partition counts never exceed its total.
+    final long[] counts = new long[4];
+    volatile long[] partitionCounts = new long[0];
+    // Guarded by the monitor: the sketch and the rate it is sampled at.
+    SpaceSaving sketch;
+    long sketchTotal;
     double rate = 1.0;
     double invLogSkip;
     long surgeMinSampled;
-    long rng;
-    long[] partitionCounts = new long[0];
-    long salted;
-    long cold;
-    long nullKey;
+    boolean redraw;
+    // The reporter's last look.
+    long seenTotal;
+    long[] seenPartitions = new long[0];
 
     long gap() {
       if (rate >= 1.0) {
@@ -48,6 +65,14 @@ final class Sampler {
       double u = ((rng >>> 11) + 1) * 0x1.0p-53;
       double g = Math.floor(Math.log(u) * invLogSkip);
       return g < 1e15 ? (long) g : 1_000_000_000_000_000L;
+    }
+
+    void bump(int i) {
+      LONGS.setRelease(counts, i, counts[i] + 1);
+    }
+
+    long read(int i) {
+      return (long) LONGS.getAcquire(counts, i);
     }
   }
 
@@ -67,7 +92,8 @@ final class Sampler {
   private final double surgeFactor;
   private final long surgeMinSampledFixed;
   private final long targetSamples;
-  private final Shard[] shards = new Shard[SHARDS];
+  private final List<Shard> shards = new CopyOnWriteArrayList<>();
+  private final ThreadLocal<Shard> local = ThreadLocal.withInitial(this::newShard);
   private volatile double rate = 1.0;
   private final AtomicInteger partitions = new AtomicInteger();
   private final AtomicLong surge = new AtomicLong();
@@ -83,12 +109,17 @@ final class Sampler {
     this.surgeMinSampledFixed =
         Math.max(1, (long) Math.ceil(SURGE_MIN_RECORDS / (double) sampleEvery));
     this.targetSamples = Math.max(ADAPTIVE_MIN_SAMPLES, (long) capacity * capacity / 4);
-    for (int i = 0; i < SHARDS; i++) {
-      Shard s = new Shard();
-      s.rng = RoutingTable.splitmix64(NEXT_SEED.getAndIncrement()) | 1;
-      setShardRate(s, 1.0);
-      shards[i] = s;
+  }
+
+  private Shard newShard() {
+    Shard s = new Shard();
+    s.rng = RoutingTable.splitmix64(NEXT_SEED.getAndIncrement()) | 1;
+    synchronized (s) {
+      setShardRate(s, adaptive ? rate : 1.0);
+      s.untilSample = s.gap();
     }
+    shards.add(s);
+    return s;
   }
 
   private void setShardRate(Shard s, double r) {
@@ -97,11 +128,7 @@ final class Sampler {
     s.surgeMinSampled = r < 1.0
         ? Math.max(SURGE_MIN_SAMPLED, (long) Math.ceil(SURGE_MIN_RECORDS * r))
         : surgeMinSampledFixed;
-    s.untilSample = s.gap();
-  }
-
-  private Shard shard() {
-    return shards[(int) (Thread.currentThread().getId() & (SHARDS - 1))];
+    s.redraw = true;
   }
 
   double sampleRate() {
@@ -110,23 +137,43 @@ final class Sampler {
 
   /** A keyed record sent to {@code partition} (-1: not known), salted or not. */
   void record(byte[] key, int partition, boolean salted) {
-    Shard s = shard();
+    Shard s = local.get();
+    if (s.untilSample != 0) {
+      s.untilSample--;
+      count(s, partition, salted);
+      return;
+    }
+    sample(s, key, partition, salted);
+  }
+
+  private static void count(Shard s, int partition, boolean salted) {
+    s.bump(salted ? 1 : 2);
+    if (partition < 0) {
+      s.bump(0);
+      return;
+    }
+    long[] pc = s.partitionCounts;
+    if (partition >= pc.length) {
+      pc = Arrays.copyOf(pc, partition + 1);
+      s.partitionCounts = pc;
+    }
+    LONGS.setRelease(pc, partition, pc[partition] + 1);
+  }
+
+  // A sampled record is counted under the monitor, where the reporter reads a shard's sketch
+  // and counters together: it lands in one window's sketch and totals, never split over two
+  // (a sketch total above the report's total is refused by the coordinator).
+  private void sample(Shard s, byte[] key, int partition, boolean salted) {
     synchronized (s) {
-      s.total++;
-      if (salted) {
-        s.salted++;
-      } else {
-        s.cold++;
-      }
-      if (partition >= 0) {
-        if (partition >= s.partitionCounts.length) {
-          s.partitionCounts = Arrays.copyOf(s.partitionCounts, partition + 1);
+      count(s, partition, salted);
+      if (s.redraw) {
+        // The reporter set a new rate: the rest of the window is sampled at it.
+        s.redraw = false;
+        s.untilSample = adaptive ? s.gap() : sampleEvery - 1;
+        if (s.untilSample != 0) {
+          s.untilSample--;
+          return;
         }
-        s.partitionCounts[partition]++;
-      }
-      if (s.untilSample != 0) {
-        s.untilSample--;
-        return;
       }
       s.untilSample = adaptive ? s.gap() : sampleEvery - 1;
       if (s.sketch == null) {
@@ -141,10 +188,7 @@ final class Sampler {
   }
 
   void recordNull() {
-    Shard s = shard();
-    synchronized (s) {
-      s.nullKey++;
-    }
+    local.get().bump(3);
   }
 
   private void checkSurge(byte[] key, long guaranteed, long sketchTotal, long minSampled) {
@@ -183,14 +227,13 @@ final class Sampler {
     }
   }
 
+  /** Records so far: salted, cold, without a key. */
   long[] counters() {
     long[] c = new long[3];
     for (Shard s : shards) {
-      synchronized (s) {
-        c[0] += s.salted;
-        c[1] += s.cold;
-        c[2] += s.nullKey;
-      }
+      c[0] += s.read(1);
+      c[1] += s.read(2);
+      c[2] += s.read(3);
     }
     return c;
   }
@@ -201,38 +244,46 @@ final class Sampler {
     w.partitionCounts = new long[Math.max(partitionCount, 0)];
     double windowRate = adaptive ? rate : fixedRate;
     double nextRate = windowRate;
-    if (adaptive) {
-      long seen = 0;
-      for (Shard s : shards) {
-        synchronized (s) {
-          seen += s.total;
+    List<SpaceSaving> parts = new ArrayList<>();
+    for (Shard s : shards) {
+      synchronized (s) {
+        w.sketchTotal += s.sketchTotal;
+        s.sketchTotal = 0;
+        if (s.sketch != null && s.sketch.size() > 0) {
+          parts.add(s.sketch);
+          s.sketch = new SpaceSaving(capacity);
         }
+        long[] pc = s.partitionCounts;
+        if (s.seenPartitions.length < pc.length) {
+          s.seenPartitions = Arrays.copyOf(s.seenPartitions, pc.length);
+        }
+        for (int p = 0; p < pc.length; p++) {
+          long cur = (long) LONGS.getAcquire(pc, p);
+          long d = cur - s.seenPartitions[p];
+          s.seenPartitions[p] = cur;
+          w.total += d;
+          if (p < w.partitionCounts.length) {
+            w.partitionCounts[p] += d;
+          }
+        }
+        long unknown = s.read(0);
+        w.total += unknown - s.seenTotal;
+        s.seenTotal = unknown;
       }
-      double expected = seen;
+    }
+    if (adaptive) {
+      double expected = w.total;
       if (windowMs > nextWindowMs && nextWindowMs > 0) {
         expected *= (double) nextWindowMs / windowMs;
       }
       nextRate = expected > targetSamples
           ? Math.max(ADAPTIVE_MIN_RATE, targetSamples / expected) : 1.0;
       rate = nextRate;
-    }
-    List<SpaceSaving> parts = new ArrayList<>();
-    for (Shard s : shards) {
-      synchronized (s) {
-        if (adaptive && s.rate != nextRate) {
-          setShardRate(s, nextRate);
-        }
-        w.total += s.total;
-        w.sketchTotal += s.sketchTotal;
-        for (int p = 0; p < s.partitionCounts.length && p < w.partitionCounts.length; p++) {
-          w.partitionCounts[p] += s.partitionCounts[p];
-        }
-        Arrays.fill(s.partitionCounts, 0);
-        s.total = 0;
-        s.sketchTotal = 0;
-        if (s.sketch != null && s.sketch.size() > 0) {
-          parts.add(s.sketch);
-          s.sketch = new SpaceSaving(capacity);
+      for (Shard s : shards) {
+        synchronized (s) {
+          if (s.rate != nextRate) {
+            setShardRate(s, nextRate);
+          }
         }
       }
     }
