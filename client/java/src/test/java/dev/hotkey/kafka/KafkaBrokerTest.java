@@ -1,0 +1,249 @@
+package dev.hotkey.kafka;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.clients.producer.internals.BuiltInPartitioner;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A real KafkaProducer, configured with the three lines, against a real Apache Kafka broker
+ * (scripts/kafka.sh, KRaft on loopback) and the coordinator process: what lands on the broker,
+ * read back by a consumer.
+ */
+class KafkaBrokerTest {
+  private static final int PARTITIONS = 24;
+  private static Path kafkaDir;
+  private static String bootstrap;
+
+  @TempDir
+  static Path tmp;
+
+  @BeforeAll
+  static void startBroker() throws Exception {
+    CoordinatorProcess.assumeBuilt();
+    Path script = TestData.root().resolve("scripts/kafka.sh");
+    Assumptions.assumeTrue(Files.isExecutable(script), "scripts/kafka.sh is not there");
+    kafkaDir = tmp.resolve("kafka");
+    Process p = new ProcessBuilder(script.toString(), "start", kafkaDir.toString(), "--owner",
+        Long.toString(ProcessHandle.current().pid()))
+        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+    assertTrue(p.waitFor(300, TimeUnit.SECONDS) && p.exitValue() == 0, "kafka.sh start failed");
+    String[] lines = out.split("\n");
+    bootstrap = lines[lines.length - 1].trim();
+  }
+
+  @AfterAll
+  static void stopBroker() throws Exception {
+    if (kafkaDir != null) {
+      new ProcessBuilder(TestData.root().resolve("scripts/kafka.sh").toString(), "stop",
+          kafkaDir.toString()).inheritIO().start().waitFor(60, TimeUnit.SECONDS);
+    }
+  }
+
+  private static void createTopic(String topic) throws Exception {
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+      admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all()
+          .get(60, TimeUnit.SECONDS);
+    }
+  }
+
+  private static KafkaProducer<String, String> producer(String url, String mode) {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    p.put("key.serializer", StringSerializer.class.getName());
+    p.put("value.serializer", StringSerializer.class.getName());
+    p.put("linger.ms", "5");
+    p.put("partitioner.class", HotkeyPartitioner.class.getName());
+    p.put("interceptor.classes", HotkeyInterceptor.class.getName());
+    p.put("hotkey.coordinator.url", url);
+    p.put("hotkey.routing.mode", mode);
+    p.put("hotkey.report.interval.ms", "100");
+    p.put("hotkey.poll.wait.ms", "1000");
+    return new KafkaProducer<>(p);
+  }
+
+  /** Sends 40% "hot", 60% over 1,000 cold keys until the hot key is salted (at most 60 s). */
+  private static void sendUntilSalted(KafkaProducer<String, String> producer, String topic)
+      throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    int cold = BuiltInPartitioner.partitionForKey("hot".getBytes(StandardCharsets.UTF_8),
+        PARTITIONS);
+    for (int i = 0; System.nanoTime() < deadline; i++) {
+      String key = i % 5 < 2 ? "hot" : "cold-" + (i % 1000);
+      RecordMetadata md = producer.send(new ProducerRecord<>(topic, key, "v" + i)).get();
+      if (key.equals("hot") && md.partition() != cold) {
+        return;
+      }
+      if (i % 200 == 0) {
+        Thread.sleep(5);
+      }
+    }
+    throw new AssertionError("the hot key was never salted within 60 s");
+  }
+
+  /** Every record of the topic, up to its end offsets. */
+  private static List<ConsumerRecord<String, String>> readAll(String topic) {
+    Properties c = new Properties();
+    c.put("bootstrap.servers", bootstrap);
+    c.put("key.deserializer", StringDeserializer.class.getName());
+    c.put("value.deserializer", StringDeserializer.class.getName());
+    c.put("auto.offset.reset", "earliest");
+    List<ConsumerRecord<String, String>> out = new ArrayList<>();
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c)) {
+      List<TopicPartition> tps = new ArrayList<>();
+      for (int p = 0; p < PARTITIONS; p++) {
+        tps.add(new TopicPartition(topic, p));
+      }
+      consumer.assign(tps);
+      consumer.seekToBeginning(tps);
+      Map<TopicPartition, Long> end = consumer.endOffsets(tps);
+      long expected = end.values().stream().mapToLong(Long::longValue).sum();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (out.size() < expected && System.nanoTime() < deadline) {
+        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+      }
+      assertEquals(expected, out.size(), "records read back");
+    }
+    return out;
+  }
+
+  private static HotKeyList list(CoordinatorProcess coordinator, String topic) throws Exception {
+    Http.Answer a = coordinator.request("GET", "/v1/hotkeys?topic=" + topic, null);
+    assertEquals(200, a.status);
+    return HotKeyList.parse(a.body);
+  }
+
+  @Test
+  void rekeyModeOnARealBroker() throws Exception {
+    String topic = "java-rekey";
+    createTopic(topic);
+    try (CoordinatorProcess coordinator = new CoordinatorProcess(Files.createDirectories(
+        tmp.resolve("coordinator-rekey")))) {
+      coordinator.start();
+      try (KafkaProducer<String, String> producer = producer(coordinator.url(), "rekey")) {
+        sendUntilSalted(producer, topic);
+        // A marked run: 2,000 hot and 3,000 cold records after the list arrived.
+        for (int i = 0; i < 5000; i++) {
+          producer.send(new ProducerRecord<>(topic, i % 5 < 2 ? "hot" : "cold-" + i, "mark"));
+        }
+        producer.flush();
+      }
+      HotKeyList list = list(coordinator, topic);
+      Map<Long, Integer> saltPartition = new HashMap<>();
+      for (HotKeyList.HotKey k : list.keys) {
+        if (new String(k.key, StandardCharsets.UTF_8).equals("hot")) {
+          k.salts.forEach(s -> saltPartition.put(Integer.toUnsignedLong(s.salt), s.partition));
+        }
+      }
+      int hot = 0;
+      Set<Integer> hotPartitions = new HashSet<>();
+      for (ConsumerRecord<String, String> r : readAll(topic)) {
+        if (!r.value().equals("mark")) {
+          continue;
+        }
+        Header salt = r.headers().lastHeader("hotkey.salt");
+        if (r.key().startsWith("hot#")) {
+          hot++;
+          assertNotNull(salt, "a salted record carries hotkey.salt");
+          long s = Long.parseLong(new String(salt.value(), StandardCharsets.US_ASCII));
+          assertEquals("hot#" + s, r.key());
+          assertNotNull(r.headers().lastHeader("hotkey.version"));
+          // Any tool recomputes the partition from the salted key.
+          assertEquals(BuiltInPartitioner.partitionForKey(
+              r.key().getBytes(StandardCharsets.UTF_8), PARTITIONS), r.partition());
+          hotPartitions.add(r.partition());
+        } else {
+          assertNull(salt, "cold records carry no headers");
+          assertEquals(BuiltInPartitioner.partitionForKey(
+              r.key().getBytes(StandardCharsets.UTF_8), PARTITIONS), r.partition(), r.key());
+        }
+      }
+      assertEquals(2000, hot);
+      assertTrue(hotPartitions.size() > 1, "salted over " + hotPartitions);
+      assertTrue(new HashSet<>(saltPartition.values()).containsAll(hotPartitions),
+          hotPartitions + " not within the list's salts " + saltPartition);
+    }
+  }
+
+  @Test
+  void routeModeOnARealBroker() throws Exception {
+    String topic = "java-route";
+    createTopic(topic);
+    try (CoordinatorProcess coordinator = new CoordinatorProcess(Files.createDirectories(
+        tmp.resolve("coordinator-route")))) {
+      coordinator.start();
+      try (KafkaProducer<String, String> producer = producer(coordinator.url(), "route")) {
+        sendUntilSalted(producer, topic);
+        for (int i = 0; i < 5000; i++) {
+          producer.send(new ProducerRecord<>(topic, i % 5 < 2 ? "hot" : "cold-" + i, "mark"));
+        }
+        // Keyless records: sticky, on valid partitions.
+        for (int i = 0; i < 100; i++) {
+          producer.send(new ProducerRecord<>(topic, null, "nokey"));
+        }
+        producer.flush();
+      }
+      Set<Integer> listed = new HashSet<>();
+      for (HotKeyList.HotKey k : list(coordinator, topic).keys) {
+        if (new String(k.key, StandardCharsets.UTF_8).equals("hot")) {
+          k.salts.forEach(s -> listed.add(s.partition));
+        }
+      }
+      int hot = 0;
+      int keyless = 0;
+      Set<Integer> hotPartitions = new HashSet<>();
+      for (ConsumerRecord<String, String> r : readAll(topic)) {
+        if (r.value().equals("nokey")) {
+          keyless++;
+          continue;
+        }
+        if (!r.value().equals("mark")) {
+          continue;
+        }
+        assertNull(r.headers().lastHeader("hotkey.salt"), "route mode adds no headers");
+        if (r.key().equals("hot")) {
+          hot++;
+          hotPartitions.add(r.partition());
+        } else {
+          assertEquals(BuiltInPartitioner.partitionForKey(
+              r.key().getBytes(StandardCharsets.UTF_8), PARTITIONS), r.partition(), r.key());
+        }
+      }
+      assertEquals(2000, hot);
+      assertEquals(100, keyless);
+      assertTrue(hotPartitions.size() > 1, "salted over " + hotPartitions);
+      assertTrue(listed.containsAll(hotPartitions), hotPartitions + " vs listed " + listed);
+    }
+  }
+}
