@@ -78,6 +78,14 @@ class KafkaBrokerTest {
     }
   }
 
+  private static final List<Exception> FAILED = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  private static void delivered(RecordMetadata md, Exception e) {
+    if (e != null) {
+      FAILED.add(e);
+    }
+  }
+
   private static KafkaProducer<String, String> producer(String url, String mode) {
     Properties p = new Properties();
     p.put("bootstrap.servers", bootstrap);
@@ -155,7 +163,8 @@ class KafkaBrokerTest {
         sendUntilSalted(producer, topic);
         // A marked run: 2,000 hot and 3,000 cold records after the list arrived.
         for (int i = 0; i < 5000; i++) {
-          producer.send(new ProducerRecord<>(topic, i % 5 < 2 ? "hot" : "cold-" + i, "mark"));
+          producer.send(new ProducerRecord<>(topic, i % 5 < 2 ? "hot" : "cold-" + i, "mark"),
+              KafkaBrokerTest::delivered);
         }
         producer.flush();
       }
@@ -189,6 +198,7 @@ class KafkaBrokerTest {
               r.key().getBytes(StandardCharsets.UTF_8), PARTITIONS), r.partition(), r.key());
         }
       }
+      assertEquals(List.of(), FAILED, "sends that failed");
       assertEquals(2000, hot);
       assertTrue(hotPartitions.size() > 1, "salted over " + hotPartitions);
       assertTrue(new HashSet<>(saltPartition.values()).containsAll(hotPartitions),
@@ -206,7 +216,8 @@ class KafkaBrokerTest {
       try (KafkaProducer<String, String> producer = producer(coordinator.url(), "route")) {
         sendUntilSalted(producer, topic);
         for (int i = 0; i < 5000; i++) {
-          producer.send(new ProducerRecord<>(topic, i % 5 < 2 ? "hot" : "cold-" + i, "mark"));
+          producer.send(new ProducerRecord<>(topic, i % 5 < 2 ? "hot" : "cold-" + i, "mark"),
+              KafkaBrokerTest::delivered);
         }
         // Keyless records: sticky, on valid partitions.
         for (int i = 0; i < 100; i++) {
@@ -240,6 +251,7 @@ class KafkaBrokerTest {
               r.key().getBytes(StandardCharsets.UTF_8), PARTITIONS), r.partition(), r.key());
         }
       }
+      assertEquals(List.of(), FAILED, "sends that failed");
       assertEquals(2000, hot);
       assertEquals(100, keyless);
       assertTrue(hotPartitions.size() > 1, "salted over " + hotPartitions);
