@@ -11,7 +11,7 @@ PKGS=(
   librocksdb-dev
   prometheus-cpp-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  curl python3
+  curl python3 python3-venv
   python3-confluent-kafka
   valgrind
   openjdk-17-jdk-headless maven

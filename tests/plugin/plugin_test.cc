@@ -772,5 +772,50 @@ TEST_F(PluginPrograms, PythonProducersBalanceLikeTheCppWrapper) {
   EXPECT_GE(salt_partitions(*list, "hot-user").size(), 2u);
 }
 
+// A binding that carries its own librdkafka calls conf_init with a configuration of that copy,
+// while the plugin's calls go to the system's librdkafka.so.1 it links: before conf_init checked
+// its caller, the first call crashed the producer process (SIGSEGV in
+// rd_kafka_conf_interceptor_add_on_conf_set). Now rd_kafka_conf_set of plugin.library.paths
+// fails with the reason, and the binding reports it as a configuration error (exit status 3 of
+// the producer programs). Nothing reaches a broker or coordinator before that.
+void expect_refused_at_configuration(const std::vector<std::string>& args,
+                                     const std::filesystem::path& log, const std::string& caller) {
+  auto child = spawn(args, "", log.string());
+  int rc = wait_exit(*child);
+  std::string out = read_file(log);
+  EXPECT_EQ(rc, 3) << "3: the producer was not created; 128 + n: killed by signal n\n" << out;
+  EXPECT_NE(out.find("hotkey plugin refused: called by " + caller), std::string::npos) << out;
+  EXPECT_NE(out.find(std::string("it links librdkafka ") + rd_kafka_version_str()),
+            std::string::npos)
+      << out;
+}
+
+TEST_F(PluginPrograms, PyPIWheelWithItsOwnLibrdkafkaIsRefusedAtConfiguration) {
+  const std::string python = HOTKEY_PYPI_PYTHON;
+  if (python.empty()) GTEST_SKIP() << "no python3-venv at configure time (scripts/deps.sh)";
+  ASSERT_TRUE(std::filesystem::exists(python))
+      << "build the plugin_pypi_venv target (pip install confluent-kafka from PyPI)";
+  const std::string script = std::string(HOTKEY_TEST_SOURCE_DIR) + "/skew_producer.py";
+  // The wheel's librdkafka is bundled under a renamed soname (confluent_kafka.libs/
+  // librdkafka-<hash>.so.1), so the plugin's NEEDED librdkafka.so.1 loads a second copy.
+  expect_refused_at_configuration(
+      {python, script, "--bootstrap", "127.0.0.1:1", "--topic", "py", "--plugin", kPlugin,
+       "--url", "http://127.0.0.1:1", "--records", "100", "--producer-id", "wheel"},
+      dir_ / "wheel.log", "librdkafka 2.");
+  EXPECT_NE(read_file(dir_ / "wheel.log").find("(librdkafka-"), std::string::npos)
+      << "the wheel's own copy (a renamed soname) is named as the caller";
+}
+
+TEST_F(PluginPrograms, GoProducerWithItsStaticLibrdkafkaIsRefusedAtConfiguration) {
+  const std::string go = HOTKEY_GO_PRODUCER;
+  if (go.empty()) GTEST_SKIP() << "no go toolchain at configure time";
+  ASSERT_TRUE(std::filesystem::exists(go))
+      << "build the plugin_go_producer target (confluent-kafka-go from the Go module proxy)";
+  expect_refused_at_configuration(
+      {go, "--bootstrap", "127.0.0.1:1", "--topic", "go", "--plugin", kPlugin, "--url",
+       "http://127.0.0.1:1", "--records", "100", "--producer-id", "go"},
+      dir_ / "go.log", "a static librdkafka (skew_producer_go)");
+}
+
 }  // namespace
 }  // namespace hotkey::client

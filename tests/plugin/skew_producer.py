@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""One producer process of the plugin's Python test: Debian's python3-confluent-kafka Producer
-with the hotkey librdkafka plugin loaded by configuration alone, sending the skewed workload of
-tests/plugin/plugin_test.cc (the same sequence the C++ wrapper sends there).
+"""One producer process of the plugin's Python tests: a confluent-kafka Producer (Debian's
+python3-confluent-kafka, or the PyPI wheel in a venv) with the hotkey librdkafka plugin loaded by
+configuration alone, sending the skewed workload of tests/plugin/plugin_test.cc (the same
+sequence the C++ wrapper sends there).
 
 Record i carries key "hot-user" when i is even, else "user-<(i * 7919) % 500>". Records go out in
 batches of 200 with a 20 ms pause between batches. Exit status 0 when every record was
-delivered."""
+delivered, 3 when the Producer could not be created (the reason on stderr)."""
 import argparse
 import sys
 import time
@@ -39,7 +40,15 @@ def main():
     if args.startup_wait_ms > 0:
         conf["hotkey.topics"] = args.topic
         conf["hotkey.startup.wait.ms"] = str(args.startup_wait_ms)
-    producer = confluent_kafka.Producer(conf)
+    binding = confluent_kafka.version()  # a tuple up to 2.x, a string in recent wheels
+    print("skew_producer: confluent-kafka %s, librdkafka %s" %
+          (binding if isinstance(binding, str) else binding[0], confluent_kafka.libversion()[0]),
+          file=sys.stderr)
+    try:
+        producer = confluent_kafka.Producer(conf)
+    except confluent_kafka.KafkaException as e:
+        print("skew_producer: %s" % e.args[0].str(), file=sys.stderr)
+        return 3
     failed = [0]
 
     def on_delivery(err, _msg):
