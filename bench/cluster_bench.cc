@@ -1,9 +1,10 @@
 // Cluster-mode ingest through Kafka (run by hand; docs/BENCHMARKS.md "Cluster mode"): M real
-// coordinator processes in one group on a librdkafka mock cluster, then R binary reports of
-// 12 data topics written to the reports topic as fast as possible; prints the coordinators'
-// CPU seconds (utime + stime from /proc, minus their idle CPU over as long a stretch) until
-// every report is ingested, and sketch entries merged per CPU-second.
-//   cluster_bench [--coordinators M] [--reports R] [--items K]
+// coordinator processes in one group on a real Apache Kafka (scripts/kafka.sh, one node; --mock:
+// librdkafka's mock cluster), then R binary reports of 12 data topics written to the reports
+// topic as fast as possible; prints the coordinators' CPU seconds (utime + stime from /proc,
+// minus their idle CPU over as long a stretch) until every report is ingested, and sketch
+// entries merged per CPU-second.
+//   cluster_bench [--coordinators M] [--reports R] [--items K] [--mock]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -34,13 +35,30 @@ int main(int argc, char** argv) {
   int coordinators = 1;
   int reports = 10000;
   int items = 256;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool mock = false;
+  for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--coordinators") coordinators = std::atoi(argv[i + 1]);
-    if (a == "--reports") reports = std::atoi(argv[i + 1]);
-    if (a == "--items") items = std::atoi(argv[i + 1]);
+    if (a == "--mock") {
+      mock = true;
+      continue;
+    }
+    if (i + 1 >= argc) break;
+    if (a == "--coordinators") coordinators = std::atoi(argv[++i]);
+    else if (a == "--reports") reports = std::atoi(argv[++i]);
+    else if (a == "--items") items = std::atoi(argv[++i]);
   }
-  MockKafka kafka;
+  std::unique_ptr<Kafka> real_kafka;
+  std::unique_ptr<MockKafka> mock_kafka;
+  if (mock) {
+    mock_kafka = std::make_unique<MockKafka>();
+  } else {
+    real_kafka = std::make_unique<Kafka>();
+  }
+  struct {
+    std::string b;
+    const std::string& bootstrap() const { return b; }
+  } kafka{mock ? mock_kafka->bootstrap() : real_kafka->bootstrap()};
+  std::printf("Kafka: %s\n", mock ? "librdkafka mock cluster" : "Apache Kafka (scripts/kafka.sh)");
   TempDir dir;
   std::vector<std::unique_ptr<Node>> nodes;
   std::vector<Node*> raw;

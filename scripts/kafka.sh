@@ -187,10 +187,9 @@ print(i)')
       echo "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
       echo "inter.broker.listener.name=PLAINTEXT"
       echo "log.dirs=$nd/data"
-      # Small and quick: tests start many clusters on 2 cores.
-      echo "num.network.threads=2"
-      echo "num.io.threads=2"
-      echo "background.threads=2"
+      # Kafka's own thread counts: idle threads cost nothing, and with 2 network and 2 I/O
+      # threads 100 subscribers' fetches waited their turn (fan-out p50 256 ms against 25 ms,
+      # docs/BENCHMARKS.md "List fan-out through Kafka").
       echo "num.partitions=1"
       echo "default.replication.factor=$rf"
       echo "min.insync.replicas=$isr"

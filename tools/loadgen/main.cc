@@ -44,7 +44,7 @@ strategy:
   --whitelist KEY          static, static_spread: a key salted from the start (repeatable)
   --adaptive-rate R        adaptive: local records/s that make a key hot (default 500)
   --adaptive-half-life S   adaptive: decay half-life in seconds (default 1)
-  --coordinator URL        hotkey: coordinator base URL, e.g. http://127.0.0.1:8080
+  --coordinator URL        hotkey: coordinator base URL, e.g. http://127.0.0.1:8470
                            (required with --transport http)
   --transport T            hotkey: http (default) or kafka: reports to __hotkey_reports and
                            lists from __hotkey_lists on the --bootstrap cluster (cluster mode)
