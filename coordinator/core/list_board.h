@@ -1,7 +1,8 @@
 // Where published hot-key lists live for readers: the latest immutable list per topic (with
-// its JSON pre-rendered once) and the long-poll waiters parked on it. The publication side of
-// the coordinator; an HTTP long-poll is one reader, a future Kafka compacted-topic publisher
-// another. Thread-safe.
+// its JSON pre-rendered once) and the readers parked on it: per-topic long-polls
+// (wait_newer) and subscriptions over several topics (wait_any). The publication side of the
+// coordinator; an HTTP long-poll is one reader, a Kafka compacted-topic publisher another.
+// Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,8 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <vector>
 
 #include "hotkey/hotkey_list.h"
 
@@ -44,7 +47,7 @@ class ListBoard final : public ListPublisher {
   // theirs (the topic's version counter outlives it, so a recreated topic publishes one).
   void unpublish(std::string_view topic);
 
-  enum class WaitStatus { kNewer, kTimeout, kClosed, kTooManyWaiters };
+  enum class WaitStatus { kNewer, kTimeout, kClosed, kTooManyWaiters, kCancelled };
   struct WaitResult {
     WaitStatus status;
     std::shared_ptr<const PublishedList> list;
@@ -54,6 +57,38 @@ class ListBoard final : public ListPublisher {
   WaitResult wait_newer(const std::string& topic, uint64_t since,
                         std::chrono::milliseconds timeout);
 
+  // One topic of a subscription: the version the reader holds.
+  struct Want {
+    std::string topic;
+    uint64_t since = 0;
+  };
+  // A parked subscription; the caller owns it for the length of wait_any and may cancel() it
+  // from another thread meanwhile (the reader went away).
+  class Parking {
+   public:
+    Parking() = default;
+    Parking(const Parking&) = delete;
+    Parking& operator=(const Parking&) = delete;
+
+   private:
+    friend class ListBoard;
+    std::condition_variable cv;
+    bool fired = false;      // a held topic published; guarded by the board's mutex
+    bool cancelled = false;  // guarded by the board's mutex
+  };
+  struct AnyResult {
+    WaitStatus status;
+    // kNewer: every wanted topic whose version is above its `since`, in the order of `wants`.
+    std::vector<std::shared_ptr<const PublishedList>> lists;
+  };
+  // Returns at once when any wanted topic's version is above its `since` (with all such);
+  // else parks one waiter (whatever the number of topics) that only a publication of one of
+  // these topics, `timeout`, cancel(parking) or close() wakes.
+  AnyResult wait_any(const std::vector<Want>& wants, std::chrono::milliseconds timeout,
+                     Parking& parking);
+  // Wakes the wait_any parked with `parking` (kCancelled unless something newer came).
+  void cancel(Parking& parking);
+
   // Releases every waiter (shutdown); later waits return kClosed at once.
   void close();
   uint32_t waiters() const { return waiters_.load(std::memory_order_relaxed); }
@@ -61,10 +96,15 @@ class ListBoard final : public ListPublisher {
  private:
   struct Slot {
     std::shared_ptr<const PublishedList> list;
-    std::condition_variable cv;
-    uint32_t waiters = 0;  // a slot is erased only when nobody waits on it
+    std::condition_variable cv;                // wait_newer's waiters
+    std::unordered_set<Parking*> subscriptions;  // wait_any's parked on this topic
+    uint32_t waiters = 0;  // both kinds; a slot is erased only when nobody waits on it
   };
   Slot& slot_locked(const std::string& topic);
+  // Wakes everybody parked on `slot` (a newer list or close).
+  static void wake_locked(Slot& slot);
+  std::vector<std::shared_ptr<const PublishedList>> newer_locked(
+      const std::vector<Want>& wants) const;
   static constexpr size_t kMaxSlots = 1u << 17;
 
   const uint32_t max_waiters_;

@@ -112,8 +112,11 @@ std::string peer_address(int fd) {
 
 ConnectionPool::ConnectionPool(const httplib::Server* server, Limits limits, Hooks hooks)
     : server_(server), limits_(limits), hooks_(std::move(hooks)) {
-  const size_t threads = std::max<size_t>(1, limits_.threads);
-  for (size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(false); });
+  {
+    std::lock_guard lock(mu_);
+    const size_t threads = std::clamp<size_t>(limits_.min_threads, 1, std::max<size_t>(1, limits_.threads));
+    for (size_t i = 0; i < threads; ++i) start_worker_locked();
+  }
   for (size_t i = 0; i < std::max<size_t>(1, limits_.overflow_threads); ++i) {
     overflow_workers_.emplace_back([this] { work(true); });
   }
@@ -121,6 +124,17 @@ ConnectionPool::ConnectionPool(const httplib::Server* server, Limits limits, Hoo
 }
 
 ConnectionPool::~ConnectionPool() { shutdown(); }
+
+void ConnectionPool::start_worker_locked() {
+  // Counted idle from here, so that the next enqueue does not start another for the same job.
+  ++idle_;
+  workers_.emplace_back([this] { work(false); });
+}
+
+size_t ConnectionPool::threads() const {
+  std::lock_guard lock(mu_);
+  return workers_.size();
+}
 
 void ConnectionPool::enqueue(std::function<void()> fn) {
   auto conn = std::make_shared<Conn>();
@@ -155,6 +169,10 @@ void ConnectionPool::enqueue(std::function<void()> fn) {
       ++admitted_;
       if (!conn->peer.empty()) ++admitted_per_client_[conn->peer];
       jobs_.push_back(Job{std::move(fn), conn});
+      if (jobs_.size() > idle_ && workers_.size() < std::max<size_t>(1, limits_.threads) &&
+          !stop_) {
+        start_worker_locked();
+      }
     } else {
       overflow_jobs_.push_back(Job{std::move(fn), conn});
     }
@@ -174,6 +192,7 @@ void ConnectionPool::work(bool overflow) {
       if (queue.empty()) return;  // stopping and drained
       job = std::move(queue.front());
       queue.pop_front();
+      if (!overflow) --idle_;
     }
     tl_refusal = job.conn->refusal;
     tl_conn = job.conn.get();
@@ -183,6 +202,10 @@ void ConnectionPool::work(bool overflow) {
     tl_conn = nullptr;
     tl_refusal = Refusal::kNone;
     finish(job.conn);
+    if (!overflow) {
+      std::lock_guard lock(mu_);
+      ++idle_;
+    }
   }
 }
 
@@ -236,15 +259,18 @@ void ConnectionPool::watch() {
 }
 
 void ConnectionPool::shutdown() {
+  std::vector<std::thread> workers;
   {
     std::lock_guard lock(mu_);
     if (stop_ && workers_.empty()) return;
     stop_ = true;
+    // No worker is started once stop_ is set.
+    workers.swap(workers_);
   }
   cv_.notify_all();
   overflow_cv_.notify_all();
   watch_cv_.notify_all();
-  for (auto& t : workers_) t.join();
+  for (auto& t : workers) t.join();
   for (auto& t : overflow_workers_) t.join();
   if (watchdog_.joinable()) watchdog_.join();
   workers_.clear();
@@ -252,6 +278,11 @@ void ConnectionPool::shutdown() {
 }
 
 ConnectionPool::Refusal ConnectionPool::refusal() { return tl_refusal; }
+
+int ConnectionPool::current_socket() {
+  const auto* c = static_cast<const Conn*>(tl_conn);
+  return c != nullptr ? c->fd : -1;
+}
 
 void ConnectionPool::handler_started() {
   if (auto* c = static_cast<Conn*>(tl_conn)) c->in_handler = true;

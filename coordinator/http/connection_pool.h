@@ -28,7 +28,11 @@ namespace hotkey::coordinator {
 class ConnectionPool : public httplib::TaskQueue {
  public:
   struct Limits {
-    size_t threads = 16;
+    size_t threads = 16;  // at most
+    // Started at once; the rest are started when a connection finds no idle worker (a parked
+    // long-poll or subscription holds its worker, so most of a large pool would idle until a
+    // fleet connects) and then stay.
+    size_t min_threads = 16;
     size_t max_connections = 16;
     size_t max_per_client = 0;  // 0: no per-address limit
     std::chrono::milliseconds request_timeout{30000};
@@ -65,6 +69,12 @@ class ConnectionPool : public httplib::TaskQueue {
   // long-poll, a slow store write) never counts towards request_timeout.
   static void handler_started();
   static void handler_finished();
+  // On a worker's thread: the connection's socket (a duplicate the pool keeps open until the
+  // connection is finished), or -1 when the pool does not know it.
+  static int current_socket();
+
+  // Worker threads started so far.
+  size_t threads() const;
 
  private:
   struct Conn;
@@ -74,6 +84,7 @@ class ConnectionPool : public httplib::TaskQueue {
   };
 
   void work(bool overflow);
+  void start_worker_locked();
   void watch();
   void finish(const std::shared_ptr<Conn>& conn);
 
@@ -90,6 +101,7 @@ class ConnectionPool : public httplib::TaskQueue {
   std::unordered_set<std::shared_ptr<Conn>> open_;
   std::unordered_map<std::string, size_t> admitted_per_client_;
   size_t admitted_ = 0;
+  size_t idle_ = 0;  // main workers waiting for a job
   bool stop_ = false;
   std::vector<std::thread> workers_;
   std::vector<std::thread> overflow_workers_;

@@ -29,6 +29,7 @@ HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
   const CoordinatorConfig& c = coord_.config();
   ConnectionPool::Limits limits;
   limits.threads = static_cast<size_t>(c.http_threads) + c.max_waiters;
+  limits.min_threads = c.http_threads;
   limits.max_connections = c.connection_limit();
   limits.max_per_client = c.max_connections_per_client;
   limits.request_timeout = std::chrono::seconds(c.request_timeout_s);

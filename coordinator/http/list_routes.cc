@@ -1,19 +1,28 @@
-// GET /v1/hotkeys: the published hot-key list of a topic, with long-poll (docs/API.md, "Hot-key
-// lists").
+// GET /v1/hotkeys: the published hot-key list of a topic, with long-poll; POST
+// /v1/hotkeys/subscribe: one subscription over many topics (docs/API.md, "Hot-key lists").
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "coordinator.h"
 #include "hotkey/hotkey_list.h"
 #include "list_board.h"
+#include "connection_pool.h"
 #include "metrics.h"
+#include "park_watch.h"
 #include "responses.h"
 #include "routes.h"
 
 namespace hotkey::coordinator {
 namespace {
+
+// Topics in one subscription (docs/API.md): a producer writing hundreds of topics fits, and
+// one request's answer stays bounded.
+constexpr size_t kMaxSubscriptionTopics = 1024;
 
 void get_hotkeys(const RouteContext& ctx, Call& c) {
   const httplib::Request& req = c.req;
@@ -69,12 +78,123 @@ void get_hotkeys(const RouteContext& ctx, Call& c) {
   res.set_content(list->json, "application/json");
 }
 
+// The body of a subscription, or nullopt with the 400 sent.
+std::optional<std::vector<ListBoard::Want>> subscription_wants(const api::Json& body,
+                                                               uint64_t* wait_ms,
+                                                               httplib::Response& res) {
+  for (const auto& [name, value] : body.items()) {
+    if (name != "topics" && name != "wait_ms") {
+      send_error(res, 400, "unknown member \"" + name + "\": a subscription has topics and wait_ms");
+      return std::nullopt;
+    }
+  }
+  auto topics = body.find("topics");
+  if (topics == body.end() || !topics->is_array() || topics->empty()) {
+    send_error(res, 400, "topics must be a non-empty array of {\"topic\": T, \"since\": V}");
+    return std::nullopt;
+  }
+  if (topics->size() > kMaxSubscriptionTopics) {
+    send_error(res, 400, "at most " + std::to_string(kMaxSubscriptionTopics) +
+                             " topics per subscription, got " + std::to_string(topics->size()));
+    return std::nullopt;
+  }
+  std::vector<ListBoard::Want> wants;
+  wants.reserve(topics->size());
+  std::unordered_set<std::string> seen;
+  for (size_t i = 0; i < topics->size(); ++i) {
+    const api::Json& t = (*topics)[i];
+    const std::string at = "topics[" + std::to_string(i) + "]";
+    if (!t.is_object()) {
+      send_error(res, 400, at + " must be an object {\"topic\": T, \"since\": V}");
+      return std::nullopt;
+    }
+    for (const auto& [name, value] : t.items()) {
+      if (name != "topic" && name != "since") {
+        send_error(res, 400, at + ": unknown member \"" + name + "\" (topic and since only)");
+        return std::nullopt;
+      }
+    }
+    auto topic = t.find("topic");
+    if (topic == t.end() || !topic->is_string() ||
+        !valid_topic_name(topic->get_ref<const std::string&>())) {
+      send_error(res, 400,
+                 at + ".topic must be a Kafka topic name ([A-Za-z0-9._-]{1,249})");
+      return std::nullopt;
+    }
+    auto since = t.find("since");
+    // nlohmann reads an integer above 2^64-1 as a double, so is_number_unsigned refuses it too.
+    if (since == t.end() || !since->is_number_unsigned()) {
+      send_error(res, 400,
+                 at + ".since must be the version held: an integer from 0 to 18446744073709551615");
+      return std::nullopt;
+    }
+    ListBoard::Want w{topic->get<std::string>(), since->get<uint64_t>()};
+    if (!seen.insert(w.topic).second) {
+      send_error(res, 400, at + ": topic \"" + w.topic + "\" is named twice");
+      return std::nullopt;
+    }
+    wants.push_back(std::move(w));
+  }
+  *wait_ms = 0;
+  if (auto wait = body.find("wait_ms"); wait != body.end()) {
+    if (!wait->is_number_unsigned()) {
+      send_error(res, 400, "wait_ms must be a non-negative integer");
+      return std::nullopt;
+    }
+    *wait_ms = wait->get<uint64_t>();
+  }
+  return wants;
+}
+
+void post_subscribe(const RouteContext& ctx, ParkWatch& watch, Call& c) {
+  uint64_t wait_ms = 0;
+  auto wants = subscription_wants(c.body, &wait_ms, c.res);
+  if (!wants) return;
+  wait_ms = std::min<uint64_t>(wait_ms, ctx.cfg.max_wait_ms);
+  ListBoard& board = ctx.coord.board();
+  ListBoard::Parking parking;
+  // A client that changes its topics closes the connection and subscribes again: free the
+  // waiter at once instead of at the end of the wait.
+  const uint64_t watched =
+      wait_ms > 0 ? watch.watch(ConnectionPool::current_socket(),
+                                [&board, &parking] { board.cancel(parking); })
+                  : 0;
+  ctx.metrics.set_waiters(board.waiters() + 1);
+  auto r = board.wait_any(*wants, std::chrono::milliseconds(wait_ms), parking);
+  watch.unwatch(watched);
+  ctx.metrics.set_waiters(board.waiters());
+  if (r.status == ListBoard::WaitStatus::kTooManyWaiters) {
+    c.res.set_header("Retry-After", "1");
+    return send_error(c.res, 503, "too many long-poll waiters (max_waiters); retry shortly");
+  }
+  // Each list's JSON was rendered once, when it was published; the answer only joins them.
+  size_t size = 16;
+  for (const auto& l : r.lists) size += l->json.size() + 1;
+  std::string body;
+  body.reserve(size);
+  body += "{\"lists\":[";
+  for (size_t i = 0; i < r.lists.size(); ++i) {
+    if (i != 0) body += ',';
+    body += r.lists[i]->json;
+  }
+  body += "]}";
+  c.res.status = 200;
+  c.res.set_content(std::move(body), "application/json");
+}
+
 }  // namespace
 
 void add_list_routes(Routes& routes, const RouteContext& ctx) {
   Admission producer;
   producer.auth = Auth::kProducer;
   routes.push_back({"GET", "/v1/hotkeys", producer, [ctx](Call& c) { get_hotkeys(ctx, c); }});
+  Admission subscription;
+  subscription.auth = Auth::kProducer;
+  subscription.body = BodyKind::kJsonObject;
+  // Owned by the route table, which outlives the server's workers.
+  auto watch = std::make_shared<ParkWatch>();
+  routes.push_back({"POST", "/v1/hotkeys/subscribe", subscription,
+                    [ctx, watch](Call& c) { post_subscribe(ctx, *watch, c); }});
 }
 
 }  // namespace hotkey::coordinator
