@@ -26,14 +26,10 @@
 //   on_destroy     stops that producer's client (interrupting a pending long-poll).
 // Nothing is global: two producers in one process have two clients.
 //
-// One librdkafka per process: the plugin links the system's shared librdkafka.so.1, and every
-// object librdkafka hands it (configurations, handles, topics) must belong to that copy. A
-// binding that carries its own librdkafka (the PyPI confluent-kafka wheels under a renamed
-// soname, confluent-kafka-go's static build) would call conf_init with a configuration of ITS
-// copy while the plugin's calls go to the system's: the first call crashes the process. So
-// conf_init first checks that its caller is the library its rd_kafka_* symbols resolve to, and
-// refuses (conf_set fails with the reason) otherwise.
-#include <dlfcn.h>
+// One librdkafka per process: the plugin calls the librdkafka that loaded it (rdkafka_forward.cc
+// binds its rd_kafka_* calls in conf_init), so a binding with its own bundled copy (the PyPI
+// confluent-kafka wheels) works like one on the system's; a copy it cannot reach (statically
+// linked, symbols not exported: confluent-kafka-go's default build) is refused at conf_init.
 #include <librdkafka/rdkafka.h>
 
 #include <array>
@@ -53,6 +49,7 @@
 #include "hotkey/client/client.h"
 #include "hotkey/client/config.h"
 #include "hotkey/client/rdkafka.h"
+#include "rdkafka_forward.h"
 
 namespace hotkey::client::plugin {
 namespace {
@@ -473,45 +470,6 @@ bool attach(rd_kafka_conf_t* conf, ConfState* st) {
   return true;
 }
 
-// The object file (shared library or executable) that holds `addr`, or "" when none does.
-std::string object_of(const void* addr, const void** base) {
-  Dl_info info{};
-  if (dladdr(addr, &info) == 0) return "";
-  *base = info.dli_fbase;
-  std::string path = info.dli_fname != nullptr ? info.dli_fname : "";
-  return path.substr(path.rfind('/') + 1);
-}
-
-// Empty when `caller_addr` (an address in the code that called conf_init) lies in the librdkafka the
-// plugin's own calls go to; otherwise the reason to refuse. Short enough to survive the 128
-// bytes some bindings give conf_set's errstr (confluent-kafka-go) with its first sentence.
-std::string foreign_librdkafka(const void* caller_addr) {
-  const void* caller_base = nullptr;
-  const void* own_base = nullptr;
-  std::string caller_obj = object_of(caller_addr, &caller_base);
-  std::string own_obj =
-      object_of(reinterpret_cast<const void*>(&rd_kafka_conf_interceptor_add_on_new), &own_base);
-  if (caller_base != nullptr && caller_base == own_base) return "";
-  // The caller's version where its library exports it (a renamed shared copy does; a static
-  // copy inside an executable usually does not).
-  std::string caller = "a static librdkafka";
-  Dl_info info{};
-  if (dladdr(caller_addr, &info) != 0 && info.dli_fname != nullptr) {
-    if (void* h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)) {
-      using VersionStr = const char* (*)();
-      if (auto fn = reinterpret_cast<VersionStr>(dlsym(h, "rd_kafka_version_str"))) {
-        caller = std::string("librdkafka ") + fn();
-      }
-      dlclose(h);
-    }
-  }
-  return "hotkey plugin refused: called by " + caller + " (" +
-         (caller_obj.empty() ? "?" : caller_obj) + "), it links librdkafka " +
-         rd_kafka_version_str() + " (" + (own_obj.empty() ? "?" : own_obj) +
-         "); two copies in one process would crash it. Use a binding linked to the shared "
-         "librdkafka.so.1 (docs/CLIENT.md, Bindings)";
-}
-
 }  // namespace
 }  // namespace hotkey::client::plugin
 
@@ -522,10 +480,9 @@ extern "C" rd_kafka_resp_err_t conf_init(rd_kafka_conf_t* conf, void** plug_opaq
   if (plug_opaquep != nullptr) *plug_opaquep = nullptr;
   try {
     // The caller is librdkafka's plugin loader (rd_kafka_conf_set of plugin.library.paths).
-    std::string foreign =
-        hotkey::client::plugin::foreign_librdkafka(__builtin_return_address(0));
-    if (!foreign.empty()) {
-      hotkey::client::plugin::copy_err(errstr, errstr_size, foreign);
+    std::string refused = hotkey::client::plugin::bind_librdkafka(__builtin_return_address(0));
+    if (!refused.empty()) {
+      hotkey::client::plugin::copy_err(errstr, errstr_size, refused);
       return RD_KAFKA_RESP_ERR__INVALID_ARG;
     }
     auto st = std::make_unique<ConfState>();
