@@ -55,6 +55,8 @@ public class HotkeyPartitioner implements Partitioner {
     return r;
   }
 
+  // Kept small so the JIT inlines the cold path whole into the producer's send(): the listed
+  // keys, keyless records and rekeyed records go out of line.
   @Override
   public int partition(String topic, Object key, byte[] keyBytes, Object value, byte[] valueBytes,
       Cluster cluster) {
@@ -62,18 +64,27 @@ public class HotkeyPartitioner implements Partitioner {
     final TopicRouter r = router(topic);
     r.observePartitions(n);
     if (keyBytes == null) {
-      r.sampler.recordNull();
-      return sticky(r, cluster, n, valueBytes == null ? 0 : valueBytes.length);
+      return keyless(r, cluster, n, valueBytes);
     }
     final int hash = Hashes.murmur2(keyBytes) & 0x7fffffff;
-    int partition = hash % n;
-    RoutingTable t = r.tableFor(n);
+    final RoutingTable t = r.tableFor(n);
     if (t == null || t.empty) {
+      final int partition = hash % n;
       r.sampler.record(keyBytes, partition, false);
       return partition;
     }
-    // A record the interceptor rekeyed (only while the topic has hot keys): counted under its
-    // logical key, placed by its salted key.
+    return withList(r, t, key, keyBytes, valueBytes, hash, n);
+  }
+
+  private int keyless(TopicRouter r, Cluster cluster, int n, byte[] valueBytes) {
+    r.sampler.recordNull();
+    return sticky(r, cluster, n, valueBytes == null ? 0 : valueBytes.length);
+  }
+
+  private int withList(TopicRouter r, RoutingTable t, Object key, byte[] keyBytes,
+      byte[] valueBytes, int hash, int n) {
+    int partition = hash % n;
+    // A record the interceptor rekeyed: counted under its logical key, placed by its salted key.
     if (rekey) {
       byte[] logical = HotkeyInterceptor.takeRekeyed(key);
       if (logical != null) {
@@ -82,25 +93,23 @@ public class HotkeyPartitioner implements Partitioner {
       }
     }
     boolean salted = false;
-    {
-      RoutingTable.Entry e = t.find(keyBytes, hash);
-      if (e != null) {
-        int idx;
-        switch (policy) {
-          case VALUE_HASH:
-            idx = t.pickBy(e, valueBytes == null ? 0 : Hashes.murmur2(valueBytes));
-            break;
-          case RANDOM:
-            idx = t.pickBy(e, ThreadLocalRandom.current().nextInt());
-            break;
-          default:
-            idx = t.pickWrr(e);
-        }
-        int p = e.partitions[idx];
-        if (p >= 0 && p < n) {
-          partition = p;
-          salted = true;
-        }
+    RoutingTable.Entry e = t.find(keyBytes, hash);
+    if (e != null) {
+      int idx;
+      switch (policy) {
+        case VALUE_HASH:
+          idx = t.pickBy(e, valueBytes == null ? 0 : Hashes.murmur2(valueBytes));
+          break;
+        case RANDOM:
+          idx = t.pickBy(e, ThreadLocalRandom.current().nextInt());
+          break;
+        default:
+          idx = t.pickWrr(e);
+      }
+      int p = e.partitions[idx];
+      if (p >= 0 && p < n) {
+        partition = p;
+        salted = true;
       }
     }
     r.sampler.record(keyBytes, partition, salted);
