@@ -25,6 +25,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.clients.producer.internals.BuiltInPartitioner;
+import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -75,6 +76,17 @@ class KafkaBrokerTest {
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
       admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all()
           .get(60, TimeUnit.SECONDS);
+      // Every partition led before the first record (a just-created topic's are not yet).
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (System.nanoTime() < deadline) {
+        var d = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS)
+            .get(topic);
+        if (d.partitions().size() == PARTITIONS
+            && d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+          return;
+        }
+        Thread.sleep(100);
+      }
     }
   }
 
@@ -92,6 +104,7 @@ class KafkaBrokerTest {
     p.put("key.serializer", StringSerializer.class.getName());
     p.put("value.serializer", StringSerializer.class.getName());
     p.put("linger.ms", "5");
+    p.put("delivery.timeout.ms", "60000");
     p.put("partitioner.class", HotkeyPartitioner.class.getName());
     p.put("interceptor.classes", HotkeyInterceptor.class.getName());
     p.put("hotkey.coordinator.url", url);
@@ -257,5 +270,130 @@ class KafkaBrokerTest {
       assertTrue(hotPartitions.size() > 1, "salted over " + hotPartitions);
       assertTrue(listed.containsAll(hotPartitions), hotPartitions + " vs listed " + listed);
     }
+  }
+
+  /**
+   * hotkey.transport=kafka: lists written by hand to their lists partition (murmur2(topic) % N,
+   * as coordinators in cluster mode write them) reach the client, lower versions and tampered
+   * lists are refused, a tombstone drops the list; reports land keyed by topic with their
+   * header, decodable as the binary report of the records sent.
+   */
+  @Test
+  void kafkaTransportFollowsTheListsTopicAndProducesReports() throws Exception {
+    String lists = "java-lists";
+    String reports = "java-reports";
+    String topic = "java-cluster";
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+      admin.createTopics(List.of(new NewTopic(lists, 3, (short) 1),
+          new NewTopic(reports, 3, (short) 1), new NewTopic(topic, 12, (short) 1))).all()
+          .get(60, TimeUnit.SECONDS);
+    }
+    int listsPartition = Hashes.partitionFor(HashFamily.MURMUR2,
+        topic.getBytes(StandardCharsets.UTF_8), 3);
+    Properties w = new Properties();
+    w.put("bootstrap.servers", bootstrap);
+    w.put("key.serializer", StringSerializer.class.getName());
+    w.put("value.serializer", StringSerializer.class.getName());
+    Map<String, Object> configs = new HashMap<>();
+    configs.put("client.id", "kafka-transport-test");
+    configs.put("bootstrap.servers", bootstrap);
+    configs.put("key.serializer", StringSerializer.class.getName());
+    configs.put("hotkey.transport", "kafka");
+    configs.put("hotkey.lists.topic", lists);
+    configs.put("hotkey.reports.topic", reports);
+    configs.put("hotkey.topics", topic);
+    configs.put("hotkey.report.interval.ms", "200");
+    HotkeyPartitioner partitioner = new HotkeyPartitioner();
+    partitioner.configure(configs);
+    try (KafkaProducer<String, String> writer = new KafkaProducer<>(w)) {
+      HotkeyClient client = partitioner.client();
+      writer.send(new ProducerRecord<>(lists, listsPartition, topic,
+          Lists.listJson(topic, 5, 12, "hot", 1, 1, 1))).get();
+      assertTrue(eventually(() -> client.listVersion(topic) == 5), "list version 5 not read");
+      // Older, tampered and foreign lists are refused; the version never goes back.
+      writer.send(new ProducerRecord<>(lists, listsPartition, topic,
+          Lists.listJson(topic, 4, 12, "other", 1, 1))).get();
+      writer.send(new ProducerRecord<>(lists, listsPartition, topic,
+          Lists.listJson(topic, 9, 12, "other", 1, 1).replace("\"partition\":", "\"partition\":1"))).get();
+      writer.send(new ProducerRecord<>(lists, listsPartition, topic,
+          Lists.listJson(topic, 6, 12, "hot", 1, 1))).get();
+      assertTrue(eventually(() -> client.listVersion(topic) == 6));
+      assertTrue(client.listErrors() >= 2, "errors " + client.listErrors());
+      Cluster cluster = Lists.cluster(topic, 12);
+      Set<Integer> seen = new HashSet<>();
+      for (int i = 0; i < 100; i++) {
+        seen.add(partitioner.partition(topic, "hot", "hot".getBytes(StandardCharsets.UTF_8),
+            null, new byte[1], cluster));
+      }
+      assertEquals(2, seen.size());
+      // A tombstone: every key cold, the version floor kept.
+      writer.send(new ProducerRecord<>(lists, listsPartition, topic, null)).get();
+      assertTrue(eventually(() -> client.topic(topic).list() == null));
+      assertEquals(6, client.listVersion(topic));
+      for (int i = 0; i < 300; i++) {
+        String key = "k" + (i % 30);
+        partitioner.partition(topic, key, key.getBytes(StandardCharsets.UTF_8), null,
+            new byte[1], cluster);
+      }
+      client.reportNow();
+    } finally {
+      partitioner.close();
+    }
+    // The reports: keyed by the data topic on its murmur2 partition, with the format header.
+    Properties c = new Properties();
+    c.put("bootstrap.servers", bootstrap);
+    c.put("key.deserializer", StringDeserializer.class.getName());
+    c.put("value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+    long total = 0;
+    try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(c)) {
+      TopicPartition tp = new TopicPartition(reports, Hashes.partitionFor(HashFamily.MURMUR2,
+          topic.getBytes(StandardCharsets.UTF_8), 3));
+      consumer.assign(List.of(tp));
+      consumer.seekToBeginning(List.of(tp));
+      long end = consumer.endOffsets(List.of(tp)).get(tp);
+      assertTrue(end > 0, "no report produced");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (consumer.position(tp) < end && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+          assertEquals(topic, r.key());
+          assertEquals("1", new String(r.headers().lastHeader("hotkey.report.v").value(),
+              StandardCharsets.US_ASCII));
+          byte[] v = r.value();
+          assertEquals("HKR", new String(v, 0, 3, StandardCharsets.US_ASCII));
+          total += totalOf(v);
+        }
+      }
+    }
+    assertEquals(400, total, "every keyed record counted once in the reports");
+  }
+
+  /** The `total` field of a binary report (after magic, version, producer, topic, ...). */
+  private static long totalOf(byte[] v) {
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(v).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    b.position(4);
+    skipBytes(b); // producer
+    skipBytes(b); // topic
+    b.getInt(); // partitions
+    b.get(); // hash
+    skipBytes(b); // separator
+    b.getInt(); // window_ms
+    b.getLong(); // sample_rate
+    return b.getLong();
+  }
+
+  private static void skipBytes(java.nio.ByteBuffer b) {
+    int len = b.getInt();
+    b.position(b.position() + len);
+  }
+
+  private static boolean eventually(java.util.function.BooleanSupplier f) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline) {
+      if (f.getAsBoolean()) {
+        return true;
+      }
+      Thread.sleep(20);
+    }
+    return false;
   }
 }
