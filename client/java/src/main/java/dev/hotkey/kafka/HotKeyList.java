@@ -100,6 +100,11 @@ public final class HotKeyList {
     } catch (Json.SyntaxError e) {
       throw new DecodeException("hot-key list: invalid JSON: " + e.getMessage());
     }
+    return fromJson(docValue);
+  }
+
+  /** Validates an already parsed list document (an element of a subscription's answer). */
+  static HotKeyList fromJson(Object docValue) throws DecodeException {
     if (!(docValue instanceof Map)) {
       throw new DecodeException("hot-key list: must be a JSON object");
     }

@@ -120,6 +120,14 @@ final class Http {
     return out.toByteArray();
   }
 
+  /** Aborts the request in flight, if any (later requests go ahead). */
+  void abortCurrent() {
+    HttpURLConnection c = current;
+    if (c != null) {
+      c.disconnect();
+    }
+  }
+
   /** Aborts the request in flight (if any) and every later one. */
   void close() {
     closed = true;
