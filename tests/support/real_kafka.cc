@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "support/child_process.h"
 
@@ -140,6 +141,20 @@ void RealKafka::create_topic(const std::string& topic, int partitions, int repli
   rd_kafka_queue_destroy(q);
   rd_kafka_NewTopic_destroy(nt);
   if (!error.empty()) throw std::runtime_error("CreateTopics " + topic + ": " + error);
+  // The controller has the topic; wait until the brokers' metadata shows it too, so that a
+  // program started next finds it (a coordinator would otherwise take it for missing).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    try {
+      if (this->partitions(topic) == partitions) break;
+    } catch (const std::runtime_error&) {
+      // Metadata not answered this time: asked again below.
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("topic " + topic + " created but not in the metadata after 30 s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 int RealKafka::partitions(const std::string& topic) const {

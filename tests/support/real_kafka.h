@@ -39,8 +39,8 @@ class RealKafka {
   void kill_node(int i);
   void start_node(int i);
 
-  // CreateTopics; throws with the broker's answer on failure. replication -1: the cluster's
-  // default.
+  // CreateTopics, then waits until the metadata shows the topic; throws with the broker's
+  // answer on failure. replication -1: the cluster's default.
   void create_topic(const std::string& topic, int partitions, int replication = -1,
                     const std::map<std::string, std::string>& configs = {}) const;
   // Partition count of `topic` (0 when it does not exist).
