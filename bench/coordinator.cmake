@@ -19,3 +19,12 @@ add_executable(plan_instructions ${CMAKE_CURRENT_LIST_DIR}/plan_instructions.cc)
 target_link_libraries(plan_instructions PRIVATE hotkey::coordinator hotkey::test_support
   hotkey_warnings)
 hotkey_cost_guard(plan_instructions plan_cost_check plan_budget 900)
+
+# A fleet's list subscriptions (issue 27): N simulated producers over P processes against one
+# coordinator with default settings, POST /v1/hotkeys/subscribe or per-topic long-polls; and a
+# hotkey::Client's threads and connections with many topics. See docs/BENCHMARKS.md.
+add_executable(subscription_fleet_bench ${CMAKE_CURRENT_LIST_DIR}/subscription_fleet_bench.cc)
+target_link_libraries(subscription_fleet_bench PRIVATE
+  hotkey::client hotkey::common hotkey::test_support PkgConfig::HTTPLIB
+  nlohmann_json::nlohmann_json hotkey_warnings)
+add_dependencies(subscription_fleet_bench hotkey-coordinator)

@@ -1,7 +1,11 @@
 // The list side of the client core: follows each registered topic's hot-key list and hands the
-// router every newer valid one. Over HTTP one long-poll thread per topic
-// (GET /v1/hotkeys?topic=T&since=V&wait_ms=W); with hotkey.transport=kafka the records of the
-// lists topic, which the KafkaTransport's consumer delivers to on_list_record().
+// router every newer valid one. Over HTTP one thread keeps one subscription in flight for every
+// registered topic (POST /v1/hotkeys/subscribe with the version held per topic); a topic
+// registered meanwhile cuts that request's connection, so the next request, sent at once,
+// carries it. A coordinator without the endpoint (404/405) gets one long-poll thread per topic
+// (GET /v1/hotkeys?topic=T&since=V&wait_ms=W), as before, and the subscription is tried again
+// every 5 minutes. With hotkey.transport=kafka the records of the lists topic, which the
+// KafkaTransport's one consumer delivers to on_list_record().
 //
 // Every list is validated before use (parse_list_json recomputes every salt) and must name its
 // topic; only a version above the one the router has is published (versions never go back).
@@ -47,7 +51,8 @@ class ListSubscriber {
   // instead of long-polls. Before the first follow().
   void use_kafka(KafkaTransport* kafka) { kafka_ = kafka; }
 
-  // Starts following topic `id` (idempotent): its long-poll thread, or its lists partition.
+  // Starts following topic `id` (idempotent): the subscription's next request, its long-poll
+  // thread (an older coordinator), or its lists partition. Never waits for the network.
   void follow(TopicId id);
 
   // One record of the lists topic for topic `id`: the list document, or nullopt for a
@@ -65,6 +70,8 @@ class ListSubscriber {
 
   uint64_t list_updates() const noexcept { return updates_.load(); }  // lists accepted
   uint64_t list_errors() const noexcept { return errors_.load(); }    // everything refused
+  // Long-poll threads running (an older coordinator); 0 while the subscription is used.
+  size_t pollers() const;
 
  private:
   struct Poller {
@@ -73,13 +80,24 @@ class ListSubscriber {
     std::mutex http_mu;
     httplib::Client* http = nullptr;  // guarded by http_mu, for stop()
     std::atomic<bool> done{false};
+    std::atomic<bool> retire{false};  // the subscription works again: end this long-poll
   };
 
+  enum class Answer : uint8_t { kOk, kInterrupted, kUnsupported, kFailed };
+  void subscription_loop();
+  // One subscription request for every followed topic.
+  Answer subscribe_once(httplib::Client& http, std::chrono::steady_clock::time_point* last_contact);
+  // An older coordinator: one long-poll thread per followed topic / back to the subscription.
+  void start_pollers();
+  void retire_pollers();
+  // Interrupts and joins the long-poll threads: those retiring, or all.
+  void join_pollers(bool retiring_only);
+  void start_poller_locked(TopicId id);
   void poll_loop(Poller* poller);
   // A newer list was published: wakes wait_for_version.
   void published();
-  // Sleeps up to `d`; true when stopping.
-  bool wait_stop(std::chrono::milliseconds d);
+  // Sleeps up to `d`; true when stopping (or when `*also` is set).
+  bool wait_stop(std::chrono::milliseconds d, const std::atomic<bool>* also = nullptr);
 
   const ClientConfig& config_;
   Router& router_;
@@ -92,8 +110,19 @@ class ListSubscriber {
   std::condition_variable version_cv_;  // wait_for_version: a list was published (or stop)
   bool stopping_ = false;               // guarded by mu_
 
-  std::mutex pollers_mu_;
+  mutable std::mutex pollers_mu_;
   std::vector<std::unique_ptr<Poller>> pollers_;  // guarded by pollers_mu_
+
+  // The subscription. sub_mu_ guards the followed topics, their generation (bumped by every
+  // follow) and the socket of the request in flight, which follow() and stop() shut down to
+  // end it early. Lock order: sub_mu_ before pollers_mu_.
+  std::mutex sub_mu_;
+  std::vector<TopicId> topics_;
+  uint64_t topics_gen_ = 0;
+  uint64_t sent_gen_ = 0;   // the generation the request in flight carries
+  int sub_fd_ = -1;         // a duplicate of its socket, -1 when none is open
+  bool per_topic_ = false;  // an older coordinator: long-poll threads instead
+  std::thread sub_thread_;
 };
 
 }  // namespace hotkey::client::detail

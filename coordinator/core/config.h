@@ -59,7 +59,7 @@ struct CoordinatorConfig {
 
   // HTTP worker threads besides long-poll waiters; the pool holds http_threads + max_waiters.
   uint32_t http_threads = 16;
-  uint32_t max_waiters = 512;
+  uint32_t max_waiters = 4096;
   uint32_t max_wait_ms = 60000;
   size_t max_body_bytes = 8u << 20;
   uint32_t keep_alive_max_count = 1000;
