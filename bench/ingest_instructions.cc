@@ -29,6 +29,7 @@
 #include "hotkey/report.h"
 #include "hotkey/space_saving.h"
 #include "metrics.h"
+#include "stderr_log.h"
 #include "store.h"
 #include "support/reports.h"
 #include "support/temp_dir.h"
@@ -92,7 +93,8 @@ int main(int argc, char** argv) {
     }
     Metrics metrics;
     ManualClock clock;
-    Coordinator coord(cfg, *store, metrics, clock);
+    StderrLog log;
+    Coordinator coord(cfg, *store, metrics, clock, log);
     ReportLimits lim = cfg.limits;
     lim.max_items = std::numeric_limits<uint32_t>::max();  // as the HTTP handler decodes
     uint64_t merged = 0, failed = 0;

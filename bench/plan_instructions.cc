@@ -32,6 +32,7 @@
 #include "hotkey/report.h"
 #include "hotkey/space_saving.h"
 #include "metrics.h"
+#include "stderr_log.h"
 #include "store.h"
 #include "support/temp_dir.h"
 
@@ -147,7 +148,8 @@ int main(int argc, char** argv) {
   }
   Metrics metrics;
   ManualClock clock;
-  Coordinator coord(cfg, *store, metrics, clock);
+  StderrLog log;
+  Coordinator coord(cfg, *store, metrics, clock, log);
   std::vector<KeyStream> streams;
   for (int p = 0; p < w.producers; ++p) streams.emplace_back(w, static_cast<uint32_t>(p + 1));
   std::vector<uint64_t> seq(static_cast<size_t>(w.producers), 0);

@@ -68,12 +68,6 @@ rd_kafka_conf_t* make_conf(const std::vector<std::pair<std::string, std::string>
 
 }  // namespace
 
-int32_t lists_partition(std::string_view topic, int32_t partitions) noexcept {
-  if (partitions < 1) return -1;
-  return static_cast<int32_t>((murmur2(topic.data(), topic.size()) & 0x7fffffffu) %
-                              static_cast<uint32_t>(partitions));
-}
-
 struct KafkaTransport::Impl {
   const ClientConfig config;
   Router& router;
@@ -215,7 +209,7 @@ struct KafkaTransport::Impl {
     bool grew = false;
     for (Followed& f : followed) {
       if (f.partition >= 0 || partitions < 1) continue;
-      f.partition = lists_partition(f.name, partitions);
+      f.partition = topic_partition(f.name, partitions);
       if (assigned.insert(f.partition).second) {
         grew = true;
       } else if (auto it = latest.find(f.name); it != latest.end()) {

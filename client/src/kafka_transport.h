@@ -18,16 +18,9 @@
 
 #include "hotkey/client/config.h"
 #include "hotkey/client/router.h"
+#include "hotkey/kafka_contract.h"
 
 namespace hotkey::client {
-
-// Record header carrying the report format version (consumers skip other values).
-inline constexpr std::string_view kReportVersionHeader = "hotkey.report.v";
-inline constexpr std::string_view kReportVersion = "1";
-
-// The lists-topic partition of a data topic: (murmur2(topic) & 0x7fffffff) % partitions, the
-// partition its reports land on through the murmur2_random partitioner.
-int32_t lists_partition(std::string_view topic, int32_t partitions) noexcept;
 
 struct KafkaTransportStats {
   uint64_t reports_delivered = 0;    // acknowledged by the brokers (acks=all)

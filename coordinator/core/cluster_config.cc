@@ -1,10 +1,12 @@
 #include "cluster_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -106,14 +108,90 @@ void set(ClusterConfig& c, std::string name, const std::string& value) {
   }
 }
 
+// The librdkafka settings the coordinator sets itself and refuses in --kafka-set, with why.
+constexpr std::pair<const char*, const char*> kOwnedSettings[] = {
+    {"group.id", "the group is kafka.group (--group)"},
+    {"acks", "lists and operator writes are written with acks=all"},
+    {"request.required.acks", "lists and operator writes are written with acks=all"},
+    {"enable.idempotence", "lists and operator writes are written by an idempotent producer"},
+    {"transactional.id", "the coordinator's producer is not transactional"},
+    {"enable.auto.commit", "the group never commits: ownership rebuilds the window from time"},
+    {"enable.auto.offset.store", "the group never commits: ownership rebuilds the window"},
+    {"auto.offset.reset", "each reader starts where the coordinator places it"},
+    {"partition.assignment.strategy", "ownership moves by cooperative-sticky rebalances"},
+    {"enable.partition.eof", "the readers track their ends themselves"},
+};
+
+// librdkafka's security protocols, accepted as a "PROTO://" prefix of a bootstrap entry.
+bool known_protocol(std::string p) {
+  std::transform(p.begin(), p.end(), p.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return p == "plaintext" || p == "ssl" || p == "sasl_plaintext" || p == "sasl_ssl";
+}
+
+// bootstrap: HOST[:PORT] entries separated by commas (spaces around them allowed), each
+// optionally prefixed by a security protocol (SSL://...); HOST may be a bracketed IPv6 address.
+void check_bootstrap(const std::string& bootstrap) {
+  const auto bad = [&](const std::string& why) {
+    fail("kafka.bootstrap '" + bootstrap + "' " + why +
+         ": give HOST:PORT[,HOST:PORT...] (e.g. --kafka broker1:9092,broker2:9092)");
+  };
+  size_t start = 0;
+  while (start <= bootstrap.size()) {
+    size_t end = bootstrap.find(',', start);
+    if (end == std::string::npos) end = bootstrap.size();
+    std::string entry = bootstrap.substr(start, end - start);
+    entry.erase(0, entry.find_first_not_of(' '));
+    entry.erase(entry.find_last_not_of(' ') + 1);
+    if (entry.empty()) bad("has an empty entry");
+    if (size_t scheme = entry.find("://"); scheme != std::string::npos) {
+      if (!known_protocol(entry.substr(0, scheme))) {
+        bad("is a URL (" + entry.substr(0, scheme) + "://), not a broker list");
+      }
+      entry = entry.substr(scheme + 3);
+    }
+    std::string host = entry;
+    std::string port;
+    if (!entry.empty() && entry.front() == '[') {
+      const size_t close = entry.find(']');
+      if (close == std::string::npos) bad("has an unclosed [IPv6] address");
+      host = entry.substr(0, close + 1);
+      if (close + 1 < entry.size()) {
+        if (entry[close + 1] != ':') bad("has text after an [IPv6] address");
+        port = entry.substr(close + 2);
+      }
+    } else if (size_t colon = entry.rfind(':'); colon != std::string::npos) {
+      host = entry.substr(0, colon);
+      port = entry.substr(colon + 1);
+      if (port.empty()) bad("has an entry without a port after ':'");
+    }
+    if (host.empty()) bad("has an entry without a host");
+    for (char ch : host) {
+      if (ch == '/' || ch == ' ' || ch == '\t' || ch == '@' || ch == '?' || ch == '#') {
+        bad("has a host that is not a host name or address ('" + host + "')");
+      }
+    }
+    if (!port.empty()) {
+      int p = 0;
+      auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+      if (ec != std::errc() || ptr != port.data() + port.size() || p < 1 || p > 65535) {
+        bad("has a port that is not 1..65535 ('" + port + "')");
+      }
+    }
+    start = end + 1;
+  }
+}
+
 constexpr const char* kKafkaSetUsage =
     "  --kafka-set NAME=VALUE any librdkafka setting (repeatable), e.g.\n"
     "                         session.timeout.ms=6000\n";
 constexpr const char* kKafkaSetRow =
-    "| `--kafka-set NAME=VALUE` | | any other name | — | passed to librdkafka for every Kafka "
-    "handle (e.g. `security.protocol`, `sasl.*`, `session.timeout.ms`, "
-    "`max.poll.interval.ms`); repeatable. `enable.auto.commit` and "
-    "`partition.assignment.strategy` are refused (`group.id` is the same as `group`) |\n";
+    "| `--kafka-set NAME=VALUE` | | any other name | — | passed to librdkafka, to the handles "
+    "it applies to (a consumer setting such as `session.timeout.ms` to the consumers, a producer "
+    "setting such as `linger.ms` to the producer; e.g. `security.protocol`, `sasl.*`, "
+    "`max.poll.interval.ms`); repeatable. The settings the coordinator owns are refused (exit "
+    "2): `group.id` (use `group`), `acks`, `request.required.acks`, `enable.idempotence`, "
+    "`transactional.id`, `enable.auto.commit`, `enable.auto.offset.store`, "
+    "`auto.offset.reset`, `partition.assignment.strategy`, `enable.partition.eof` |\n";
 
 }  // namespace
 
@@ -124,7 +202,7 @@ const std::vector<ClusterSettingInfo>& cluster_settings() {
            "join the coordinator cluster on this Kafka (env\n"
            "                         HOTKEY_KAFKA_BOOTSTRAP); without it: single node",
            "join the coordinator cluster on this Kafka; unset: single-node HTTP mode"}),
-      text<&ClusterConfig::group>({"group", "group.id", "--group", "NAME", "HOTKEY_KAFKA_GROUP",
+      text<&ClusterConfig::group>({"group", nullptr, "--group", "NAME", "HOTKEY_KAFKA_GROUP",
                                    "consumer group (default hotkey.coordinators)",
                                    "consumer group of the coordinators (cooperative-sticky)"}),
       text<&ClusterConfig::reports_topic>({"reports_topic", nullptr, "--reports-topic", "T",
@@ -174,9 +252,11 @@ void ClusterConfig::validate() const {
       fail("kafka." + std::string(s.name) + " must be " + s.range());
     }
   }
-  for (const char* managed : {"group.id", "enable.auto.commit", "partition.assignment.strategy"}) {
-    if (librdkafka.contains(managed)) {
-      fail(std::string("kafka.") + managed + " is managed by the coordinator and cannot be set");
+  check_bootstrap(bootstrap);
+  for (const auto& [name, why] : kOwnedSettings) {
+    if (librdkafka.contains(name)) {
+      fail("kafka." + std::string(name) + " is the coordinator's and cannot be set: " + why +
+           " (docs/CLUSTER.md, \"Start\")");
     }
   }
 }

@@ -154,20 +154,13 @@ struct CoordinatorConfig {
 // "defaults" section (whatever order the file lists them in).
 void apply_config_json(CoordinatorConfig& config, std::string_view json);
 
-// Parses argv (flags override the file; the file is read first when --config is given) and
-// the environment (HOTKEY_OPERATOR_TOKEN, HOTKEY_PRODUCER_TOKEN, HOTKEY_OPERATOR_TOKENS_FILE,
-// HOTKEY_PRODUCER_TOKEN_FILE, HOTKEY_TLS_CERT, HOTKEY_TLS_KEY, HOTKEY_TLS_CLIENT_CA), then
-// reads the token files and checks that the TLS files are readable. Throws
-// std::invalid_argument with usage-quality messages. Returns std::nullopt for --help.
-std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const* argv);
-
-// Reads the token files named in `config` into its token maps (see operator_tokens_file).
-// Throws std::invalid_argument naming the file (never a token) when one is unreadable,
-// malformed or accessible to other users.
-void load_token_files(CoordinatorConfig& config);
+// Adds one operator token from "NAME=TOKEN" (or a bare TOKEN, named "operator"); a second
+// token under one name is kept beside the first (rotation). Throws std::invalid_argument when
+// the token is shorter than 8 bytes.
+void add_operator_token(CoordinatorConfig& config, const std::string& spec);
 
 // One command-line flag (the cluster-mode ones: cluster_settings()). command_line_flags() drives
-// parse_command_line, usage_text() (--help) and the command-line table of
+// parse_command_line (service/command_line.h), usage_text() (--help) and the command-line table of
 // docs/CONFIGURATION.md.
 struct FlagInfo {
   const char* flag;

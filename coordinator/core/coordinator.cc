@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <functional>
-#include <iostream>
 #include <limits>
 #include <set>
 #include "hotkey/key_codec.h"
@@ -48,12 +46,17 @@ CallResult not_found(const std::string& what, const std::string& topic) {
                       "no such " + what + " for this key in topic '" + topic + "'");
 }
 
+CallResult LocalPlacement::forward_report(const Report&, std::string_view) {
+  return error_result(Status::kInternal, "internal", "single-node mode has no other member");
+}
+
 Coordinator::Coordinator(const CoordinatorConfig& config, StateStore& store, MetricsSink& metrics,
-                         const Clock& clock)
+                         const Clock& clock, LogSink& log)
     : config_(config),
       store_(store),
       metrics_(metrics),
       clock_(clock),
+      log_(log),
       board_(config.max_waiters),
       started_ms_(clock.now_ms()) {
   std::string error;
@@ -64,12 +67,10 @@ Coordinator::Coordinator(const CoordinatorConfig& config, StateStore& store, Met
   // persisted version counter, instead of keeping the whole service down.
   for (const std::string& what : skipped) {
     metrics_.store_record_skipped();
-    std::cerr << json{{"ts_ms", clock_.now_ms()},
+    log_.write(json{{"ts_ms", clock_.now_ms()},
                       {"level", "error"},
                       {"event", "store_record_skipped"},
-                      {"error", what}}
-                     .dump(-1, ' ', false, json::error_handler_t::replace)
-              << std::endl;
+                      {"error", what}});
   }
   for (auto& [name, st] : stored) {
     // Only the version counter of a dropped topic: no topic to track (a topic of that name
@@ -95,12 +96,8 @@ Coordinator::Coordinator(const CoordinatorConfig& config, StateStore& store, Met
       for (const auto& k : st.list->keys) {
         if (k.source == KeySource::kDetected) t->hot[k.key] = HotState{started_ms_, -1, k.share};
       }
-      auto pub = std::make_shared<PublishedList>(PublishedList{*st.list, list_to_json(*st.list)});
-      t->published = pub;
       if (t->partitions > 0) t->window.reset_partitions(t->partitions);
-      remember_list(t->recent_lists, pub);
-      board_.publish(pub);
-      t->m->list_published(st.list->version, st.list->keys.size());
+      publish_locked(*t, *st.list);
     }
     topics_.emplace(name, std::move(t));
   }
@@ -197,26 +194,25 @@ StoreStatus Coordinator::drop_topic_locked(const std::shared_ptr<Topic>& t,
 bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
   if (config_.topic_idle_ttl_ms <= 0) return false;
   std::unique_lock lock(t->mu);
-  if (t->removed.load() || !t->pins.empty() || !t->denies.empty() ||
-      now - t->last_active_ms <= config_.topic_idle_ttl_ms) {
-    return false;
-  }
-  if (hooks_.owns) {
-    // Cluster mode (the caller owns the topic): the expiry goes through the state topic, and
-    // every member drops the topic when it applies it (apply_delete).
-    if (!hooks_.request_delete) return false;
-    OperatorOp op;
-    op.op = "delete_topic";
-    op.topic = t->name;
-    op.reason = "idle for " + std::to_string(now - t->last_active_ms) + " ms";
-    op.who = "system";
-    op.at_ms = now;
-    op.version = std::max(t->version, t->reported_version);
-    op.expired = true;
-    lock.unlock();
-    hooks_.request_delete(op);
-    return false;
-  }
+  const auto idle = [&] {
+    return !t->removed.load() && t->pins.empty() && t->denies.empty() &&
+           now - t->last_active_ms > config_.topic_idle_ttl_ms;
+  };
+  if (!idle()) return false;
+  OperatorOp op;
+  op.op = "delete_topic";
+  op.topic = t->name;
+  op.reason = "idle for " + std::to_string(now - t->last_active_ms) + " ms";
+  op.who = "system";
+  op.at_ms = now;
+  op.version = std::max(t->version, t->reported_version);
+  op.expired = true;
+  lock.unlock();
+  // Cluster mode (the caller owns the topic): the expiry goes through the state topic, and
+  // every member drops the topic when it applies it (apply_delete).
+  if (placement_->request_delete(op)) return false;
+  lock.lock();
+  if (!idle()) return false;
   const uint64_t version = t->version;
   const int64_t idle_ms = now - t->last_active_ms;
   StoreStatus st = drop_topic_locked(t, lock, std::nullopt);
@@ -224,10 +220,8 @@ bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
     log_store_error(t->name, st);
     return false;
   }
-  std::cerr << json{{"ts_ms", now},     {"level", "info"},    {"event", "topic_expired"},
-                    {"topic", t->name}, {"idle_ms", idle_ms}, {"version", version}}
-                   .dump(-1, ' ', false, json::error_handler_t::replace)
-            << std::endl;
+  log_.write(json{{"ts_ms", now},     {"level", "info"},    {"event", "topic_expired"},
+                    {"topic", t->name}, {"idle_ms", idle_ms}, {"version", version}});
   return true;
 }
 
@@ -251,37 +245,36 @@ AuditEntry delete_audit(int64_t at_ms, const std::string& who, const std::string
 
 CallResult Coordinator::delete_topic(const std::string& topic, const std::string& reason,
                                      const std::string& who) {
-  if (hooks_.operator_write) {
-    // Cluster mode: the state topic decides (every member applies it, the owner tombstones the
-    // topic's list). The record carries the highest version known here, so the counter every
-    // member keeps is at least that.
-    bool known = false;
-    uint64_t version = 0;
-    if (std::shared_ptr<Topic> t = find_topic(topic)) {
-      std::lock_guard lock(t->mu);
-      known = !t->removed.load();
-      version = std::max(t->version, t->reported_version);
-    }
-    if (auto pub = board_.get(topic)) {
-      known = true;
-      version = std::max(version, pub->list.version);
-    }
-    if (!known)
-      return error_result(Status::kNotFound, "not_found", "unknown topic '" + topic + "'");
-    OperatorOp op;
-    op.op = "delete_topic";
-    op.topic = topic;
-    op.reason = reason;
-    op.who = who;
-    op.at_ms = clock_.now_ms();
-    op.version = version;
-    return hooks_.operator_write(op);
-  }
-  std::shared_ptr<Topic> t = find_topic(topic);
-  if (!t) return error_result(Status::kNotFound, "not_found", "unknown topic '" + topic + "'");
-  std::unique_lock lock(t->mu);
-  if (t->removed.load())
+  const auto unknown = [&] {
     return error_result(Status::kNotFound, "not_found", "unknown topic '" + topic + "'");
+  };
+  // Cluster mode shares the delete (every member applies it, the owner tombstones the topic's
+  // list); the record carries the highest version known here, so the counter every member
+  // keeps is at least that.
+  bool known = false;
+  uint64_t known_version = 0;
+  if (std::shared_ptr<Topic> t = find_topic(topic)) {
+    std::lock_guard lock(t->mu);
+    known = !t->removed.load();
+    known_version = std::max(t->version, t->reported_version);
+  }
+  if (auto pub = board_.get(topic)) {
+    known = true;
+    known_version = std::max(known_version, pub->list.version);
+  }
+  if (!known) return unknown();
+  OperatorOp op;
+  op.op = "delete_topic";
+  op.topic = topic;
+  op.reason = reason;
+  op.who = who;
+  op.at_ms = clock_.now_ms();
+  op.version = known_version;
+  if (std::optional<CallResult> shared = placement_->forward_operator(op)) return *shared;
+  std::shared_ptr<Topic> t = find_topic(topic);
+  if (!t) return unknown();
+  std::unique_lock lock(t->mu);
+  if (t->removed.load()) return unknown();
   const uint64_t version = t->version;
   StoreStatus st =
       drop_topic_locked(t, lock,
@@ -318,10 +311,8 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
   uint64_t floor = op.version;
   if (auto pub = board_.get(topic)) floor = std::max(floor, pub->list.version);
   const auto log_expired = [&](uint64_t version) {
-    std::cerr << json{{"ts_ms", clock_.now_ms()}, {"level", "info"},     {"event", "topic_expired"},
-                      {"topic", topic},           {"reason", op.reason}, {"version", version}}
-                     .dump(-1, ' ', false, json::error_handler_t::replace)
-              << std::endl;
+    log_.write(json{{"ts_ms", clock_.now_ms()}, {"level", "info"},     {"event", "topic_expired"},
+                      {"topic", topic},           {"reason", op.reason}, {"version", version}});
   };
   const auto audit = [&](uint64_t version, size_t pins, size_t denies, int32_t partitions) {
     return delete_audit(clock_.now_ms(), op.who, topic, op.reason, pins, denies, partitions,
@@ -342,7 +333,7 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
       StoreStatus st = store_.write(b);
       if (!st.ok) return error_result(Status::kUnavailable, "store", st.error);
       board_.unpublish(topic);
-      if (hooks_.on_delete) hooks_.on_delete(topic, counter, op.at_ms);
+      placement_->on_delete(topic, counter, op.at_ms);
       if (op.expired) log_expired(counter);
       CallResult r;
       r.version = counter;
@@ -371,7 +362,7 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
     b.put_meta(deleted_mark(topic), std::to_string(counter) + " " + std::to_string(op.at_ms));
     if (extra) extra(b);
     StoreStatus st = drop_topic_locked(t, lock, std::move(a), std::move(b), [&] {
-      if (hooks_.on_delete) hooks_.on_delete(topic, counter, op.at_ms);
+      placement_->on_delete(topic, counter, op.at_ms);
     });
     if (!st.ok) {
       metrics_.set_store_healthy(false);
@@ -411,7 +402,7 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
     if (!t->removed.load()) break;
     lock.unlock();
   }
-  const uint64_t floor = hooks_.version_floor ? hooks_.version_floor(list.topic) : 0;
+  const uint64_t floor = placement_->version_floor(list.topic);
   // The fleet routes with the list as the previous owner issued it until the re-issued
   // version reaches it (and the rebuilt window holds its reports): the same tables under the
   // old version, so those reports' partition counts are accounted, not dropped as routed with
@@ -434,16 +425,11 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   for (const auto& k : list.keys) {
     if (k.source == KeySource::kDetected) t->hot[k.key] = HotState{now, -1, k.share};
   }
-  auto pub = std::make_shared<PublishedList>(PublishedList{list, list_to_json(list)});
-  t->published = pub;
   if (t->partitions > 0 && repartition) t->window.reset_partitions(t->partitions);
   if (previous->list.version > 0 && previous->list.version < list.version) {
     remember_list(t->recent_lists, previous);
   }
-  remember_list(t->recent_lists, pub);
-  board_.publish(pub);
-  if (hooks_.on_publish) hooks_.on_publish(pub);
-  t->m->list_published(list.version, list.keys.size());
+  publish_locked(*t, list);
   return list.version;
 }
 

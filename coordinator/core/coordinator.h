@@ -15,6 +15,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "hotkey/api_model.h"
 #include "hotkey/report.h"
 #include "list_board.h"
+#include "log_sink.h"
 #include "metrics_sink.h"
 #include "state_store.h"
 
@@ -102,49 +104,73 @@ struct OperatorOp {
   bool expired = false;
 };
 
-// Cluster-mode seams (kafka_cluster.h drives them; all empty in single-node mode). Set once,
-// before start_background() and before any other thread uses the coordinator.
-struct ClusterHooks {
-  // Topics this coordinator owns now; the others are neither planned nor published.
-  std::function<bool(const std::string& topic)> owns;
+// Where topics live (docs/ARCHITECTURE.md, "Placement"): the one interface the core asks which
+// coordinator owns a topic (plans it, publishes its lists, ingests its reports), where what it
+// does not own goes, and what a publish or delete must also do. Single-node mode uses
+// LocalPlacement (owns everything, forwards nothing); cluster mode KafkaCluster's
+// (kafka_cluster.h). Implementations are thread-safe: the core calls them from any thread.
+class Placement {
+ public:
+  virtual ~Placement() = default;
+  // This coordinator owns `topic` now; the others are neither planned nor published here, and
+  // their reports are forwarded.
+  virtual bool owns(const std::string& topic) const = 0;
   // Every version issued for `topic` is above this (the owner's epoch << 32).
-  std::function<uint64_t(const std::string& topic)> version_floor;
+  virtual uint64_t version_floor(const std::string& topic) const = 0;
+  // The advertised URL of another member that owns `topic` (empty: this one, or unknown); top
+  // keys and loads are asked from there.
+  virtual std::string owner_url(const std::string& topic) const = 0;
+  // A report for a topic this coordinator does not own, handed to its owner (the reports
+  // topic); `wire` is its binary encoding as received, empty when it came in another form. The
+  // result is the caller's answer.
+  virtual CallResult forward_report(const Report& report, std::string_view wire) = 0;
+  // An operator write shared with every member (the state topic, which every member applies
+  // through Coordinator::apply_operator): the caller's answer; nullopt: apply it here.
+  virtual std::optional<CallResult> forward_operator(const OperatorOp& op) = 0;
   // Every newly published list, called under the topic's lock, in version order.
-  std::function<void(const std::shared_ptr<const PublishedList>& list)> on_publish;
-  // What GET /v1/cluster answers.
-  std::function<api::ClusterView()> cluster_view;
-  // The advertised URL of another member that owns `topic` (empty: this one, or unknown);
-  // top keys and loads are asked from there.
-  std::function<std::string(const std::string& topic)> owner_elsewhere;
-  // Operator writes go here instead of being applied locally (the state topic); the result is
-  // the caller's answer.
-  std::function<CallResult(const OperatorOp& op)> operator_write;
-  // A report posted over HTTP for a topic another member owns: written to the reports topic
-  // (the owner ingests it from there) and the result is the caller's answer. nullopt: this
-  // member owns the topic and ingests the report itself.
-  std::function<std::optional<CallResult>(const Report& report)> forward_report;
+  virtual void on_publish(const std::shared_ptr<const PublishedList>& list) = 0;
   // A delete_topic applied here (`version`: the counter kept; `at_ms`: when it was asked for):
-  // called after the store write and
-  // before the topic is dropped from memory, under its lock when it was live (so nothing of a
-  // re-created topic of that name is published before it). The owner writes the lists topic's
-  // tombstone.
-  std::function<void(const std::string& topic, uint64_t version, int64_t at_ms)> on_delete;
-  // The owner's idle expiry: writes `op` (delete_topic, expired) to the state topic without
-  // waiting; every member drops the topic when it applies it.
-  std::function<void(const OperatorOp& op)> request_delete;
+  // called after the store write and before the topic is dropped from memory, under its lock
+  // when it was live (so nothing of a re-created topic of that name is published before it).
+  virtual void on_delete(const std::string& topic, uint64_t version, int64_t at_ms) = 0;
+  // The owner's idle expiry of a topic: true when taken over (written to the state topic
+  // without waiting; every member drops the topic when it applies it), false: drop it here.
+  virtual bool request_delete(const OperatorOp& op) = 0;
+  // What GET /v1/cluster answers (nullopt: single-node mode).
+  virtual std::optional<api::ClusterView> cluster_view() const = 0;
+};
+
+// Single-node mode: this coordinator owns every topic and applies everything itself.
+class LocalPlacement : public Placement {
+ public:
+  bool owns(const std::string&) const override { return true; }
+  uint64_t version_floor(const std::string&) const override { return 0; }
+  std::string owner_url(const std::string&) const override { return ""; }
+  CallResult forward_report(const Report&, std::string_view) override;
+  std::optional<CallResult> forward_operator(const OperatorOp&) override { return std::nullopt; }
+  void on_publish(const std::shared_ptr<const PublishedList>&) override {}
+  void on_delete(const std::string&, uint64_t, int64_t) override {}
+  bool request_delete(const OperatorOp&) override { return false; }
+  std::optional<api::ClusterView> cluster_view() const override { return std::nullopt; }
 };
 
 class Coordinator final : public ReportSink {
  public:
   // Loads the store's state and publishes the persisted lists before returning, so a
   // restarted coordinator answers with its last lists before any report arrives.
+  // Log events go to `log` (the service writes them to stderr).
   Coordinator(const CoordinatorConfig& config, StateStore& store, MetricsSink& metrics,
-              const Clock& clock);
+              const Clock& clock, LogSink& log);
   ~Coordinator() override;
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
 
+  // A report that reached this coordinator (its owner: the reports topic's consumer, tests).
   CallResult ingest(Report report) override;
+  // A report from a transport that reaches any member (HTTP): ingested when this coordinator
+  // owns its topic, else forwarded to the owner through the placement. `wire`: the report's
+  // binary encoding as received (forwarded as is), empty when it came in another form.
+  CallResult submit_report(Report report, std::string_view wire = {});
 
   // Detection and planning for every topic (the background thread calls this every
   // plan_interval_ms; tests call it directly with a ManualClock).
@@ -180,8 +206,11 @@ class Coordinator final : public ReportSink {
   std::optional<std::map<std::string, Deny>> denies(const std::string& topic) const;
   std::vector<AuditEntry> audit(size_t limit) const { return store_.audit(limit); }
 
-  void set_cluster_hooks(ClusterHooks hooks) { hooks_ = std::move(hooks); }
-  const ClusterHooks& cluster_hooks() const { return hooks_; }
+  // Cluster mode: `placement` (which outlives the coordinator's use of it) replaces the
+  // single-node LocalPlacement. Set once, before start_background() and before any other
+  // thread uses the coordinator.
+  void set_placement(Placement& placement) { placement_ = &placement; }
+  Placement& placement() const { return *placement_; }
   // Ownership of `topic` lost (or about to be rebuilt): forgets its window, producers,
   // detection state and published list; pins, denies and the version counter stay.
   void release_topic(const std::string& topic);
@@ -270,6 +299,10 @@ class Coordinator final : public ReportSink {
     StoreStatus status;
     uint64_t version = 0;  // the published version after the re-plan (0: none)
   };
+  // The one way a list becomes `t`'s published list (caller holds t.mu; the list is stored
+  // already, t.version set by the caller): remembered for the reports routed with it, on the
+  // board, handed to the placement (cluster mode: the lists topic), counted. Returns it.
+  std::shared_ptr<const PublishedList> publish_locked(Topic& t, const HotKeyList& list);
   // Re-plans `t` (caller holds t.mu) and, when the list changed materially or the batch
   // carries operator writes, persists and publishes. On a store failure nothing changed.
   ReplanResult replan_locked(Topic& t, Replan r);
@@ -304,13 +337,15 @@ class Coordinator final : public ReportSink {
   void log_list_change(const HotKeyList& before, const HotKeyList& after,
                        const std::string& cause) const;
 
-  bool owns(const std::string& topic) const { return !hooks_.owns || hooks_.owns(topic); }
+  bool owns(const std::string& topic) const { return placement_->owns(topic); }
 
   const CoordinatorConfig config_;
-  ClusterHooks hooks_;
+  LocalPlacement local_placement_;
+  Placement* placement_ = &local_placement_;
   StateStore& store_;
   MetricsSink& metrics_;
   const Clock& clock_;
+  LogSink& log_;
   ListBoard board_;
   const int64_t started_ms_;
 

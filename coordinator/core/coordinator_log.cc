@@ -1,11 +1,9 @@
-// The coordinator's two log writers (store errors, list changes), JSON lines on stderr.
+// The coordinator's two log events (store errors, list changes), written to its LogSink.
 #include "coordinator_topic.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <functional>
-#include <iostream>
 #include <limits>
 #include <set>
 #include "hotkey/key_codec.h"
@@ -13,13 +11,11 @@
 namespace hotkey::coordinator {
 
 void Coordinator::log_store_error(const std::string& topic, const StoreStatus& st) const {
-  std::cerr << json{{"ts_ms", clock_.now_ms()},
+  log_.write(json{{"ts_ms", clock_.now_ms()},
                     {"level", "error"},
                     {"event", "store_error"},
                     {"topic", topic},
-                    {"error", st.error}}
-                   .dump(-1, ' ', false, json::error_handler_t::replace)
-            << std::endl;
+                    {"error", st.error}});
 }
 
 void Coordinator::log_list_change(const HotKeyList& before, const HotKeyList& after,
@@ -45,8 +41,7 @@ void Coordinator::log_list_change(const HotKeyList& before, const HotKeyList& af
             {"denied", after.denied.size()},
             {"added", added},
             {"removed", removed}};
-  std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  std::fwrite(text.data(), 1, text.size(), stderr);
+  log_.write(line);
 }
 
 }  // namespace hotkey::coordinator

@@ -36,6 +36,13 @@ void keep_latest(ProducerInfo& p, const Report& r, const TopicSettings& s, int32
   }
 }
 
+CallResult Coordinator::submit_report(Report report, std::string_view wire) {
+  // Cluster mode: a topic another member owns goes to its owner (else the report would land in
+  // a window nobody plans).
+  if (!owns(report.topic)) return placement_->forward_report(report, wire);
+  return ingest(std::move(report));
+}
+
 CallResult Coordinator::ingest(Report r) {
   const auto start = std::chrono::steady_clock::now();
   const TopicSettings& settings = config_.settings_for(r.topic);

@@ -163,9 +163,9 @@ CallResult Coordinator::apply_operator(const OperatorOp& op,
 }
 
 CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
-  if (!hooks_.operator_write) return apply_operator(op);
-  // Cluster mode: the state topic decides; a removal of what this member's materialized state
-  // does not hold is answered here, as in single-node mode.
+  // Refusals this member's materialized state can decide are answered here, before the write
+  // is shared (cluster mode: the state topic decides the rest); apply_operator makes the same
+  // checks under the topic's lock.
   if (op.op == "pin") {
     if (std::shared_ptr<Topic> t = find_topic(op.topic)) {
       std::lock_guard lock(t->mu);
@@ -181,7 +181,8 @@ CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
     }
     if (!present) return not_found(op.op == "unpin" ? "pin" : "deny", op.topic);
   }
-  return hooks_.operator_write(op);
+  if (std::optional<CallResult> shared = placement_->forward_operator(op)) return *shared;
+  return apply_operator(op);
 }
 
 CallResult Coordinator::pin(const std::string& topic, const std::string& key, uint32_t salts,

@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <functional>
-#include <iostream>
 #include <limits>
 #include <set>
 #include "hotkey/key_codec.h"
@@ -73,6 +71,16 @@ json surge_plan_line(const std::string& topic, const std::map<std::string, HotSt
 }
 
 }  // namespace
+
+std::shared_ptr<const PublishedList> Coordinator::publish_locked(Topic& t, const HotKeyList& list) {
+  auto pub = std::make_shared<PublishedList>(PublishedList{list, list_to_json(list)});
+  t.published = pub;
+  remember_list(t.recent_lists, pub);
+  board_.publish(pub);
+  placement_->on_publish(pub);
+  t.m->list_published(list.version, list.keys.size());
+  return pub;
+}
 
 Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
   StoreBatch& batch = r.batch;
@@ -170,9 +178,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
   const bool material = plan && (plan->material || behind_fleet);
   uint64_t version = t.version;
   if (material) {
-    version = std::max({t.version, t.reported_version,
-                        hooks_.version_floor ? hooks_.version_floor(t.name) : 0}) +
-              1;
+    version = std::max({t.version, t.reported_version, placement_->version_floor(t.name)}) + 1;
     plan->list.version = version;
     batch.put_list(plan->list);
     batch.put_topic_meta(t.name,
@@ -199,34 +205,26 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
   if (denies_override) t.denies = *denies_override;
   if (material) {
     t.version = version;
-    auto pub = std::make_shared<PublishedList>(PublishedList{plan->list, list_to_json(plan->list)});
     HotKeyList before = t.published ? t.published->list : HotKeyList{};
-    t.published = pub;
-    board_.publish(pub);
-    if (hooks_.on_publish) hooks_.on_publish(pub);
-    remember_list(t.recent_lists, pub);
-    t.m->list_published(version, pub->list.keys.size());
+    publish_locked(t, plan->list);
     t.m->list_changed();
-    log_list_change(before, pub->list, r.cause);
+    log_list_change(before, plan->list, r.cause);
   }
   if (surge_log) {
     (*surge_log)["version"] = t.published ? t.published->list.version : 0;
     (*surge_log)["published"] = material;
-    std::string text = surge_log->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-    std::fwrite(text.data(), 1, text.size(), stderr);
+    log_.write(*surge_log);
   }
   return {StoreStatus::Ok(), t.published ? t.published->list.version : 0};
 }
 
 void Coordinator::plan_failed(const std::string& topic, const std::string& what) const {
   metrics_.plan_failed();
-  std::cerr << json{{"ts_ms", clock_.now_ms()},
+  log_.write(json{{"ts_ms", clock_.now_ms()},
                     {"level", "error"},
                     {"event", "plan_failed"},
                     {"topic", topic},
-                    {"error", what}}
-                   .dump(-1, ' ', false, json::error_handler_t::replace)
-            << std::endl;
+                    {"error", what}});
 }
 
 }  // namespace hotkey::coordinator

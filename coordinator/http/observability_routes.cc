@@ -47,9 +47,8 @@ void get_ready(const RouteContext& ctx, ReadyCache& cache, Call& c) {
 }
 
 void get_cluster(const RouteContext& ctx, Call& c) {
-  const auto& view = ctx.coord.cluster_hooks().cluster_view;
   // Single-node mode: one member that owns every topic it knows.
-  send_json(c.res, 200, view ? view() : api::ClusterView{});
+  send_json(c.res, 200, ctx.coord.placement().cluster_view().value_or(api::ClusterView{}));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // POST /v1/reports and POST /v1/reports/batch (docs/API.md, "Reports").
 #include <functional>
+#include <string_view>
 #include <utility>
 
 #include "connection_pool.h"
@@ -15,8 +16,11 @@ namespace {
 
 // One decoded report (or the reason it was refused) through the coordinator: the answer's status
 // and JSON body, shared by the single and the batch form.
+// `wire`: the report's binary encoding as received (empty for JSON), which a report for another
+// member's topic is forwarded as.
 std::pair<int, api::Json> ingest_one(const RouteContext& ctx,
-                                     const std::function<Report(const ReportLimits&)>& decode) {
+                                     const std::function<Report(const ReportLimits&)>& decode,
+                                     std::string_view wire = {}) {
   // The decoders count the items before parsing them: a report over max_items costs no more than
   // reading up to its first extra item, and gets its own 413 (LimitError).
   Report report;
@@ -30,11 +34,7 @@ std::pair<int, api::Json> ingest_one(const RouteContext& ctx,
     return {400, api::Error{std::string("bad report: ") + e.what(), ""}};
   }
   const std::string topic = report.topic;
-  // Cluster mode: a topic another member owns goes to the reports topic, where its owner reads it
-  // (else it would land in a window nobody plans).
-  std::optional<CallResult> forwarded;
-  if (const auto& forward = ctx.coord.cluster_hooks().forward_report) forwarded = forward(report);
-  CallResult r = forwarded ? std::move(*forwarded) : ctx.coord.ingest(std::move(report));
+  CallResult r = ctx.coord.submit_report(std::move(report), wire);
   if (!r.ok()) return {http_status(r), error_body(r)};
   return {200, api::ReportResult{r.duplicate, ctx.coord.list_version(topic)}};
 }
@@ -53,7 +53,8 @@ void post_report(const RouteContext& ctx, Call& c) {
   std::pair<int, api::Json> answer;
   if (media == kReportBinaryContentType) {
     answer = ingest_one(
-        ctx, [&](const ReportLimits& lim) { return decode_report_binary(c.req.body, lim); });
+        ctx, [&](const ReportLimits& lim) { return decode_report_binary(c.req.body, lim); },
+        c.req.body);
   } else if (media.empty() || media == "application/json") {
     answer = ingest_one(
         ctx, [&](const ReportLimits& lim) { return parse_report_json(c.req.body, lim); });
@@ -73,7 +74,7 @@ void post_report_batch(const RouteContext& ctx, Call& c) {
     if (media == kReportBatchBinaryContentType) {
       for (std::string_view one : split_report_batch_binary(c.req.body)) {
         auto [status, body] = ingest_one(
-            ctx, [&](const ReportLimits& lim) { return decode_report_binary(one, lim); });
+            ctx, [&](const ReportLimits& lim) { return decode_report_binary(one, lim); }, one);
         body["status"] = status;
         results.push_back(std::move(body));
       }

@@ -41,9 +41,7 @@ api::Json effective_settings_json(const CoordinatorConfig& cfg, const TopicSumma
 // false when this member owns the topic (or in single-node mode).
 bool proxy_to_owner(const RouteContext& ctx, const httplib::Request& req, httplib::Response& res,
                     const std::string& topic, const std::string& target) {
-  const auto& elsewhere = ctx.coord.cluster_hooks().owner_elsewhere;
-  if (!elsewhere) return false;
-  const std::string url = elsewhere(topic);
+  const std::string url = ctx.coord.placement().owner_url(topic);
   if (url.empty()) return false;
   httplib::Client owner(url);
   owner.set_connection_timeout(2, 0);

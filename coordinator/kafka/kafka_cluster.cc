@@ -16,23 +16,51 @@ namespace hotkey::coordinator {
 
 using namespace kafka;
 
-struct KafkaCluster::Parts {
-  Parts(const CoordinatorConfig& c, Coordinator& coord, std::string advertised_url)
+// The cluster's placement: ownership from the lists writer, operator writes through the state
+// log, reports through the relay, owners of other topics from the tailer.
+struct KafkaCluster::Parts final : Placement {
+  Parts(const CoordinatorConfig& c, Coordinator& coord, LogSink& log_sink,
+        std::string advertised_url)
       : config(c),
         coordinator(coord),
+        log(log_sink),
         url(std::move(advertised_url)),
-        writer(c.cluster, this->url),
+        writer(c.cluster, log, this->url),
         relay(c, coord),
-        state(c.cluster, coord, this->url, stop_flag),
+        state(c.cluster, coord, log, this->url, stop_flag),
         tailer(c, coord, writer, this->url, stop_flag),
-        membership(c, coord, handles, writer, relay, stop_flag,
+        membership(c, coord, log, handles, writer, relay, stop_flag,
                    [this](const std::string& topic, uint64_t version) {
                      deleted(topic, version, 0);
                    }) {}
 
-  // A delete applied here (the on_delete hook) or a deleted topic's list found on assignment:
-  // its expiry may be requested afresh, its older reports are skipped, and its lists are
-  // tombstoned by the owner.
+  bool owns(const std::string& topic) const override { return writer.owns(topic); }
+  uint64_t version_floor(const std::string& topic) const override {
+    return writer.version_floor(topic);
+  }
+  std::string owner_url(const std::string& topic) const override {
+    return tailer.owner_elsewhere(topic);
+  }
+  CallResult forward_report(const Report& report, std::string_view wire) override {
+    return relay.forward(report, wire);
+  }
+  std::optional<CallResult> forward_operator(const OperatorOp& op) override {
+    return state.write(op);
+  }
+  void on_publish(const std::shared_ptr<const PublishedList>& list) override {
+    writer.publish(list);
+  }
+  void on_delete(const std::string& topic, uint64_t version, int64_t at_ms) override {
+    deleted(topic, version, at_ms);
+  }
+  bool request_delete(const OperatorOp& op) override {
+    state.request_delete(op);
+    return true;
+  }
+  std::optional<api::ClusterView> cluster_view() const override { return status(); }
+
+  // A delete applied here or a deleted topic's list found on assignment: its expiry may be
+  // requested afresh, its older reports are skipped, and its lists are tombstoned by the owner.
   void deleted(const std::string& topic, uint64_t version, int64_t at_ms) {
     state.forget_expiry(topic);
     relay.note_deleted(topic, at_ms);
@@ -72,6 +100,7 @@ struct KafkaCluster::Parts {
 
   const CoordinatorConfig& config;
   Coordinator& coordinator;
+  LogSink& log;
   const std::string url;
   int32_t partitions = 0;
   std::atomic<bool> stop_flag{false};
@@ -88,44 +117,33 @@ struct KafkaCluster::Parts {
 };
 
 KafkaCluster::KafkaCluster(const CoordinatorConfig& config, Coordinator& coordinator,
-                           std::string advertised_url)
-    : parts_(std::make_unique<Parts>(config, coordinator, std::move(advertised_url))) {}
+                           LogSink& log, std::string advertised_url)
+    : parts_(std::make_unique<Parts>(config, coordinator, log, std::move(advertised_url))) {}
 
 KafkaCluster::~KafkaCluster() { stop(); }
 
 bool KafkaCluster::start(std::string* error) {
   Parts& d = *parts_;
-  if (!d.handles.create(d.config.cluster, &Membership::rebalance_cb, &d.membership, error)) {
+  if (!d.handles.create(d.config.cluster, d.log, &Membership::rebalance_cb, &d.membership,
+                        error)) {
     return false;
   }
   TopicLayout layout;
-  if (!check_topics(d.handles.producer, d.config.cluster, &layout, error)) return false;
+  if (!check_topics(d.handles.producer, d.config.cluster, d.log, &layout, error)) return false;
   d.partitions = layout.partitions;
   d.writer.attach(d.handles.producer, layout.partitions);
   d.relay.attach(d.handles.producer, layout.partitions);
   d.state.attach(d.handles.producer, d.handles.state, layout.state_partitions);
   d.tailer.attach(d.handles.tailer, layout.partitions);
-  ClusterHooks hooks;
-  hooks.owns = [&d](const std::string& t) { return d.writer.owns(t); };
-  hooks.version_floor = [&d](const std::string& t) { return d.writer.version_floor(t); };
-  hooks.on_publish = [&d](const std::shared_ptr<const PublishedList>& l) { d.writer.publish(l); };
-  hooks.cluster_view = [&d] { return d.status(); };
-  hooks.operator_write = [&d](const OperatorOp& op) { return d.state.write(op); };
-  hooks.forward_report = [&d](const Report& r) -> std::optional<CallResult> {
-    if (d.writer.owns(r.topic)) return std::nullopt;
-    return d.relay.forward(r);
-  };
-  hooks.owner_elsewhere = [&d](const std::string& t) { return d.tailer.owner_elsewhere(t); };
-  hooks.on_delete = [&d](const std::string& t, uint64_t v, int64_t at) { d.deleted(t, v, at); };
-  hooks.request_delete = [&d](const OperatorOp& op) { d.state.request_delete(op); };
-  d.coordinator.set_cluster_hooks(std::move(hooks));
+  d.coordinator.set_placement(d);
   // Operator state first: a member that takes over a topic plans with every pin it can know.
   d.state.resume();
   if (!d.membership.subscribe(error)) return false;
+  d.handles.release_log();
   d.loop_thread = std::thread([&d] { d.membership.run(); });
   d.tail_thread = std::thread([&d] { d.tailer.run(); });
   d.state_thread = std::thread([&d] { d.state.run(); });
-  log_line({{"level", "info"},
+  log_now(d.log, {{"level", "info"},
             {"event", "cluster_joining"},
             {"bootstrap", d.config.cluster.bootstrap},
             {"group", d.config.cluster.group},

@@ -27,13 +27,14 @@ namespace hotkey::coordinator {
 class KafkaCluster {
  public:
   // `advertised_url` is how the other members and operators reach this coordinator's HTTP API.
-  KafkaCluster(const CoordinatorConfig& config, Coordinator& coordinator,
+  // Log events go to `log`.
+  KafkaCluster(const CoordinatorConfig& config, Coordinator& coordinator, LogSink& log,
                std::string advertised_url);
   ~KafkaCluster();
   KafkaCluster(const KafkaCluster&) = delete;
   KafkaCluster& operator=(const KafkaCluster&) = delete;
 
-  // Installs the coordinator's cluster hooks, connects, checks the internal topics (creating
+  // Connects, installs itself as the coordinator's placement, checks the internal topics (creating
   // them when missing and the broker supports CreateTopics) and joins the group. False and
   // *error (what is wrong and what to do) when it cannot.
   bool start(std::string* error);

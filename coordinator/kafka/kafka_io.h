@@ -1,34 +1,25 @@
 // librdkafka glue shared by the cluster's parts (docs/CLUSTER.md): the five handles a member
-// runs, the partition rule of the reports and lists topics, record headers, a produce that
-// awaits its delivery report, and the cluster's JSON log line. Stateless apart from Handles,
-// which one owner creates once and destroys last.
+// runs, record headers and a produce that awaits its delivery report. Stateless apart from
+// Handles, which one owner creates once and destroys last.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "cluster_config.h"
+#include "hotkey/kafka_contract.h"
+#include "log_sink.h"
 
 namespace hotkey::coordinator::kafka {
 
-// Names the member that wrote a lists or state record (its advertised URL).
-inline constexpr const char* kMemberHeader = "hotkey.member";
-inline constexpr const char* kReportVersionHeader = "hotkey.report.v";
-
 int64_t wall_ms();
-// One JSON object per line on stderr, stamped with ts_ms.
-void log_line(const nlohmann::json& j);
-
-// The reports and lists partition of data topic `topic` (the client transport writes reports
-// there; the owner of that partition owns the topic).
-int32_t partition_of(const std::string& topic, int32_t partitions);
 
 // A partition list freed on scope exit.
 struct PartitionList {
@@ -42,9 +33,14 @@ struct PartitionList {
 };
 
 // The last value of header `name` of `m` (nullopt: absent).
-std::optional<std::string> header(const rd_kafka_message_t* m, const char* name);
+std::optional<std::string> header(const rd_kafka_message_t* m, std::string_view name);
 
 // The member's librdkafka handles, destroyed with it. create() once, before any thread uses them.
+// Each --kafka-set setting reaches only the handles librdkafka applies it to (a consumer setting
+// never reaches the producer, and the other way round); the coordinator's own defaults
+// (linger.ms, fetch.wait.max.ms) give way to the operator's. librdkafka's log lines become
+// `librdkafka` events of the LogSink; until release_log() they are held back, so a start that
+// fails ends with its one error instead of librdkafka's retries.
 struct Handles {
   rd_kafka_t* producer = nullptr;  // lists, state and forwarded reports: idempotent, acks=all
   rd_kafka_t* consumer = nullptr;  // the group member (reports topic)
@@ -61,8 +57,28 @@ struct Handles {
                                void*);
   // The group consumer's rebalances go to `rebalance` with `opaque`. False and *error when a
   // setting is refused or a handle cannot be made.
-  bool create(const ClusterConfig& cc, RebalanceCb rebalance, void* opaque, std::string* error);
+  bool create(const ClusterConfig& cc, LogSink& log, RebalanceCb rebalance, void* opaque,
+              std::string* error);
+  // The start went well: writes the log events held since create(), and every later one at once.
+  void release_log();
+
+  // Shared by the handles' callbacks (their opaque). Thread-safe.
+  struct Context {
+    LogSink* log = nullptr;
+    RebalanceCb rebalance = nullptr;
+    void* rebalance_opaque = nullptr;
+    std::mutex mu;
+    bool holding = true;
+    std::vector<api::Json> held;  // at most kMaxHeld, the newest kept
+  };
+
+ private:
+  Context context_;
 };
+
+// librdkafka's scope of configuration property `name`: 'C' (consumers only), 'P' (producers
+// only), '*' (both), or 0 when librdkafka does not list it. Read once from librdkafka's own table.
+char property_scope(const std::string& name);
 
 // One message whose delivery report is awaited. `produced`: rd_kafka_producev's answer
 // (nothing is awaited unless it is NO_ERROR); `acked`: the report came in time, with `err` its
@@ -80,7 +96,7 @@ struct Sent {
 // Produces one record with one header on a producer made by Handles::create and waits up to
 // `timeout` for its delivery report. Thread-safe.
 Sent produce_and_wait(rd_kafka_t* producer, const std::string& topic, int32_t partition,
-                      std::string_view key, std::string_view value, const char* header_name,
+                      std::string_view key, std::string_view value, std::string_view header_name,
                       std::string_view header_value, std::chrono::milliseconds timeout);
 
 }  // namespace hotkey::coordinator::kafka

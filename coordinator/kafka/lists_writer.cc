@@ -8,7 +8,7 @@
 namespace hotkey::coordinator::kafka {
 
 int32_t ListsWriter::partition_of(const std::string& topic) const {
-  return kafka::partition_of(topic, partitions_);
+  return topic_partition(topic, partitions_);
 }
 
 bool ListsWriter::owns(const std::string& topic) const {
@@ -69,7 +69,7 @@ void ListsWriter::publish(const std::shared_ptr<const PublishedList>& list) {
                           RD_KAFKA_V_PARTITION(p), RD_KAFKA_V_KEY(topic.data(), topic.size()),
                           RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
                           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                          RD_KAFKA_V_HEADER(kMemberHeader, member_url_.data(),
+                          RD_KAFKA_V_HEADER(kMemberHeader.data(), member_url_.data(),
                                             static_cast<ssize_t>(member_url_.size())),
                           RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -77,7 +77,7 @@ void ListsWriter::publish(const std::shared_ptr<const PublishedList>& list) {
       return;
     }
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      log_line({{"level", "error"},
+      log_now(log_, {{"level", "error"},
                 {"event", "list_produce_failed"},
                 {"topic", topic},
                 {"error", rd_kafka_err2str(err)}});
@@ -100,13 +100,13 @@ void ListsWriter::tombstone(const std::string& topic, uint64_t version) {
     err = rd_kafka_producev(producer_, RD_KAFKA_V_TOPIC(cc_.lists_topic.c_str()),
                             RD_KAFKA_V_PARTITION(p), RD_KAFKA_V_KEY(topic.data(), topic.size()),
                             RD_KAFKA_V_VALUE(nullptr, 0),
-                            RD_KAFKA_V_HEADER(kMemberHeader, member_url_.data(),
+                            RD_KAFKA_V_HEADER(kMemberHeader.data(), member_url_.data(),
                                               static_cast<ssize_t>(member_url_.size())),
                             RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) rd_kafka_poll(producer_, 10);
   }
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) tombstoned_.fetch_add(1);
-  log_line({{"level", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "info" : "error"},
+  log_now(log_, {{"level", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "info" : "error"},
             {"event", "list_tombstoned"},
             {"topic", topic},
             {"partition", p},

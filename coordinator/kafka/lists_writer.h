@@ -18,6 +18,7 @@
 
 #include "cluster_config.h"
 #include "list_board.h"
+#include "log_sink.h"
 
 namespace hotkey::coordinator::kafka {
 
@@ -27,8 +28,8 @@ inline constexpr uint64_t epoch_floor(uint64_t epoch) { return epoch << 32; }
 
 class ListsWriter {
  public:
-  ListsWriter(const ClusterConfig& cc, std::string member_url)
-      : cc_(cc), member_url_(std::move(member_url)) {}
+  ListsWriter(const ClusterConfig& cc, LogSink& log, std::string member_url)
+      : cc_(cc), log_(log), member_url_(std::move(member_url)) {}
   // Before any other call: the producer and the lists topic's partition count.
   void attach(rd_kafka_t* producer, int32_t partitions) {
     producer_ = producer;
@@ -60,6 +61,7 @@ class ListsWriter {
 
  private:
   const ClusterConfig& cc_;
+  LogSink& log_;
   const std::string member_url_;
   rd_kafka_t* producer_ = nullptr;
   int32_t partitions_ = 0;

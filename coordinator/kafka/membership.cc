@@ -53,7 +53,7 @@ void Membership::run() {
       if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
         relay_.ingest(m);
       } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        log_line({{"level", "warn"},
+        log_now(log_, {{"level", "warn"},
                   {"event", "kafka_consume_error"},
                   {"error", rd_kafka_message_errstr(m)}});
       }
@@ -92,7 +92,7 @@ bool Membership::read_to_end(const std::vector<int32_t>& parts,
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      log_line({{"level", "warn"},
+      log_now(log_, {{"level", "warn"},
                 {"event", "lists_watermarks_failed"},
                 {"partition", p},
                 {"error", rd_kafka_err2str(err)}});
@@ -142,7 +142,7 @@ void Membership::take_ownership() {
   std::vector<int32_t> parts(pending_.begin(), pending_.end());
   std::map<int32_t, PartitionLists> found;
   if (!read_to_end(parts, &found)) {
-    log_line({{"level", "warn"},
+    log_now(log_, {{"level", "warn"},
               {"event", "ownership_pending"},
               {"partitions", parts},
               {"why", "lists partitions not read to their end yet"}});
@@ -169,7 +169,7 @@ void Membership::take_ownership() {
       coordinator_.adopt_list(list);
       ++adopted;
     }
-    log_line({{"level", "info"},
+    log_now(log_, {{"level", "info"},
               {"event", "partition_owned"},
               {"partition", p},
               {"epoch", epoch},
@@ -190,7 +190,7 @@ void Membership::lose_ownership(const std::vector<int32_t>& parts) {
   writer_.disown(parts);
   for (int32_t p : parts) pending_.erase(p);
   release_topics(parts);
-  log_line({{"level", "info"}, {"event", "partitions_revoked"}, {"partitions", parts}});
+  log_now(log_, {{"level", "info"}, {"event", "partitions_revoked"}, {"partitions", parts}});
 }
 
 void Membership::rebalance_cb(rd_kafka_t* rk, rd_kafka_resp_err_t err,
@@ -215,7 +215,7 @@ void Membership::on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
       if (e != RD_KAFKA_RESP_ERR_NO_ERROR || el.err != RD_KAFKA_RESP_ERR_NO_ERROR ||
           el.offset < 0) {
         if (e != RD_KAFKA_RESP_ERR_NO_ERROR || el.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-          log_line({{"level", "warn"},
+          log_now(log_, {{"level", "warn"},
                     {"event", "window_rebuild_unavailable"},
                     {"partition", el.partition},
                     {"error", rd_kafka_err2str(e != RD_KAFKA_RESP_ERR_NO_ERROR ? e : el.err)}});
@@ -231,7 +231,7 @@ void Membership::on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
     for (int32_t p : ids) pending_.insert(p);
     if (cooperative) {
       if (rd_kafka_error_t* ae = rd_kafka_incremental_assign(rk, start.p)) {
-        log_line(
+        log_now(log_,
             {{"level", "error"}, {"event", "assign_failed"}, {"error", rd_kafka_error_string(ae)}});
         rd_kafka_error_destroy(ae);
       }

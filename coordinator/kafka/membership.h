@@ -28,12 +28,14 @@ class Membership {
  public:
   // `stale_list(topic, version)`: a list found on an assigned lists partition belongs to a topic
   // deleted since (at `version`); the owner tombstones it.
-  Membership(const CoordinatorConfig& config, Coordinator& coordinator, const Handles& handles,
-             ListsWriter& writer, ReportRelay& relay, const std::atomic<bool>& stop,
+  Membership(const CoordinatorConfig& config, Coordinator& coordinator, LogSink& log,
+             const Handles& handles, ListsWriter& writer, ReportRelay& relay,
+             const std::atomic<bool>& stop,
              std::function<void(const std::string& topic, uint64_t version)> stale_list)
       : config_(config),
         cc_(config.cluster),
         coordinator_(coordinator),
+        log_(log),
         handles_(handles),
         writer_(writer),
         relay_(relay),
@@ -73,6 +75,7 @@ class Membership {
   const CoordinatorConfig& config_;
   const ClusterConfig& cc_;
   Coordinator& coordinator_;
+  LogSink& log_;
   const Handles& handles_;
   ListsWriter& writer_;
   ReportRelay& relay_;

@@ -13,11 +13,12 @@ namespace {
 constexpr auto kReportAckTimeout = std::chrono::seconds(5);
 }  // namespace
 
-CallResult ReportRelay::forward(const Report& r) {
-  const Sent sent =
-      produce_and_wait(producer_, config_.cluster.reports_topic, partition_of(r.topic, partitions_),
-                       r.topic, encode_report_binary(r), kReportVersionHeader, "1",
-                       kReportAckTimeout);
+CallResult ReportRelay::forward(const Report& r, std::string_view wire) {
+  const std::string encoded = wire.empty() ? encode_report_binary(r) : std::string();
+  const Sent sent = produce_and_wait(
+      producer_, config_.cluster.reports_topic, topic_partition(r.topic, partitions_), r.topic,
+      wire.empty() ? std::string_view(encoded) : wire, kReportVersionHeader, kReportVersion,
+      kReportAckTimeout);
   CallResult res;
   if (!sent.ok()) {
     res.status = Status::kUnavailable;
@@ -59,7 +60,7 @@ bool ReportRelay::reported_before_delete(const std::string& topic, const rd_kafk
 }
 
 void ReportRelay::ingest(const rd_kafka_message_t* m) {
-  if (auto v = header(m, kReportVersionHeader); v && *v != "1") {
+  if (auto v = header(m, kReportVersionHeader); v && *v != kReportVersion) {
     skipped_.fetch_add(1);
     return;
   }
@@ -77,7 +78,7 @@ void ReportRelay::ingest(const rd_kafka_message_t* m) {
   }
   // A report keyed or partitioned against the contract would feed a topic another member
   // owns.
-  if (partition_of(r.topic, partitions_) != m->partition) {
+  if (topic_partition(r.topic, partitions_) != m->partition) {
     skipped_.fetch_add(1);
     return;
   }

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "coordinator.h"
 
@@ -27,8 +28,9 @@ class ReportRelay {
   }
 
   // Writes `r` to its reports partition and waits (up to 5 s) for Kafka's acknowledgement;
-  // kUnavailable (reason reports_topic) when it does not come.
-  CallResult forward(const Report& r);
+  // kUnavailable (reason reports_topic) when it does not come. `wire`: `r`'s binary encoding as
+  // received, written as is (empty: `r` is encoded).
+  CallResult forward(const Report& r, std::string_view wire);
   // One record of the reports topic: ingested when it honours the wire contract (header
   // version, binary report, the topic's partition) and was not stamped before its topic's
   // last delete; skipped otherwise.

@@ -154,7 +154,7 @@ void StateLog::apply_record(const rd_kafka_message_t* m) {
     StoreBatch b;
     checkpoint(b);
     coordinator_.store().write(b);
-    log_line({{"level", "warn"},
+    log_now(log_, {{"level", "warn"},
               {"event", "state_record_skipped"},
               {"partition", p},
               {"offset", m->offset},
@@ -196,7 +196,7 @@ void StateLog::resume() {
     std::lock_guard lock(mu_);
     for (const auto& [p, n] : next_) reached[std::to_string(p)] = n;
   }
-  log_line({{"level", done ? "info" : "warn"},
+  log_now(log_, {{"level", done ? "info" : "warn"},
             {"event", "state_resumed"},
             {"from", from},
             {"reached", reached},
@@ -217,10 +217,10 @@ void StateLog::request_delete(const OperatorOp& op) {
       producer_, RD_KAFKA_V_TOPIC(cc_.state_topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
       RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
       RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-      RD_KAFKA_V_HEADER(kMemberHeader, member_url_.data(),
+      RD_KAFKA_V_HEADER(kMemberHeader.data(), member_url_.data(),
                         static_cast<ssize_t>(member_url_.size())),
       RD_KAFKA_V_END);
-  log_line({{"level", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "info" : "warn"},
+  log_now(log_, {{"level", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "info" : "warn"},
             {"event", "topic_expiry_requested"},
             {"topic", op.topic},
             {"reason", op.reason},

@@ -21,9 +21,13 @@ namespace hotkey::coordinator::kafka {
 
 class StateLog {
  public:
-  StateLog(const ClusterConfig& cc, Coordinator& coordinator, std::string member_url,
-           const std::atomic<bool>& stop)
-      : cc_(cc), coordinator_(coordinator), member_url_(std::move(member_url)), stop_(stop) {}
+  StateLog(const ClusterConfig& cc, Coordinator& coordinator, LogSink& log,
+           std::string member_url, const std::atomic<bool>& stop)
+      : cc_(cc),
+        coordinator_(coordinator),
+        log_(log),
+        member_url_(std::move(member_url)),
+        stop_(stop) {}
   // Before any other call: the producer, the state topic's consumer and its partition count.
   void attach(rd_kafka_t* producer, rd_kafka_t* consumer, int32_t partitions) {
     producer_ = producer;
@@ -53,6 +57,7 @@ class StateLog {
 
   const ClusterConfig& cc_;
   Coordinator& coordinator_;
+  LogSink& log_;
   const std::string member_url_;
   const std::atomic<bool>& stop_;
   rd_kafka_t* producer_ = nullptr;

@@ -23,7 +23,8 @@ int32_t topic_partitions(rd_kafka_t* producer, const ClusterConfig& cc, const st
   const rd_kafka_metadata_t* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(producer, 1, nullptr, &md, kMetadataTimeoutMs);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    *error = "cannot read metadata from " + cc.bootstrap + ": " + rd_kafka_err2str(err);
+    *error = "cannot reach Kafka at " + cc.bootstrap + " (--kafka) within " +
+             std::to_string(kMetadataTimeoutMs / 1000) + " s: " + rd_kafka_err2str(err);
     return -1;
   }
   int32_t n = 0;
@@ -89,7 +90,8 @@ bool create_topics(rd_kafka_t* producer, const ClusterConfig& cc,
 
 // The cleanup.policy of `topic` per DescribeConfigs; nullopt when the broker cannot say (a
 // broker without DescribeConfigs, like the test mock, answers at once with an error).
-std::optional<std::string> cleanup_policy(rd_kafka_t* producer, const std::string& topic) {
+std::optional<std::string> cleanup_policy(rd_kafka_t* producer, const std::string& topic,
+                                          LogSink& log) {
   rd_kafka_ConfigResource_t* res =
       rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
   rd_kafka_queue_t* q = rd_kafka_queue_new(producer);
@@ -115,10 +117,10 @@ std::optional<std::string> cleanup_policy(rd_kafka_t* producer, const std::strin
       }
     }
   } else {
-    log_line({{"level", "warn"},
-              {"event", "topic_config_unknown"},
-              {"topic", topic},
-              {"error", ev ? rd_kafka_event_error_string(ev) : "no answer"}});
+    log_now(log, {{"level", "warn"},
+                  {"event", "topic_config_unknown"},
+                  {"topic", topic},
+                  {"error", ev ? rd_kafka_event_error_string(ev) : "no answer"}});
   }
   if (ev) rd_kafka_event_destroy(ev);
   rd_kafka_AdminOptions_destroy(opts);
@@ -129,8 +131,8 @@ std::optional<std::string> cleanup_policy(rd_kafka_t* producer, const std::strin
 
 }  // namespace
 
-bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, TopicLayout* layout,
-                  std::string* error) {
+bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, LogSink& log,
+                  TopicLayout* layout, std::string* error) {
   const std::vector<std::pair<std::string, int32_t>> wanted = {
       {cc.reports_topic, cc.topic_partitions}, {cc.lists_topic, cc.topic_partitions},
       {cc.state_topic, 1}};
@@ -155,7 +157,7 @@ bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, TopicLayout* la
                " (docs/CLUSTER.md)";
       return false;
     }
-    log_line({{"level", "info"}, {"event", "kafka_topics_created"}, {"count", missing.size()}});
+    log_now(log, {{"level", "info"}, {"event", "kafka_topics_created"}, {"count", missing.size()}});
     for (const auto& [name, parts] : missing) {
       for (int i = 0; i < 50 && counts[name] <= 0; ++i) {
         counts[name] = topic_partitions(producer, cc, name, error);
@@ -177,7 +179,7 @@ bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, TopicLayout* la
   // Lists and operator writes must outlive any retention: Kafka may delete from a topic whose
   // policy has "delete" (pins would vanish after retention.ms).
   for (const std::string& name : {cc.lists_topic, cc.state_topic}) {
-    const std::optional<std::string> policy = cleanup_policy(producer, name);
+    const std::optional<std::string> policy = cleanup_policy(producer, name, log);
     if (policy && *policy != "compact") {
       *error = "topic " + name + " has cleanup.policy=" + *policy +
                "; it must be cleanup.policy=compact alone (kafka-configs --alter --entity-type "

@@ -3,7 +3,6 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -13,33 +12,17 @@
 
 #include <malloc.h>
 #include <pthread.h>
-#include <nlohmann/json.hpp>
 
 #include "clock.h"
+#include "command_line.h"
 #include "config.h"
 #include "coordinator.h"
 #include "http_server.h"
 #include "kafka_cluster.h"
 #include "metrics.h"
+#include "stderr_log.h"
 #include "store.h"
 
-namespace {
-
-using hotkey::coordinator::CoordinatorConfig;
-using nlohmann::json;
-
-// One JSON object per line on stderr, stamped like every other coordinator log line.
-void log_line(const json& j) {
-  json line = j;
-  line["ts_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-  std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  std::fwrite(text.data(), 1, text.size(), stderr);
-  std::fflush(stderr);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace hotkey::coordinator;
@@ -78,6 +61,8 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
+  StderrLog log;
+  const auto log_line = [&log](hotkey::api::Json event) { log_now(log, std::move(event)); };
   std::string error;
   std::unique_ptr<Store> store = Store::open(config->data_dir, &error);
   if (!store) {
@@ -89,7 +74,7 @@ int main(int argc, char** argv) {
   Metrics metrics;
   std::unique_ptr<Coordinator> coordinator;
   try {
-    coordinator = std::make_unique<Coordinator>(*config, *store, metrics, clock);
+    coordinator = std::make_unique<Coordinator>(*config, *store, metrics, clock, log);
   } catch (const std::exception& e) {
     log_line({{"level", "fatal"}, {"event", "store_load_failed"}, {"error", e.what()}});
     std::cerr << "hotkey-coordinator: " << e.what() << "\n";
@@ -118,7 +103,7 @@ int main(int argc, char** argv) {
       url = std::string(config->tls() ? "https://" : "http://") + config->listen_host + ":" +
             std::to_string(server.port());
     }
-    cluster = std::make_unique<KafkaCluster>(*config, *coordinator, url);
+    cluster = std::make_unique<KafkaCluster>(*config, *coordinator, log, url);
     if (!cluster->start(&error)) {
       log_line({{"level", "fatal"}, {"event", "cluster_start_failed"}, {"error", error}});
       std::cerr << "hotkey-coordinator: " << error << "\n";

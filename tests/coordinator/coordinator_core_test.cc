@@ -360,10 +360,10 @@ TEST(CoordinatorCore, ReportsRoutedWithAnAdoptedListsPreviousVersionAreCounted) 
   }
   ASSERT_NE(find(previous, "hot"), nullptr) << list_to_json(previous);
   Harness h(cfg);
-  ClusterHooks hooks;
-  hooks.owns = [](const std::string&) { return true; };
-  hooks.version_floor = [](const std::string&) { return uint64_t{2} << 32; };
-  h.coord().set_cluster_hooks(hooks);
+  struct Epoch2 : LocalPlacement {
+    uint64_t version_floor(const std::string&) const override { return uint64_t{2} << 32; }
+  } placement;
+  h.coord().set_placement(placement);
   const uint64_t v = h.coord().adopt_list(previous);
   ASSERT_GT(v, previous.version);
   double counted = 0;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "command_line.h"
 #include "config.h"
 #include "coordinator.h"
 #include "hotkey/hotkey_list.h"
@@ -20,6 +21,7 @@
 #include "hotkey/space_saving.h"
 #include "http_server.h"
 #include "metrics.h"
+#include "stderr_log.h"
 #include "store.h"
 #include "support/reports.h"
 #include "support/temp_dir.h"
@@ -59,7 +61,7 @@ class Harness {
     store_ = Store::open((dir_.path() / "data").string(), &error);
     if (!store_) throw std::runtime_error(error);
     metrics_ = std::make_unique<Metrics>();
-    coord_ = std::make_unique<Coordinator>(config_, *store_, *metrics_, clock_);
+    coord_ = std::make_unique<Coordinator>(config_, *store_, *metrics_, clock_, log_);
     if (http_) {
       server_ = std::make_unique<HttpServer>(*coord_, *metrics_);
       if (!server_->bind("127.0.0.1", 0, &error)) throw std::runtime_error(error);
@@ -103,6 +105,7 @@ class Harness {
   CoordinatorConfig config_;
   bool http_;
   ManualClock clock_;
+  StderrLog log_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<Coordinator> coord_;
