@@ -53,6 +53,7 @@ void to_json(Json& j, const TopicSummary& v) {
            {"producers", v.producers},
            {"version", v.version},
            {"hot_keys", v.hot_keys},
+           {"balance_keys", v.balance_keys},
            {"pins", v.pins},
            {"denies", v.denies},
            {"window_reports", v.window_reports},
@@ -71,6 +72,7 @@ void from_json(const Json& j, TopicSummary& v) {
   read(j, "producers", v.producers);
   read(j, "version", v.version);
   read(j, "hot_keys", v.hot_keys);
+  read(j, "balance_keys", v.balance_keys);
   read(j, "pins", v.pins);
   read(j, "denies", v.denies);
   read(j, "window_reports", v.window_reports);
@@ -134,6 +136,7 @@ void to_json(Json& j, const TopEntry& v) {
   j["share"] = v.share;
   j["partition"] = v.partition;
   j["hot"] = v.hot;
+  if (!v.source.empty()) j["source"] = v.source;
   j["pinned"] = v.pinned;
   j["denied"] = v.denied;
 }
@@ -145,6 +148,7 @@ void from_json(const Json& j, TopEntry& v) {
   read(j, "share", v.share);
   read(j, "partition", v.partition);
   read(j, "hot", v.hot);
+  read(j, "source", v.source);
   read(j, "pinned", v.pinned);
   read(j, "denied", v.denied);
 }

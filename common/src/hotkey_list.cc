@@ -17,6 +17,7 @@ using json_fields::index;
 std::optional<KeySource> parse_key_source(std::string_view name) {
   if (name == "detected") return KeySource::kDetected;
   if (name == "pinned") return KeySource::kPinned;
+  if (name == "balance") return KeySource::kBalance;
   return std::nullopt;
 }
 
@@ -26,7 +27,7 @@ void validate_hot_key(const HotKey& hk, const std::string& path, const HotKeyLis
     fail(path + ".key", "key longer than " + std::to_string(limits.max_key_bytes) + " bytes");
   }
   if (parse_key_source(to_string(hk.source)) == std::nullopt) {
-    fail(path + ".source", "must be \"detected\" or \"pinned\"");
+    fail(path + ".source", "must be \"detected\", \"balance\" or \"pinned\"");
   }
   if (!std::isfinite(hk.rate) || hk.rate < 0) fail(path + ".rate", "must be a finite number >= 0");
   if (!std::isfinite(hk.share) || hk.share < 0 || hk.share > 1) {
@@ -72,6 +73,8 @@ std::string_view to_string(KeySource source) noexcept {
       return "detected";
     case KeySource::kPinned:
       return "pinned";
+    case KeySource::kBalance:
+      return "balance";
   }
   return "unknown";
 }
@@ -140,7 +143,14 @@ std::string list_to_json(const HotKeyList& list) {
       salts.push_back({{"salt", s.salt}, {"partition", s.partition}, {"weight", s.weight}});
     }
     j["salts"] = std::move(salts);
-    j["source"] = std::string(to_string(hk.source));
+    // Clients before the balance source refuse a list with an unknown source: a balance key
+    // reads as detected to them, and the flag tells newer readers.
+    if (hk.source == KeySource::kBalance) {
+      j["source"] = std::string(to_string(KeySource::kDetected));
+      j["balance"] = true;
+    } else {
+      j["source"] = std::string(to_string(hk.source));
+    }
     j["rate"] = hk.rate;
     j["share"] = hk.share;
     keys.push_back(std::move(j));
@@ -197,8 +207,12 @@ HotKeyList parse_list_json(std::string_view text, const ReportLimits& limits) {
     }
     if (const Json* v = find(j, "source")) {
       auto source = parse_key_source(as_string(*v, path + ".source"));
-      if (!source) fail(path + ".source", "must be \"detected\" or \"pinned\"");
+      if (!source) fail(path + ".source", "must be \"detected\", \"balance\" or \"pinned\"");
       hk.source = *source;
+    }
+    if (const Json* v = find(j, "balance"); v && hk.source == KeySource::kDetected) {
+      if (!v->is_boolean()) fail(path + ".balance", "must be a boolean");
+      if (v->get<bool>()) hk.source = KeySource::kBalance;
     }
     if (const Json* v = find(j, "rate")) hk.rate = as_double(*v, path + ".rate");
     if (const Json* v = find(j, "share")) hk.share = as_double(*v, path + ".share");

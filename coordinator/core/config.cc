@@ -493,6 +493,10 @@ const std::vector<SettingInfo>& config_settings() {
       topic_numeric<&TopicSettings::balance_min_fraction>(
           "balance_min_fraction", 0, 1000, false,
           "smallest share (× 1/partitions) a key needs to be added for balance"),
+      topic_numeric<&TopicSettings::max_balance_keys>(
+          "max_balance_keys", 0, 100000, false,
+          "most keys the balance-driven selection lists (source `balance`, below the hot "
+          "threshold); `0` turns balance salting off"),
       topic_numeric<&TopicSettings::churn_tolerance>(
           "churn_tolerance", 0, 1000, false,
           "with unchanged keys, a re-planned table is published only when the published "

@@ -34,6 +34,9 @@ struct TopicSettings {
   // least balance_min_fraction / partitions.
   double balance_target = 1.03;
   double balance_min_fraction = 0.02;
+  // At most this many keys listed by the balance-driven selection (source "balance"); 0 turns
+  // it off (only keys at the hot threshold, surges and pins are salted).
+  uint32_t max_balance_keys = 32;
   // A published table is kept (no new version) while its predicted max/avg stays within
   // churn_tolerance of the fresh plan's, or under balance_target.
   double churn_tolerance = 0.02;

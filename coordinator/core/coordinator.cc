@@ -94,7 +94,8 @@ Coordinator::Coordinator(const CoordinatorConfig& config, StateStore& store, Met
       t->separator = st.list->separator;
       // Detected keys stay listed until fresh reports show them cold for the hold time.
       for (const auto& k : st.list->keys) {
-        if (k.source == KeySource::kDetected) t->hot[k.key] = HotState{started_ms_, -1, k.share};
+        if (k.source == KeySource::kPinned) continue;
+        t->hot[k.key] = HotState{started_ms_, -1, k.share, k.source == KeySource::kBalance};
       }
       if (t->partitions > 0) t->window.reset_partitions(t->partitions);
       publish_locked(*t, *st.list);
@@ -423,7 +424,8 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   const int64_t now = clock_.now_ms();
   // As after a restart: detected keys stay listed until fresh reports show them cold.
   for (const auto& k : list.keys) {
-    if (k.source == KeySource::kDetected) t->hot[k.key] = HotState{now, -1, k.share};
+    if (k.source == KeySource::kPinned) continue;
+    t->hot[k.key] = HotState{now, -1, k.share, k.source == KeySource::kBalance};
   }
   if (t->partitions > 0 && repartition) t->window.reset_partitions(t->partitions);
   if (previous->list.version > 0 && previous->list.version < list.version) {

@@ -77,6 +77,7 @@ struct TopicSummary {
   uint32_t producers = 0;
   uint64_t version = 0;
   uint32_t hot_keys = 0;
+  uint32_t balance_keys = 0;
   uint32_t pins = 0;
   uint32_t denies = 0;
   uint64_t window_reports = 0;

@@ -47,24 +47,54 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
     }
     ++it;
   }
-  // Over the cap (settings changed, or pins took room): keep the largest.
+  // Over the cap (settings changed, or pins took room): keep the detected keys, then the
+  // largest.
   while (hot.size() > cap_detected) {
     auto smallest = hot.begin();
     for (auto it = hot.begin(); it != hot.end(); ++it) {
-      if (est.guaranteed_of(it->first) < est.guaranteed_of(smallest->first)) smallest = it;
+      const bool a = it->second.balance, b = smallest->second.balance;
+      if (a != b ? a : est.guaranteed_of(it->first) < est.guaranteed_of(smallest->first)) {
+        smallest = it;
+      }
     }
     hot.erase(smallest);
   }
+  // Room for one more detected key: a hot key takes the place of the smallest key the
+  // balance-driven selection listed when the cap is reached.
+  auto room = [&] {
+    if (hot.size() < cap_detected) return true;
+    auto smallest = hot.end();
+    for (auto it = hot.begin(); it != hot.end(); ++it) {
+      if (it->second.balance && (smallest == hot.end() || est.guaranteed_of(it->first) <
+                                                              est.guaranteed_of(smallest->first))) {
+        smallest = it;
+      }
+    }
+    if (smallest == hot.end()) return false;
+    hot.erase(smallest);
+    return true;
+  };
 
   // 2. Threshold entries, on guaranteed counts so sketch error never lists a key.
   const double hot_share = s.hot_fraction * fair;
+  // A key the balance-driven selection listed that reaches the hot threshold (or a surge's) is
+  // detected from then on: it keeps its place and takes the detected key's entry share.
+  auto promote = [&](const std::string& key, double share) {
+    auto it = hot.find(key);
+    if (it == hot.end() || !it->second.balance) return it != hot.end();
+    it->second.balance = false;
+    it->second.entry_share = std::max(it->second.entry_share, share);
+    it->second.below_since_ms = -1;
+    return true;
+  };
   if (in.detect) {
     for (const auto& c : est.ranked()) {
-      if (hot.size() >= cap_detected) break;
       if (c.share < hot_share) break;  // ranked by guaranteed count
+      if (promote(c.item->key, std::max(c.share, est.recent_of(c.item->key).share))) continue;
       if (!eligible(in, hot, c.item->key, static_cast<double>(c.item->guaranteed()), c.rate)) {
         continue;
       }
+      if (!room()) break;
       hot[c.item->key] =
           HotState{in.now_ms, -1, std::max(c.share, est.recent_of(c.item->key).share)};
     }
@@ -79,6 +109,10 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
     auto consider = [&](std::string_view key, double records) {
       const Candidate* c = est.find(key);
       if (!c || records < kFastEntryMinRecords) return;
+      if (in.topic_age_ms < kFirstRoundMs) {
+        auto it = in.latest.find(key);
+        if (it == in.latest.end() || it->second.producers < 2) return;
+      }
       const double r = est.recent_of(c->item->key).share;
       if (r >= bar) fresh.emplace_back(r, key);
     };
@@ -92,8 +126,8 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
     for (const auto& [r, key] : fresh) {
-      if (hot.size() >= cap_detected) break;
       const Candidate& c = *est.find(key);
+      if (promote(c.item->key, std::max(r, c.share))) continue;
       // min_rate on the key's rate in the latest reports: its window rate (records over the
       // whole window) is a twentieth of that in a surge's first half second, and a key of 93
       // records at 16,000 records/s waited for its 100th (a plan later) under min_rate 10.
@@ -101,6 +135,7 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
                     r * est.topic_rate())) {
         continue;
       }
+      if (!room()) break;
       hot[c.item->key] = HotState{in.now_ms, -1, std::max(r, c.share)};
     }
   }

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "hotkey/hotkey_list.h"
 
 namespace hotkey::coordinator {
 
@@ -17,8 +20,8 @@ class TopicMetrics {
   virtual ~TopicMetrics() = default;
   // One accepted report with `entries` sketch entries.
   virtual void report_accepted(double entries) = 0;
-  // The list clients see now (version and number of hot keys).
-  virtual void list_published(uint64_t version, size_t hot_keys) = 0;
+  // The list clients see now (version and its keys: counted in all and by source).
+  virtual void list_published(uint64_t version, const std::vector<HotKey>& keys) = 0;
   // A new list version was published (not a restore).
   virtual void list_changed() = 0;
   // Fleet-wide keyed messages per second over the window.

@@ -25,6 +25,9 @@ struct HotState {
   int64_t since_ms = 0;
   int64_t below_since_ms = -1;  // -1: not below its exit threshold
   double entry_share = 0;       // guaranteed share when it entered
+  // Listed by the balance-driven selection (below the hot threshold): source "balance" until
+  // its share reaches the hot threshold (or a surge's), then "detected" for the rest of its stay.
+  bool balance = false;
 };
 
 struct PlanInput {
@@ -55,6 +58,9 @@ struct PlanInput {
   // the records of those reports. Preferred over the recent view for the keys it holds.
   std::map<std::string, LatestCount, std::less<>> latest;
   double latest_total = 0;
+  // Producers whose latest report is in `latest_total`, and how long the topic has had reports.
+  size_t active_producers = 0;
+  int64_t topic_age_ms = 0;
   // Records of each key taken out of cold_load because its report's list salted it. A key
   // listed now has its remaining records (window traffic less these) in cold_load at home;
   // a key not listed now goes back home with these.
@@ -93,6 +99,17 @@ inline constexpr size_t kLatestKeepMax = 64;
 inline constexpr double kFastEntryFactor = 2.0;
 // ... and the recent view holds at least this many of its records (guaranteed).
 inline constexpr double kFastEntryMinRecords = 16;
+// In a topic's first report interval the latest reports are those of the producers that have
+// reported so far: one producer's own key (a per-host or per-session key: 10% of that
+// producer's records can be 0.1% of the fleet's) reads as a fleet-wide surge in the first
+// report. So until the topic has had reports for this long (the clients' default report
+// interval: by then every producer has sent its first), a fast entry needs the key in the
+// latest reports of two producers; a fleet-wide surge is in the second report too.
+inline constexpr int64_t kFirstRoundMs = 500;
+// The balance-driven selection leaves alone a key in the latest reports of at most
+// 1 / kOwnKeyProducers of the topic's producers (of two or more), at the hot threshold there and
+// below it fleet-wide: those producers' own key (table_planner.cc, producers_own_key).
+inline constexpr size_t kOwnKeyProducers = 4;
 // A key's recent share replaces its window share for sizing once the two differ by more
 // than this fraction of the window share (steady keys keep the steadier window estimate).
 inline constexpr double kRecentDeparture = 0.25;
@@ -108,6 +125,15 @@ inline constexpr int64_t kDebtLookbackMs = 1000;
 // The balance-driven selection takes a key by its traffic (the midpoint of its sketch bounds)
 // only when its guaranteed count is at least this fraction of its count.
 inline constexpr double kBalanceMinCertainty = 0.1;
+// The balance-driven selection keeps the keys it adds in a plan only when together they lower
+// the predicted max/avg by more than this share of the measured load's sampling noise
+// (sampling_noise in table_planner.cc: sqrt(2 ln P) x sqrt(P / records), what counting noise
+// alone gives a window's max/avg; the cold load is already shrunk toward its mean by the noise
+// it explains, so a fraction of it is what a new key must beat). Offline 60 s Zipf runs, four
+// seeds (docs/BENCHMARKS.md, issue 26): Zipf 0.8 mean max/avg 1.0225 without the gate, 1.0234
+// at a quarter, 1.0247 at a half, 1.031 at the whole (the later plans' refinements are what
+// take it below 1.03); Zipf 1.0 1.021 / 1.025 / 1.032 / 1.034.
+inline constexpr double kBalanceNoiseShare = 0.25;
 // Same keys: the published tables are replaced when their predicted max/avg is worse than the
 // fresh plan's by churn_tolerance plus this share of the measured load's sampling noise
 // (sqrt(2 ln P) x sqrt(P / records), the most a fresh plan fits). The whole of it kept tables

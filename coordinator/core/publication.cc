@@ -78,7 +78,7 @@ std::shared_ptr<const PublishedList> Coordinator::publish_locked(Topic& t, const
   remember_list(t.recent_lists, pub);
   board_.publish(pub);
   placement_->on_publish(pub);
-  t.m->list_published(list.version, list.keys.size());
+  t.m->list_published(list.version, list.keys);
   return pub;
 }
 
@@ -122,11 +122,14 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
       ++active;
       in.latest_total += p.last_total;
       for (const auto& [key, c] : p.last_keys) {
-        LatestCount& sum = in.latest[key];
-        sum.guaranteed += c.guaranteed;
-        sum.traffic += c.traffic;
+        auto it = in.latest.try_emplace(key, LatestCount{0, 0, 0}).first;
+        it->second.guaranteed += c.guaranteed;
+        it->second.traffic += c.traffic;
+        it->second.producers += 1;
       }
     }
+    in.active_producers = active;
+    in.topic_age_ms = t.first_report_ms >= 0 ? now - t.first_report_ms : 0;
     load_ready = snap.load_reports > 0 && snap.load_reports >= active;
     in.load_scale = snap.total > 0 && load_ready ? snap.load_total / snap.total : 0.0;
     in.recent_items = snap.recent.unordered_items();

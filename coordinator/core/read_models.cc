@@ -7,6 +7,7 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <set>
 #include "hotkey/key_codec.h"
 
@@ -45,6 +46,10 @@ TopicSummary summary_locked(const std::string& name, const TopicSettings& settin
   s.producers = static_cast<uint32_t>(producers);
   s.version = pub ? pub->list.version : 0;
   s.hot_keys = pub ? static_cast<uint32_t>(pub->list.keys.size()) : 0;
+  s.balance_keys = 0;
+  if (pub) {
+    for (const auto& k : pub->list.keys) s.balance_keys += k.source == KeySource::kBalance ? 1 : 0;
+  }
   s.pins = static_cast<uint32_t>(pins);
   s.denies = static_cast<uint32_t>(denies);
   return s;
@@ -95,9 +100,9 @@ std::optional<std::vector<TopEntry>> Coordinator::top(const std::string& name, s
   double rate = 0;
   for (const auto& [id, p] : t->producers) rate += p.rate;
   std::vector<TopEntry> out;
-  std::set<std::string> listed;
+  std::map<std::string, KeySource> listed;
   if (t->published) {
-    for (const auto& k : t->published->list.keys) listed.insert(k.key);
+    for (const auto& k : t->published->list.keys) listed.emplace(k.key, k.source);
   }
   for (const auto& item : snap.sketch.top(n)) {
     TopEntry e;
@@ -109,7 +114,10 @@ std::optional<std::vector<TopEntry>> Coordinator::top(const std::string& name, s
     e.partition = t->partitions > 0 ? partition_for(t->hash.value_or(HashFamily::kMurmur2),
                                                     item.key, t->partitions)
                                     : -1;
-    e.hot = listed.contains(item.key);
+    if (auto it = listed.find(item.key); it != listed.end()) {
+      e.hot = true;
+      e.source = std::string(to_string(it->second));
+    }
     e.pinned = t->pins.contains(item.key);
     e.denied = t->denies.contains(item.key);
     out.push_back(std::move(e));

@@ -118,6 +118,24 @@ bool selectable(const PlanInput& in, const std::map<std::string, HotState>& hot,
   return eligible(in, hot, c.item->key, traffic, rate);
 }
 
+// A producer's own key: in the latest reports of at most a quarter of the topic's producers
+// (of two or more), at or above the hot threshold in them on average, but below it fleet-wide.
+// A per-host or per-session key is 10% of its producer's records and 0.1% of a 100-producer
+// fleet's: salting it levels a few percent of hash imbalance at the cost of the order of a
+// key that was never hot, so the balance-driven selection leaves it alone (issue 26). A key
+// of the fleet's tail that a report shows near the threshold by chance is not at it in that
+// report, and a fleet-wide key is in most reports.
+bool producers_own_key(const PlanInput& in, const std::string& key) {
+  if (in.active_producers < 2 || !(in.latest_total > 0)) return false;
+  auto it = in.latest.find(key);
+  if (it == in.latest.end() || it->second.producers == 0) return false;
+  const LatestCount& c = it->second;
+  if (static_cast<size_t>(c.producers) * kOwnKeyProducers > in.active_producers) return false;
+  const double per_report = in.latest_total / static_cast<double>(in.active_producers);
+  const double hot_share = in.settings->hot_fraction / static_cast<double>(in.partitions);
+  return c.guaranteed / static_cast<double>(c.producers) >= hot_share * per_report;
+}
+
 }  // namespace
 
 PlanResult unplanned_result(const PlanInput& in) {
@@ -168,6 +186,17 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   if (cold.size() != static_cast<size_t>(P)) cold.assign(P, 0.0);
   for (double& v : cold) v = finite_nonneg(v);
   auto planned = [&](const std::string& key) { return hot.contains(key) || pins.contains(key); };
+  // max_balance_keys lowered (or 0: balance salting turned off): the smallest balance keys go.
+  {
+    std::vector<std::pair<double, std::string>> balance;
+    for (const auto& [key, st] : hot) {
+      if (st.balance) balance.emplace_back(est.guaranteed_of(key), key);
+    }
+    if (balance.size() > s.max_balance_keys) {
+      std::sort(balance.begin(), balance.end());
+      for (size_t i = 0; i < balance.size() - s.max_balance_keys; ++i) hot.erase(balance[i].second);
+    }
+  }
   for (const auto& [key, records] : in.salted) {
     if (!planned(key)) apply_traffic(cold, {}, est.home_of(key), records, 1.0);
   }
@@ -197,7 +226,9 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   for (const auto& [key, pin] : pins) {
     if (pin.salts == 0 && est.guaranteed_of(key) > 0) add_demand(key, KeySource::kPinned);
   }
-  for (const auto& [key, st] : hot) add_demand(key, KeySource::kDetected);
+  for (const auto& [key, st] : hot) {
+    add_demand(key, st.balance ? KeySource::kBalance : KeySource::kDetected);
+  }
   std::vector<SaltTable> tables = plan_load_aware(cold, demands, space);
   std::vector<double> pred = predicted_load(cold, demands, tables);
 
@@ -229,9 +260,18 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
     }
     return n > 0 && sum > 0 ? mx / (sum / static_cast<double>(n)) : 1.0;
   };
-  if (in.detect && load_units > 0) {
+  // Not in a triggered plan: those are for surges, and a topic whose reports keep showing
+  // locally hot keys runs several a second (each adding a key was a version every 0.5 s).
+  size_t balance_keys = 0;
+  for (const auto& [key, st] : hot) balance_keys += st.balance ? 1 : 0;
+  if (in.detect && !in.triggered && load_units > 0 && balance_keys < s.max_balance_keys) {
     std::vector<bool> ex = excluded(pred);
-    while (hot.size() < cap_detected && target_skew(pred, ex) > s.balance_target) {
+    const double skew_before = target_skew(pred, ex);
+    const size_t demands_before = demands.size();
+    const std::vector<double> cold_before = cold;
+    std::vector<std::string> added;
+    while (hot.size() < cap_detected && balance_keys < s.max_balance_keys &&
+           target_skew(pred, ex) > s.balance_target) {
       int32_t top = -1;
       for (int32_t p = 0; p < P; ++p) {
         if (!ex[p] && (top < 0 || pred[p] > pred[top])) top = p;
@@ -256,6 +296,7 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
           continue;
         }
         if (!selectable(in, hot, c, traffic)) continue;
+        if (producers_own_key(in, c.item->key)) continue;
         if (est.home_of_candidate(c) == top) {
           pick = &c;
           pick_traffic = traffic;
@@ -263,12 +304,27 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
       }
       if (!pick) break;
       const std::string& key = pick->item->key;
-      hot[key] = HotState{in.now_ms, -1, pick->share};
+      hot[key] = HotState{in.now_ms, -1, pick->share, true};
+      added.push_back(key);
+      ++balance_keys;
       cold[pick->home] = std::max(0.0, cold[pick->home] - est.routed_of(key));
-      add_demand(key, KeySource::kDetected);
+      add_demand(key, KeySource::kBalance);
       tables = plan_load_aware(cold, demands, space);
       pred = predicted_load(cold, demands, tables);
       ex = excluded(pred);
+    }
+    // The keys are worth their order only when together they lower the predicted max/avg by
+    // more than the measured load's sampling noise: below it the selection fits the noise of
+    // this window (another partition looks heaviest in the next), and each plan salted one
+    // more key for it.
+    if (!added.empty() &&
+        skew_before - target_skew(pred, ex) <= kBalanceNoiseShare * sampling_noise(P, load_units)) {
+      for (const auto& key : added) hot.erase(key);
+      demands.resize(demands_before);
+      sources.resize(demands_before);
+      cold = cold_before;
+      tables = plan_load_aware(cold, demands, space);
+      pred = predicted_load(cold, demands, tables);
     }
   }
 
@@ -344,7 +400,7 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   }
   out.predicted_skew = skew_of(pred);
 
-  // 7. The list: pinned keys first (by key), then detected keys by share.
+  // 7. The list: pinned keys first (by key), then detected and balance keys by share.
   auto make_key = [&](const std::string& key, KeySource src, std::vector<SaltAssignment> salts) {
     HotKey k;
     k.key = key;

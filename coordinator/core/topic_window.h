@@ -23,6 +23,8 @@ namespace hotkey::coordinator {
 struct LatestCount {
   double guaranteed = 0;
   double traffic = 0;
+  // Producers whose latest report holds the key (the sum over them; 1 in one report).
+  uint32_t producers = 1;
 };
 
 // The keys of one report large enough to matter for planning (see TopicWindow::add).

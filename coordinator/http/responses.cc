@@ -26,6 +26,7 @@ api::TopicSummary to_api(const TopicSummary& s) {
   a.producers = s.producers;
   a.version = s.version;
   a.hot_keys = s.hot_keys;
+  a.balance_keys = s.balance_keys;
   a.pins = s.pins;
   a.denies = s.denies;
   a.window_reports = s.window_reports;

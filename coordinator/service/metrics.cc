@@ -1,5 +1,6 @@
 #include "metrics.h"
 
+#include <array>
 #include <map>
 #include <vector>
 
@@ -39,6 +40,11 @@ Metrics::Metrics()
                     .Name("hotkey_hot_keys")
                     .Help("Keys in the published hot-key list")
                     .Register(*registry_)),
+      hot_keys_by_source_(BuildGauge()
+                              .Name("hotkey_hot_keys_by_source")
+                              .Help("Keys in the published hot-key list by why they are salted "
+                                    "(source: detected, balance, pinned)")
+                              .Register(*registry_)),
       list_version_(BuildGauge()
                         .Name("hotkey_list_version")
                         .Help("Version of the published hot-key list")
@@ -153,6 +159,12 @@ class Metrics::Topic final : public TopicMetrics {
     entries_ = counter(m.entries_);
     list_changes_ = counter(m.list_changes_);
     hot_keys_ = gauge(m.hot_keys_);
+    for (KeySource src : {KeySource::kDetected, KeySource::kBalance, KeySource::kPinned}) {
+      auto& f = m.hot_keys_by_source_;
+      auto* g = &f.Add({{"topic", topic}, {"source", std::string(to_string(src))}});
+      gauges_.push_back({&f, g});
+      by_source_[static_cast<size_t>(src)] = g;
+    }
     list_version_ = gauge(m.list_version_);
     producers_ = gauge(m.producers_);
     rate_ = gauge(m.rate_);
@@ -173,9 +185,12 @@ class Metrics::Topic final : public TopicMetrics {
     reports_->Increment();
     entries_->Increment(entries);
   }
-  void list_published(uint64_t version, size_t hot_keys) override {
+  void list_published(uint64_t version, const std::vector<HotKey>& keys) override {
     list_version_->Set(static_cast<double>(version));
-    hot_keys_->Set(static_cast<double>(hot_keys));
+    hot_keys_->Set(static_cast<double>(keys.size()));
+    std::array<size_t, 3> counts{};
+    for (const auto& k : keys) ++counts[static_cast<size_t>(k.source)];
+    for (size_t i = 0; i < counts.size(); ++i) by_source_[i]->Set(static_cast<double>(counts[i]));
   }
   void list_changed() override { list_changes_->Increment(); }
   void rate(double per_second) override { rate_->Set(per_second); }
@@ -201,6 +216,7 @@ class Metrics::Topic final : public TopicMetrics {
   prometheus::Counter* reports_;
   prometheus::Counter* entries_;
   prometheus::Gauge* hot_keys_;
+  std::array<prometheus::Gauge*, 3> by_source_{};  // by KeySource
   prometheus::Gauge* list_version_;
   prometheus::Counter* list_changes_;
   prometheus::Gauge* producers_;

@@ -55,6 +55,7 @@ class Metrics final : public MetricsSink {
   prometheus::Family<prometheus::Counter>& entries_;
   prometheus::Family<prometheus::Counter>& rejected_;
   prometheus::Family<prometheus::Gauge>& hot_keys_;
+  prometheus::Family<prometheus::Gauge>& hot_keys_by_source_;
   prometheus::Family<prometheus::Gauge>& list_version_;
   prometheus::Family<prometheus::Counter>& list_changes_;
   prometheus::Family<prometheus::Gauge>& producers_;

@@ -102,16 +102,26 @@
     return cell;
   }
 
-  // ---- field access tolerant of naming differences between API versions ----
-  function pick(obj, names, dflt) {
+  // ---- field access: the names the server writes (common/src/api_model.cc for the API's
+  // answers, common/src/hotkey_list.cc for the hot-key list). tests/web/check_web_fields.py
+  // checks every name read here against those writers. A missing field reads as `dflt`
+  // (an older coordinator may not send it).
+  function field(obj, name, dflt) {
     if (!obj) return dflt;
-    for (const n of names) if (obj[n] !== undefined && obj[n] !== null) return obj[n];
-    return dflt;
+    const v = obj[name];
+    return v === undefined || v === null ? dflt : v;
   }
-  function asArray(body, names) {
+  function asArray(body, name) {
     if (Array.isArray(body)) return body;
-    const v = pick(body, names, []);
+    const v = field(body, name, []);
     return Array.isArray(v) ? v : [];
+  }
+  // Why a listed key is salted: detected, balance or pinned. The list sends a balance key as
+  // "source": "detected" with "balance": true (clients that know two sources keep reading it);
+  // the top view sends "source": "balance".
+  function sourceOf(k) {
+    if (field(k, 'balance', false) === true) return 'balance';
+    return String(field(k, 'source', 'detected'));
   }
 
   // ---- operator token: entered once per browser session ----
@@ -170,17 +180,17 @@
   // ---- topics overview ----
   function topicRow(t) {
     return {
-      topic: String(pick(t, ['topic', 'name'], '')),
-      rate: num(pick(t, ['rate', 'rate_per_s', 'messages_per_s'])),
-      partitions: num(pick(t, ['partitions'])),
-      producers: num(pick(t, ['producers', 'producer_count'])),
-      version: num(pick(t, ['version'])),
-      skew: num(pick(t, ['skew', 'skew_max_avg', 'max_avg'])),
-      predicted: num(pick(t, ['predicted_skew'])),
-      idle: num(pick(t, ['idle_partitions_ratio', 'idle_ratio', 'idle_share'])),
-      hot: num(pick(t, ['hot_keys', 'hot_key_count', 'hot_count'])),
-      pins: num(pick(t, ['pins'])),
-      denies: num(pick(t, ['denies'])),
+      topic: String(field(t, 'topic', '')),
+      rate: num(field(t, 'rate')),
+      partitions: num(field(t, 'partitions')),
+      producers: num(field(t, 'producers')),
+      version: num(field(t, 'version')),
+      skew: num(field(t, 'skew')),
+      predicted: num(field(t, 'predicted_skew')),
+      idle: num(field(t, 'idle_partitions_ratio')),
+      hot: num(field(t, 'hot_keys')),
+      pins: num(field(t, 'pins')),
+      denies: num(field(t, 'denies')),
     };
   }
   function recordHistory(topic, skew, hot) {
@@ -234,8 +244,8 @@
     const denied = new Map();
     const list = state.list;
     if (list) {
-      for (const k of asArray(list, ['keys'])) hot.set(keyId(keyRef(k)), k);
-      for (const d of asArray(list, ['denied'])) {
+      for (const k of asArray(list, 'keys')) hot.set(keyId(keyRef(k)), k);
+      for (const d of asArray(list, 'denied')) {
         const ref = typeof d === 'string' ? { field: 'key', value: d } : keyRef(d);
         denied.set(keyId(ref), d);
       }
@@ -243,8 +253,8 @@
     return { hot, denied };
   }
   function saltsOf(k) {
-    return asArray(k, ['salts']).map((s) => ({
-      salt: pick(s, ['salt']), partition: pick(s, ['partition']), weight: num(pick(s, ['weight'])),
+    return asArray(k, 'salts').map((s) => ({
+      salt: field(s, 'salt'), partition: field(s, 'partition'), weight: num(field(s, 'weight')),
     }));
   }
   function saltTable(k, captionText) {
@@ -252,8 +262,8 @@
     const ref = keyRef(k);
     const box = el('div', { class: 'salt-table', dataset: { key: keyId(ref) } });
     const head = el('h4', { title: printableKey(ref) });
-    const src = String(pick(k, ['source'], 'detected'));
-    head.append(el('span', { class: 'badge ' + (src === 'pinned' ? 'pinned' : 'hot'), text: src }));
+    const src = sourceOf(k);
+    head.append(el('span', { class: 'badge ' + (src === 'detected' ? 'hot' : src), text: src }));
     if (ref.field === 'key_b64') head.append(el('span', { class: 'badge bin', text: 'bin' }));
     head.append(el('span', { text: printableKey(ref) }));
     box.append(head);
@@ -274,8 +284,8 @@
   function operatorIndex() {
     const pins = new Map();
     const denies = new Map();
-    for (const p of asArray(state.detail, ['pinned'])) pins.set(keyId(keyRef(p)), p);
-    for (const d of asArray(state.detail, ['denied'])) {
+    for (const p of asArray(state.detail, 'pinned')) pins.set(keyId(keyRef(p)), p);
+    for (const d of asArray(state.detail, 'denied')) {
       if (d && typeof d === 'object') denies.set(keyId(keyRef(d)), d);
     }
     return { pins, denies };
@@ -290,12 +300,15 @@
     if (deny) return 'denied by ' + (deny.by || '?') + ': ' + (deny.reason || '') + ' (never salted)';
     if (isDenied) return 'denied: never salted';
     if (pin) return pinText(pin);
-    const parts = num(pick(state.detail, ['partitions'])) || num(pick(state.list, ['partitions']));
+    const parts = num(field(state.detail, 'partitions')) || num(field(state.list, 'partitions'));
     const fair = parts ? ' vs a fair share of ' + fmtPct(1 / parts) + ' per partition' : '';
-    const share = num(pick(inList || item, ['share']));
+    const share = num(field(inList || item, 'share'));
     if (inList) {
-      let t = 'detected: ' + (share !== null ? fmtPct(share) + ' of the topic' + fair : 'above the hot threshold');
-      const home = num(pick(item, ['partition']));
+      let t = sourceOf(inList) === 'balance'
+        ? 'balance: ' + (share !== null ? fmtPct(share) + ' of the topic' + fair : '') +
+          ', below the hot threshold, salted to level the partitions'
+        : 'detected: ' + (share !== null ? fmtPct(share) + ' of the topic' + fair : 'above the hot threshold');
+      const home = num(field(item, 'partition'));
       const loads = partitionLoads();
       if (home !== null && home >= 0 && home < loads.length) {
         const avg = loads.reduce((a, b) => a + b, 0) / loads.length;
@@ -303,7 +316,7 @@
       }
       return t;
     }
-    if (pick(item, ['hot']) === true) return 'hot: ' + (share !== null ? fmtPct(share) + fair : '');
+    if (field(item, 'hot') === true) return 'hot: ' + (share !== null ? fmtPct(share) + fair : '');
     if (share !== null && parts) return 'cold: ' + fmtPct(share) + fair;
     return '';
   }
@@ -343,13 +356,16 @@
     const inList = hot.get(id);
     const pin = pins.get(id);
     const deny = denies.get(id);
-    const isDenied = !!deny || denied.has(id) || pick(item, ['denied']) === true;
-    const isPinned = !!pin || pick(item, ['pinned']) === true ||
-      (inList && pick(inList, ['source']) === 'pinned');
-    const isHot = !!inList || pick(item, ['hot']) === true;
+    const isDenied = !!deny || denied.has(id) || field(item, 'denied') === true;
+    const isPinned = !!pin || field(item, 'pinned') === true ||
+      (inList && sourceOf(inList) === 'pinned');
+    const isHot = !!inList || field(item, 'hot') === true;
     const stateCell = el('td', { class: 'state' });
     if (isPinned) stateCell.append(el('span', { class: 'badge pinned', text: 'pinned' }));
-    else if (isHot) stateCell.append(el('span', { class: 'badge hot', text: inList ? 'hot' : 'hot, not yet salted' }));
+    else if (inList && sourceOf(inList) === 'balance') {
+      stateCell.append(el('span', { class: 'badge balance', text: 'balance',
+        title: 'below the hot threshold, salted to level the partitions' }));
+    } else if (isHot) stateCell.append(el('span', { class: 'badge hot', text: inList ? 'hot' : 'hot, not yet salted' }));
     if (isDenied) stateCell.append(el('span', { class: 'badge denied', text: 'denied' }));
     if (!isHot && !isDenied && !isPinned) stateCell.append(el('span', { class: 'badge cold', text: 'cold' }));
     const salts = inList ? saltsOf(inList) : [];
@@ -359,13 +375,13 @@
         title: 'show the salt table' }));
     }
     const why = whyText(item, inList, pin, deny, isDenied);
-    const home = num(pick(item, ['partition']));
+    const home = num(field(item, 'partition'));
     return el('tr', { dataset: { key: id }, class: isHot ? 'hot' : '' },
       keyCell(ref),
-      td(fmtRate(num(pick(item, ['rate']))), 'num'),
-      td(fmtPct(num(pick(item, ['share']))), 'num'),
-      td(fmtInt(num(pick(item, ['count']))), 'num'),
-      td(fmtInt(num(pick(item, ['error', 'error_bound']))), 'num', 'Space-Saving error bound: the true count is within [count - error, count]'),
+      td(fmtRate(num(field(item, 'rate'))), 'num'),
+      td(fmtPct(num(field(item, 'share'))), 'num'),
+      td(fmtInt(num(field(item, 'count'))), 'num'),
+      td(fmtInt(num(field(item, 'error'))), 'num', 'Space-Saving error bound: the true count is within [count - error, count]'),
       td(home === null || home < 0 ? '–' : 'p' + home, 'num', 'the partition the unsalted key hashes to'),
       stateCell,
       td(why, 'why', why),
@@ -435,31 +451,31 @@
       $('denied-line').textContent = '';
       return;
     }
-    const keys = asArray(list, ['keys']);
+    const keys = asArray(list, 'keys');
     $('list-caption').textContent = 'version ' + fmtInt(num(list.version)) + ', ' + keys.length +
       ' salted key' + (keys.length === 1 ? '' : 's') + ', hash ' + (list.hash || '?') + ', separator "' +
       (list.separator ?? '#') + '"';
     const frag = document.createDocumentFragment();
     for (const k of keys) {
-      const rate = num(pick(k, ['rate']));
-      const share = num(pick(k, ['share']));
+      const rate = num(field(k, 'rate'));
+      const share = num(field(k, 'share'));
       frag.append(saltTable(k, fmtRate(rate) + '/s, ' + fmtPct(share) + ' of the topic'));
     }
     if (!keys.length) frag.append(el('p', { class: 'muted', text: 'No key is salted right now.' }));
     box.replaceChildren(frag);
-    const denied = asArray(list, ['denied']).map((d) =>
+    const denied = asArray(list, 'denied').map((d) =>
       printableKey(typeof d === 'string' ? { field: 'key', value: d } : keyRef(d)));
     $('denied-line').textContent = denied.length ? 'Denied (never salted): ' + denied.join(', ') : '';
   }
   function partitionLoads() {
     const d = state.detail || {};
-    const parts = asArray(d, ['partition_load', 'partition_rates', 'partition_counts']);
-    return parts.map((p) => (typeof p === 'number' ? p : num(pick(p, ['rate', 'count', 'load'])) || 0));
+    const parts = asArray(d, 'partition_load');
+    return parts.map((p) => num(p) || 0);
   }
   function renderLoad() {
     const loads = partitionLoads();
     const salted = new Map();
-    for (const k of asArray(state.list, ['keys'])) {
+    for (const k of asArray(state.list, 'keys')) {
       for (const s of saltsOf(k)) {
         const names = salted.get(s.partition) || [];
         names.push(printableKey(keyRef(k)) + '#' + s.salt);
@@ -543,7 +559,7 @@
 
   // ---- audit ----
   function auditDetail(e) {
-    const d = pick(e, ['detail']);
+    const d = field(e, 'detail');
     if (d === undefined || d === null || d === '') return '';
     if (typeof d === 'string') return d;
     return JSON.stringify(d);
@@ -558,10 +574,10 @@
     if (!r.ok) {
       $('audit-state').textContent = r.status === 401 || r.status === 403
         ? 'enter the operator token to read the audit log'
-        : 'could not load: ' + (pick(r.body, ['error'], r.text) || r.status);
+        : 'could not load: ' + (field(r.body, 'error', r.text) || r.status);
       return;
     }
-    const entries = asArray(r.body, ['entries', 'audit', 'items']);
+    const entries = asArray(r.body, 'entries');
     const sig = JSON.stringify(entries);
     $('audit-state').textContent = entries.length + ' entries, newest first';
     if (sig === state.auditSig) return;
@@ -569,14 +585,14 @@
     const frag = document.createDocumentFragment();
     for (const e of entries) {
       const ref = keyRef(e);
-      const at = num(pick(e, ['at_ms', 'time_ms', 'ts_ms']));
+      const at = num(field(e, 'at_ms'));
       frag.append(el('tr', null,
         td(fmtTime(at), '', at ? fmtAgo(at) : undefined),
-        td(String(pick(e, ['who', 'by', 'actor'], ''))),
-        td(String(pick(e, ['action'], ''))),
-        td(String(pick(e, ['topic'], ''))),
+        td(String(field(e, 'who', ''))),
+        td(String(field(e, 'action', ''))),
+        td(String(field(e, 'topic', ''))),
         keyCell(ref),
-        td(fmtInt(num(pick(e, ['version']))), 'num'),
+        td(fmtInt(num(field(e, 'version'))), 'num'),
         td(auditDetail(e), 'detail')));
     }
     $('audit').tBodies[0].replaceChildren(frag);
@@ -670,7 +686,7 @@
     } else if (r.status === 0) {
       showAnswer('error', 'The coordinator is unreachable', text);
     } else {
-      showAnswer('error', 'Refused (HTTP ' + r.status + '): ' + pick(r.body, ['error'], 'error'), text);
+      showAnswer('error', 'Refused (HTTP ' + r.status + '): ' + field(r.body, 'error', 'error'), text);
     }
     await Promise.all([refreshAudit(), pollTopic(true)]);
   }
@@ -698,7 +714,7 @@
       return false;
     }
     setConn('ok', 'live · ' + new Date().toLocaleTimeString());
-    state.topics = asArray(r.body, ['topics']).map(topicRow);
+    state.topics = asArray(r.body, 'topics').map(topicRow);
     for (const t of state.topics) {
       if (t.topic !== state.selected) recordHistory(t.topic, t.skew, t.hot);
     }
@@ -723,10 +739,10 @@
       $('topic-summary').textContent = 'unknown topic (no reports yet)';
     }
     state.detail = d.ok ? d.body : null;
-    state.top = top.ok ? asArray(top.body, ['top', 'keys', 'items']) : [];
+    state.top = top.ok ? asArray(top.body, 'items') : [];
     state.list = list.ok && list.body ? list.body : null;
     const detailRow = state.detail ? topicRow(state.detail) : null;
-    const hotCount = state.list ? asArray(state.list, ['keys']).length : detailRow && detailRow.hot;
+    const hotCount = state.list ? asArray(state.list, 'keys').length : detailRow && detailRow.hot;
     recordHistory(t, detailRow ? detailRow.skew : null, hotCount ?? 0);
     const sig = JSON.stringify([state.detail, state.top, state.list, n]);
     if (force || sig !== state.renderSig) {

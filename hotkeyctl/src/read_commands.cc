@@ -22,14 +22,15 @@ int cmd_list(const Flags& flags, Remote& remote, std::ostream& out) {
     print_json(out, r.doc);
     return kExitOk;
   }
-  Table t({"TOPIC", "PARTITIONS", "RATE/S", "SKEW", "PREDICTED", "IDLE", "PRODUCERS", "HOT", "PINS",
-           "DENIES", "VERSION"},
-          {false, true, true, true, true, true, true, true, true, true, true});
+  // HOT counts every listed key; BALANCE those of them salted only to level the partitions.
+  Table t({"TOPIC", "PARTITIONS", "RATE/S", "SKEW", "PREDICTED", "IDLE", "PRODUCERS", "HOT",
+           "BALANCE", "PINS", "DENIES", "VERSION"},
+          {false, true, true, true, true, true, true, true, true, true, true, true});
   for (const api::TopicSummary& tp : r.as<api::TopicsAnswer>().topics) {
     t.add({tp.topic, std::to_string(tp.partitions), fixed(tp.rate, 1),
            fixed(tp.skew, 2) + (tp.skew > 2.0 ? "!" : ""), fixed(tp.predicted_skew, 2),
            pct(tp.idle_partitions_ratio), std::to_string(tp.producers), std::to_string(tp.hot_keys),
-           std::to_string(tp.pins), std::to_string(tp.denies), std::to_string(tp.version)});
+           std::to_string(tp.balance_keys), std::to_string(tp.pins), std::to_string(tp.denies), std::to_string(tp.version)});
   }
   t.print(out);
   return kExitOk;
@@ -40,7 +41,7 @@ std::string key_state(const api::TopEntry& e) {
   if (e.pinned) {
     s = "pinned";
   } else if (e.hot) {
-    s = "hot";
+    s = e.source == "balance" ? "balance" : "hot";
   }
   if (e.denied) s += s.empty() ? "denied" : ",denied";
   return s.empty() ? "cold" : s;
@@ -125,8 +126,12 @@ int cmd_show(const Flags& flags, Remote& remote, std::ostream& out) {
     state = "denied: never salted";
   } else if (listed) {
     const auto source = listed->find("source");
+    const auto balance = listed->find("balance");
     const bool pinned = source != listed->end() && source->is_string() && *source == "pinned";
-    state = pinned ? "salted (pinned)" : "salted (detected hot)";
+    const bool levels = balance != listed->end() && balance->is_boolean() && balance->get<bool>();
+    state = pinned   ? "salted (pinned)"
+            : levels ? "salted (balance: below the hot threshold, levels the partitions)"
+                     : "salted (detected hot)";
   } else if (pin) {
     state = "pinned (not salted yet)";
   } else {

@@ -36,6 +36,7 @@ TopicSummary sample_summary() {
   s.producers = 7;
   s.version = (uint64_t{3} << 32) + 9;
   s.hot_keys = 2;
+  s.balance_keys = 1;
   s.pins = 1;
   s.denies = 1;
   s.window_reports = 99;
@@ -53,7 +54,8 @@ TEST(ApiModel, TopicSummaryRoundTripsWithTheDocumentedFields) {
   const Json j = s;
   EXPECT_EQ(keys_of(j), (std::set<std::string>{"topic", "partitions", "hash", "separator", "rate",
                                                "skew", "predicted_skew", "idle_partitions_ratio",
-                                               "producers", "version", "hot_keys", "pins", "denies",
+                                               "producers", "version", "hot_keys", "balance_keys",
+                                               "pins", "denies",
                                                "window_reports", "window_total"}));
   EXPECT_TRUE(j["rate"].is_number_float());
   EXPECT_TRUE(j["version"].is_number_unsigned());
@@ -123,6 +125,11 @@ TEST(ApiModel, TopAnswerRoundTripsAndDerivesGuaranteed) {
             (std::set<std::string>{"key", "count", "error", "guaranteed", "rate", "share",
                                    "partition", "hot", "pinned", "denied"}));
   EXPECT_EQ(j["items"][0]["guaranteed"], 970u);
+  // A listed key says why it is salted (issue 26): detected, balance or pinned.
+  t.items.push_back(TopEntry{"k3", 500, 0, 20.0, 0.02, 7, true, false, false, "balance"});
+  EXPECT_EQ(round_trip(t), t);
+  const Json with_source = t;
+  EXPECT_EQ(with_source["items"][2]["source"], "balance");
 }
 
 TEST(ApiModel, ListAnswersRoundTrip) {

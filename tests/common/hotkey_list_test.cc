@@ -243,6 +243,30 @@ TEST(HotKeyList, LimitsApply) {
 TEST(HotKeyList, KeySourceNames) {
   EXPECT_EQ(to_string(KeySource::kDetected), "detected");
   EXPECT_EQ(to_string(KeySource::kPinned), "pinned");
+  EXPECT_EQ(to_string(KeySource::kBalance), "balance");
+}
+
+// A key salted for balance travels as "source": "detected" plus "balance": true: clients that
+// know only detected|pinned refuse a list with any other source (issue 26, CONTRACTS.md 6).
+TEST(HotKeyList, BalanceKeysStayReadableByClientsThatKnowTwoSources) {
+  HotKeyList list = sample_list();
+  list.keys[0].source = KeySource::kBalance;
+  const std::string text = list_to_json(list);
+  const json doc = json::parse(text);
+  EXPECT_EQ(doc["keys"][0]["source"], "detected");
+  EXPECT_EQ(doc["keys"][0]["balance"], true);
+  EXPECT_FALSE(doc["keys"][1].contains("balance"));
+  const HotKeyList back = parse_list_json(text);
+  EXPECT_EQ(back.keys[0].source, KeySource::kBalance);
+  EXPECT_EQ(back, list);
+  // Written "balance" directly (a later writer) reads the same; a non-boolean flag is refused.
+  json direct = doc;
+  direct["keys"][0]["source"] = "balance";
+  direct["keys"][0].erase("balance");
+  EXPECT_EQ(parse_list_json(direct.dump()).keys[0].source, KeySource::kBalance);
+  json bad = doc;
+  bad["keys"][0]["balance"] = "yes";
+  EXPECT_THROW(parse_list_json(bad.dump()), DecodeError);
 }
 
 TEST(HotKeyList, CorruptedJsonIsRejectedCleanly) {

@@ -33,11 +33,15 @@ struct ZipfRun {
   double expected_skew = 0;  // max/avg of the expected load over the steady window
   double sampled_skew = 0;   // the same from the records routed (with sampling noise)
   size_t keys = 0;           // keys listed at the end
+  size_t balance = 0;        // of them, salted for balance (below the hot threshold)
+  double max_balance_share = 0;  // the largest true share of a balance key
+  double min_detected_share = 1;  // the smallest true share of a detected key
   uint64_t versions = 0;
   size_t distinct = 0;  // distinct keys sent
 };
 
-ZipfRun run_zipf(double z, uint32_t seed, int run_ms = 16000) {
+// `max_balance_keys` >= 0 replaces the setting's default.
+ZipfRun run_zipf(double z, uint32_t seed, int run_ms = 16000, int max_balance_keys = -1) {
   CoordinatorConfig cfg = test_config();
   cfg.warmup_ms = 5000;  // the service defaults
   cfg.defaults = TopicSettings{};
@@ -49,6 +53,13 @@ ZipfRun run_zipf(double z, uint32_t seed, int run_ms = 16000) {
   if (const char* churn = std::getenv("HOTKEY_ZIPF_CHURN_TOLERANCE")) {
     cfg.defaults.churn_tolerance = std::atof(churn);
   }
+  if (const char* floor = std::getenv("HOTKEY_ZIPF_BALANCE_MIN_FRACTION")) {
+    cfg.defaults.balance_min_fraction = std::atof(floor);
+  }
+  if (const char* cap = std::getenv("HOTKEY_ZIPF_MAX_BALANCE_KEYS")) {
+    cfg.defaults.max_balance_keys = static_cast<uint32_t>(std::atoi(cap));
+  }
+  if (max_balance_keys >= 0) cfg.defaults.max_balance_keys = static_cast<uint32_t>(max_balance_keys);
   Harness h(cfg);
   // The workload's exact shares and each key's home partition.
   std::vector<double> share(kKeys), cdf(kKeys);
@@ -143,11 +154,22 @@ ZipfRun run_zipf(double z, uint32_t seed, int run_ms = 16000) {
   out.versions = list.version;
   for (bool b : seen) out.distinct += b ? 1 : 0;
   std::string keys;
-  for (const auto& k : list.keys) keys += " " + k.key;
+  for (const auto& k : list.keys) {
+    keys += " " + k.key;
+    out.balance += k.source == KeySource::kBalance ? 1 : 0;
+    auto it = rank_of.find(k.key);
+    const double true_share = it == rank_of.end() ? 0.0 : share[it->second];
+    if (k.source == KeySource::kBalance) {
+      out.max_balance_share = std::max(out.max_balance_share, true_share);
+    }
+    if (k.source == KeySource::kDetected) {
+      out.min_detected_share = std::min(out.min_detected_share, true_share);
+    }
+  }
   std::printf(
-      "zipf %.1f seed %u: expected max/avg %.4f, sampled %.4f, %zu keys (%.3f%% of %zu "
-      "distinct), version %llu:%s\n",
-      z, seed, out.expected_skew, out.sampled_skew, out.keys,
+      "zipf %.1f seed %u: expected max/avg %.4f, sampled %.4f, %zu keys (%zu balance; %.3f%% of "
+      "%zu distinct), version %llu:%s\n",
+      z, seed, out.expected_skew, out.sampled_skew, out.keys, out.balance,
       100.0 * static_cast<double>(out.keys) / static_cast<double>(out.distinct), out.distinct,
       static_cast<unsigned long long>(out.versions), keys.c_str());
   return out;
@@ -164,18 +186,21 @@ TEST(CoordinatorZipf, DISABLED_MeansOverSeeds) {
   const int seeds = seeds_env ? std::max(1, std::atoi(seeds_env)) : 6;
   const int run_ms = ms_env ? std::max(kWindowFromMs + kReportMs, std::atoi(ms_env)) : 16000;
   for (double z : {0.8, 1.0, 1.2, 1.5}) {
-    double sum = 0, worst = 0, sampled = 0, versions = 0;
+    double sum = 0, worst = 0, sampled = 0, versions = 0, keys = 0, balance = 0;
     for (int seed = 1; seed <= seeds; ++seed) {
       const ZipfRun r = run_zipf(z, static_cast<uint32_t>(seed), run_ms);
       sum += r.expected_skew;
+      keys += static_cast<double>(r.keys);
+      balance += static_cast<double>(r.balance);
       worst = std::max(worst, r.expected_skew);
       sampled += r.sampled_skew;
       versions += static_cast<double>(r.versions);
     }
     std::printf(
         "MEANS zipf %.1f over %d seeds of %d ms: expected max/avg mean %.4f, worst %.4f; "
-        "sampled mean %.4f; %.1f versions/min\n",
-        z, seeds, run_ms, sum / seeds, worst, sampled / seeds, versions / seeds * 60000.0 / run_ms);
+        "sampled mean %.4f; %.1f versions/min; keys %.1f (balance %.1f)\n",
+        z, seeds, run_ms, sum / seeds, worst, sampled / seeds, versions / seeds * 60000.0 / run_ms,
+        keys / seeds, balance / seeds);
   }
 }
 
@@ -221,6 +246,23 @@ TEST(CoordinatorZipf, TablesStayBalancedOverAMinute) {
     EXPECT_LE(r.versions, 20u) << "seed " << seed;
   }
   EXPECT_LE(sum / 4, 1.025);
+}
+
+// Issue 26: the list says why each key is salted. Zipf 0.8's keys above the hot threshold
+// (0.5 / 32 = 1.56%: user-0 at 2.2%) are "detected"; the keys the balance-driven selection adds
+// to level the partitions (1.26% and below) are "balance". max_balance_keys caps them, and 0
+// turns balance salting off (only the hot key is salted).
+TEST(CoordinatorZipf, BalanceKeysAreLabelledCappedAndCanBeTurnedOff) {
+  const double hot = 0.5 / kPartitions;
+  const ZipfRun r = run_zipf(0.8, 1);
+  EXPECT_GE(r.balance, 5u);
+  EXPECT_LT(r.max_balance_share, hot);
+  EXPECT_GE(r.min_detected_share, hot);
+  const ZipfRun capped = run_zipf(0.8, 1, 16000, 3);
+  EXPECT_EQ(capped.balance, 3u);
+  const ZipfRun off = run_zipf(0.8, 1, 16000, 0);
+  EXPECT_EQ(off.balance, 0u);
+  EXPECT_GE(off.keys, 1u);
 }
 
 }  // namespace

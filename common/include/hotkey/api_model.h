@@ -41,6 +41,7 @@ struct TopicSummary {
   uint32_t producers = 0;
   uint64_t version = 0;
   uint32_t hot_keys = 0;
+  uint32_t balance_keys = 0;  // of hot_keys, those salted for balance (source "balance")
   uint32_t pins = 0;
   uint32_t denies = 0;
   uint64_t window_reports = 0;
@@ -90,6 +91,7 @@ struct TopEntry {
   bool hot = false;
   bool pinned = false;
   bool denied = false;
+  std::string source;  // why a listed key is salted: detected, balance or pinned ("" unlisted)
   bool operator==(const TopEntry&) const = default;
 };
 

@@ -13,7 +13,11 @@
 
 namespace hotkey {
 
-enum class KeySource : uint8_t { kDetected = 0, kPinned = 1 };
+// Why a key is salted: detected (at or above the hot threshold, or a surge), balance (below it,
+// salted by the balance-driven selection to level the partitions) or pinned (an operator pin).
+// On the wire a balance key is written "source": "detected" with "balance": true, so that
+// clients which know only detected|pinned keep accepting the list (docs/CONTRACTS.md section 6).
+enum class KeySource : uint8_t { kDetected = 0, kPinned = 1, kBalance = 2 };
 std::string_view to_string(KeySource source) noexcept;
 
 struct HotKey {
