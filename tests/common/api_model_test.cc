@@ -116,8 +116,8 @@ TEST(ApiModel, TopAnswerRoundTripsAndDerivesGuaranteed) {
   t.topic = "orders";
   t.rate = 100.5;
   t.window_total = 1e6;
-  t.items.push_back(TopEntry{"k1", 1000, 30, 50.5, 0.5, 3, true, false, false});
-  t.items.push_back(TopEntry{"k2", 10, 0, 1.0, 0.01, -1, false, true, true});
+  t.items.push_back(TopEntry{"k1", 1000, 30, 50.5, 0.5, 3, true, false, false, ""});
+  t.items.push_back(TopEntry{"k2", 10, 0, 1.0, 0.01, -1, false, true, true, ""});
   EXPECT_EQ(round_trip(t), t);
   const Json j = t;
   EXPECT_EQ(keys_of(j), (std::set<std::string>{"topic", "rate", "window_total", "items"}));

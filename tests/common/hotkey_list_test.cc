@@ -169,7 +169,7 @@ TEST(HotKeyList, ValidationRulesNameTheField) {
       {"partition count changed", [](json& d) { d["partitions"] = 13; }, "keys[0].salts[0]: "},
       {"separator changed", [](json& d) { d["separator"] = "#"; }, "keys[0].salts[0]: "},
       {"source unknown", [](json& d) { d["keys"][0]["source"] = "manual"; },
-       "keys[0].source: must be \"detected\" or \"pinned\""},
+       "keys[0].source: must be \"detected\", \"balance\" or \"pinned\""},
       {"rate negative", [](json& d) { d["keys"][0]["rate"] = -1; },
        "keys[0].rate: must be a finite number >= 0"},
       {"rate type", [](json& d) { d["keys"][0]["rate"] = "fast"; },
