@@ -227,6 +227,12 @@ const std::vector<ClusterSettingInfo>& cluster_settings() {
           "partitions of the reports and lists topics when the coordinator creates them"),
       integer<&ClusterConfig::replication_factor>("replication_factor", 1, 0,
                                                   "replication factor of the topics it creates"),
+      integer<&ClusterConfig::lists_fencing>(
+          "lists_fencing", 0, 1,
+          "1: lists are written in transactions of a producer per lists partition "
+          "(`transactional.id` GROUP.lists.P), so the broker refuses a former owner's writes "
+          "once the new owner took the partition; 0: epochs alone (brokers without "
+          "transactions)"),
   };
   return all;
 }

@@ -28,6 +28,11 @@ struct ClusterConfig {
   // Partitions of the reports and lists topics when the coordinator creates them.
   int32_t topic_partitions = 12;
   int16_t replication_factor = 3;
+  // 1: every lists partition is written by a transactional producer whose transactional.id is
+  // derived from the partition, so a new owner's init fences the previous one's writes at the
+  // broker (docs/CLUSTER.md, "Versions"); 0 (the default until it has run on real clusters):
+  // plain idempotent writes, ordered by epoch alone.
+  int32_t lists_fencing = 0;
   // Any other kafka.* setting, without the prefix (e.g. "session.timeout.ms").
   std::map<std::string, std::string> librdkafka;
 

@@ -131,7 +131,8 @@ bool KafkaCluster::start(std::string* error) {
   TopicLayout layout;
   if (!check_topics(d.handles.producer, d.config.cluster, d.log, &layout, error)) return false;
   d.partitions = layout.partitions;
-  d.writer.attach(d.handles.producer, layout.partitions);
+  d.writer.attach(d.handles.producer, layout.partitions,
+                  d.config.cluster.lists_fencing ? &d.handles : nullptr);
   d.relay.attach(d.handles.producer, layout.partitions);
   d.state.attach(d.handles.producer, d.handles.state, layout.state_partitions);
   d.tailer.attach(d.handles.tailer, layout.partitions);

@@ -183,6 +183,18 @@ bool Handles::create(const ClusterConfig& cc, LogSink& log, RebalanceCb rebalanc
   return true;
 }
 
+rd_kafka_t* Handles::lists_producer(const ClusterConfig& cc, int32_t p, std::string* error) {
+  char errstr[512];
+  rd_kafka_conf_t* pc = base_conf(cc, Kind::kProducer, {{"linger.ms", "0"}}, &context_, error);
+  if (!pc) return nullptr;
+  const std::string id = cc.group + ".lists." + std::to_string(p);
+  rd_kafka_conf_set(pc, "transactional.id", id.c_str(), errstr, sizeof errstr);
+  rd_kafka_conf_set(pc, "acks", "all", errstr, sizeof errstr);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, pc, errstr, sizeof errstr);
+  if (!rk) *error = std::string("kafka lists producer: ") + errstr;
+  return rk;
+}
+
 void Handles::release_log() {
   std::vector<api::Json> held;
   {

@@ -61,6 +61,9 @@ struct Handles {
               std::string* error);
   // The start went well: writes the log events held since create(), and every later one at once.
   void release_log();
+  // A transactional producer for lists partition `p` (transactional.id GROUP.lists.P), not yet
+  // initialised; nullptr and *error when it cannot be made. The caller destroys it.
+  rd_kafka_t* lists_producer(const ClusterConfig& cc, int32_t p, std::string* error);
 
   // Shared by the handles' callbacks (their opaque). Thread-safe.
   struct Context {

@@ -31,7 +31,116 @@ void ListsWriter::own(int32_t p, uint64_t epoch) {
 
 void ListsWriter::disown(const std::vector<int32_t>& parts) {
   std::unique_lock lock(mu_);
-  for (int32_t p : parts) owned_.erase(p);
+  for (int32_t p : parts) {
+    owned_.erase(p);
+    txn_.erase(p);
+  }
+}
+
+ListsWriter::~ListsWriter() = default;
+
+ListsWriter::TxnProducer::~TxnProducer() {
+  if (rk) rd_kafka_destroy(rk);
+}
+
+bool ListsWriter::fence(const std::vector<int32_t>& parts) {
+  if (!fencing_) return true;
+  bool all = true;
+  for (int32_t p : parts) {
+    std::shared_ptr<TxnProducer> tp;
+    {
+      std::unique_lock lock(mu_);
+      auto& slot = txn_[p];
+      if (!slot || slot->dead) {
+        slot = std::make_shared<TxnProducer>();
+        std::string error;
+        slot->rk = fencing_->lists_producer(cc_, p, &error);
+        if (!slot->rk) {
+          log_now(log_, {{"level", "error"}, {"event", "lists_fence_failed"}, {"partition", p},
+                         {"error", error}});
+          txn_.erase(p);
+          all = false;
+          continue;
+        }
+      }
+      tp = slot;
+    }
+    std::lock_guard tl(tp->mu);
+    if (tp->ready) continue;
+    // Short attempts: the caller is the group's poll loop, retried a second later.
+    if (rd_kafka_error_t* e = rd_kafka_init_transactions(tp->rk, 5000)) {
+      log_now(log_, {{"level", "warn"}, {"event", "lists_fence_pending"}, {"partition", p},
+                     {"error", rd_kafka_error_string(e)}});
+      if (rd_kafka_error_is_fatal(e)) tp->dead = true;
+      rd_kafka_error_destroy(e);
+      all = false;
+      continue;
+    }
+    tp->ready = true;
+  }
+  return all;
+}
+
+bool ListsWriter::write(int32_t p, const std::string& topic, const std::string* value) {
+  std::shared_ptr<TxnProducer> tp;
+  if (fencing_) {
+    auto it = txn_.find(p);
+    if (it == txn_.end() || !it->second->ready || it->second->dead) return false;
+    tp = it->second;
+  }
+  std::unique_lock<std::mutex> tl;
+  rd_kafka_t* rk = producer_;
+  // Ends a transaction that failed: aborted where it can be, the producer given up where the
+  // broker fenced it (a newer owner initialised this partition's transactional id).
+  auto failed = [&](rd_kafka_error_t* e, const char* step) {
+    const bool fatal = rd_kafka_error_is_fatal(e);
+    log_now(log_, {{"level", fatal ? "warn" : "error"},
+                   {"event", fatal ? "lists_writer_fenced" : "lists_txn_failed"},
+                   {"partition", p},
+                   {"topic", topic},
+                   {"step", step},
+                   {"error", rd_kafka_error_string(e)}});
+    if (fatal) {
+      tp->dead = true;
+    } else if (rd_kafka_error_txn_requires_abort(e)) {
+      if (rd_kafka_error_t* a = rd_kafka_abort_transaction(rk, 5000)) rd_kafka_error_destroy(a);
+    }
+    rd_kafka_error_destroy(e);
+    return false;
+  };
+  if (tp) {
+    tl = std::unique_lock<std::mutex>(tp->mu);
+    if (tp->dead) return false;
+    rk = tp->rk;
+    if (rd_kafka_error_t* e = rd_kafka_begin_transaction(rk)) return failed(e, "begin");
+  }
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__QUEUE_FULL;
+  for (int attempt = 0; attempt < 50 && err == RD_KAFKA_RESP_ERR__QUEUE_FULL; ++attempt) {
+    err = rd_kafka_producev(
+        rk, RD_KAFKA_V_TOPIC(cc_.lists_topic.c_str()), RD_KAFKA_V_PARTITION(p),
+        RD_KAFKA_V_KEY(topic.data(), topic.size()),
+        RD_KAFKA_V_VALUE(value ? const_cast<char*>(value->data()) : nullptr,
+                         value ? value->size() : 0),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_HEADER(kMemberHeader.data(), member_url_.data(),
+                          static_cast<ssize_t>(member_url_.size())),
+        RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) rd_kafka_poll(rk, 10);
+  }
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    log_now(log_, {{"level", "error"},
+                   {"event", "list_produce_failed"},
+                   {"topic", topic},
+                   {"error", rd_kafka_err2str(err)}});
+    if (tp) {
+      if (rd_kafka_error_t* a = rd_kafka_abort_transaction(rk, 5000)) rd_kafka_error_destroy(a);
+    }
+    return false;
+  }
+  if (tp) {
+    if (rd_kafka_error_t* e = rd_kafka_commit_transaction(rk, 5000)) return failed(e, "commit");
+  }
+  return true;
 }
 
 std::map<int32_t, uint64_t> ListsWriter::owned() const {
@@ -61,32 +170,12 @@ void ListsWriter::publish(const std::shared_ptr<const PublishedList>& list) {
     dropped_.fetch_add(1);
     return;
   }
-  const std::string& topic = list->list.topic;
-  const std::string& value = list->json;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    rd_kafka_resp_err_t err =
-        rd_kafka_producev(producer_, RD_KAFKA_V_TOPIC(cc_.lists_topic.c_str()),
-                          RD_KAFKA_V_PARTITION(p), RD_KAFKA_V_KEY(topic.data(), topic.size()),
-                          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                          RD_KAFKA_V_HEADER(kMemberHeader.data(), member_url_.data(),
-                                            static_cast<ssize_t>(member_url_.size())),
-                          RD_KAFKA_V_END);
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      produced_.fetch_add(1);
-      return;
-    }
-    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      log_now(log_, {{"level", "error"},
-                {"event", "list_produce_failed"},
-                {"topic", topic},
-                {"error", rd_kafka_err2str(err)}});
-      break;
-    }
-    rd_kafka_poll(producer_, 10);
+  if (write(p, list->list.topic, &list->json)) {
+    produced_.fetch_add(1);
+  } else {
+    // The next republish writes it again.
+    dropped_.fetch_add(1);
   }
-  // The next republish writes it again.
-  dropped_.fetch_add(1);
 }
 
 void ListsWriter::tombstone(const std::string& topic, uint64_t version) {
@@ -95,23 +184,14 @@ void ListsWriter::tombstone(const std::string& topic, uint64_t version) {
   uint64_t& d = deleted_[topic];
   d = std::max(d, version);
   if (!owned_.contains(p)) return;
-  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__QUEUE_FULL;
-  for (int attempt = 0; attempt < 50 && err == RD_KAFKA_RESP_ERR__QUEUE_FULL; ++attempt) {
-    err = rd_kafka_producev(producer_, RD_KAFKA_V_TOPIC(cc_.lists_topic.c_str()),
-                            RD_KAFKA_V_PARTITION(p), RD_KAFKA_V_KEY(topic.data(), topic.size()),
-                            RD_KAFKA_V_VALUE(nullptr, 0),
-                            RD_KAFKA_V_HEADER(kMemberHeader.data(), member_url_.data(),
-                                              static_cast<ssize_t>(member_url_.size())),
-                            RD_KAFKA_V_END);
-    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) rd_kafka_poll(producer_, 10);
-  }
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) tombstoned_.fetch_add(1);
-  log_now(log_, {{"level", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "info" : "error"},
+  const bool ok = write(p, topic, nullptr);
+  if (ok) tombstoned_.fetch_add(1);
+  log_now(log_, {{"level", ok ? "info" : "error"},
             {"event", "list_tombstoned"},
             {"topic", topic},
             {"partition", p},
             {"version", version},
-            {"error", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : rd_kafka_err2str(err)}});
+            {"error", ok ? "" : "not written"}});
 }
 
 }  // namespace hotkey::coordinator::kafka

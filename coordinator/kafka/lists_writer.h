@@ -12,11 +12,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <vector>
 
 #include "cluster_config.h"
+#include "kafka_io.h"
 #include "list_board.h"
 #include "log_sink.h"
 
@@ -30,11 +32,20 @@ class ListsWriter {
  public:
   ListsWriter(const ClusterConfig& cc, LogSink& log, std::string member_url)
       : cc_(cc), log_(log), member_url_(std::move(member_url)) {}
-  // Before any other call: the producer and the lists topic's partition count.
-  void attach(rd_kafka_t* producer, int32_t partitions) {
+  // Before any other call: the producer and the lists topic's partition count, and with
+  // kafka.lists_fencing the handles that make the lists partitions' transactional producers.
+  void attach(rd_kafka_t* producer, int32_t partitions, Handles* fencing = nullptr) {
     producer_ = producer;
     partitions_ = partitions;
+    fencing_ = fencing;
   }
+  ~ListsWriter();
+
+  // Before reading partitions `parts` to their end on an assignment (fencing only): makes and
+  // initialises each one's transactional producer, which makes the broker abort a former
+  // owner's open transaction and refuse its later writes. False when the broker did not answer
+  // in time (the caller retries; the partitions stay unowned meanwhile).
+  bool fence(const std::vector<int32_t>& parts);
 
   int32_t partition_of(const std::string& topic) const;
   bool owns(const std::string& topic) const;
@@ -65,6 +76,22 @@ class ListsWriter {
   const std::string member_url_;
   rd_kafka_t* producer_ = nullptr;
   int32_t partitions_ = 0;
+  Handles* fencing_ = nullptr;
+
+  // A lists partition's transactional producer: one transaction at a time (mu); `dead` once
+  // the broker fenced it or it failed fatally (its partition's writes are then dropped until
+  // the partition is owned again).
+  struct TxnProducer {
+    rd_kafka_t* rk = nullptr;
+    std::atomic<bool> ready{false};  // init_transactions succeeded
+    std::atomic<bool> dead{false};
+    std::mutex mu;
+    ~TxnProducer();
+  };
+  // Writes one record (a list, or a tombstone when `value` is null) to partition p, in a
+  // transaction of p's producer when fencing. True once acknowledged (fencing) or queued.
+  bool write(int32_t p, const std::string& topic, const std::string* value);
+  std::map<int32_t, std::shared_ptr<TxnProducer>> txn_;  // under mu_
 
   mutable std::shared_mutex mu_;
   std::map<int32_t, uint64_t> owned_;            // partition -> epoch

@@ -141,6 +141,15 @@ bool Membership::read_to_end(const std::vector<int32_t>& parts,
 void Membership::take_ownership() {
   std::vector<int32_t> parts(pending_.begin(), pending_.end());
   std::map<int32_t, PartitionLists> found;
+  // Fence first: a former owner's open transaction is aborted and its later writes refused
+  // before this member reads what the partition holds.
+  if (!writer_.fence(parts)) {
+    log_now(log_, {{"level", "warn"},
+              {"event", "ownership_pending"},
+              {"partitions", parts},
+              {"why", "lists partitions not fenced yet"}});
+    return;
+  }
   if (!read_to_end(parts, &found)) {
     log_now(log_, {{"level", "warn"},
               {"event", "ownership_pending"},

@@ -8,6 +8,8 @@
 #include <cstdio>
 
 #include "cluster_harness.h"
+#include "lists_writer.h"
+#include "support/lists.h"
 
 namespace hotkey::coordinator::cluster_test {
 namespace {
@@ -376,6 +378,123 @@ TEST(KafkaBroker, TopicsMoveWithinThreeSessionsAfterKillNineAndOneRebalanceAfter
   // Within one rebalance: a member that only expired would take a whole session timeout.
   EXPECT_LT(term_s, kSessionTimeoutMs / 1000.0);
   expect_no_version_conflicts(reader.records());
+}
+
+class CollectedLog : public LogSink {
+ public:
+  void write(const api::Json& event) override {
+    std::lock_guard lock(mu_);
+    text_ += event.dump() + "\n";
+  }
+  std::string text() const {
+    std::lock_guard lock(mu_);
+    return text_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string text_;
+};
+
+void no_rebalance(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*, void*) {}
+
+// The gap docs/CLUSTER.md "Versions" describes for epochs alone: an owner that stalled before
+// its writes reached the partition leaves no epoch behind, so the next owner can issue the same
+// versions, and the stalled one's later writes carry them too. Two lists writers of one lists
+// partition, a then b, with the same epoch: with kafka.lists_fencing=1 the broker refuses every
+// write of a once b has fenced the partition (b's transactional producer initialised with the
+// partition's transactional.id), and a read_committed reader sees only b's lists after that;
+// with lists_fencing=0 a's write lands, a second list under b's version (the gap, shown).
+TEST(KafkaBroker, ListsFencingMakesTheBrokerRefuseAFormerOwnersWrites) {
+  Kafka kafka;
+  for (const int fencing : {1, 0}) {
+    SCOPED_TRACE(fencing ? "lists_fencing=1" : "lists_fencing=0");
+    ClusterConfig cc;
+    cc.bootstrap = kafka.bootstrap();
+    cc.group = "fence-test-" + std::to_string(fencing);
+    cc.lists_fencing = fencing;
+    CollectedLog log;
+    std::string error;
+    kafka::Handles ha, hb;
+    ASSERT_TRUE(ha.create(cc, log, &no_rebalance, nullptr, &error)) << error;
+    ASSERT_TRUE(hb.create(cc, log, &no_rebalance, nullptr, &error)) << error;
+    kafka::ListsWriter a(cc, log, "http://a"), b(cc, log, "http://b");
+    a.attach(ha.producer, kPartitions, fencing ? &ha : nullptr);
+    b.attach(hb.producer, kPartitions, fencing ? &hb : nullptr);
+    const std::string topic = "orders-" + std::to_string(fencing);
+    const int32_t p = a.partition_of(topic);
+    auto list = [&](uint64_t sequence, const std::string& key) {
+      auto pl = std::make_shared<PublishedList>();
+      pl->list = test_support::make_list(topic, kafka::epoch_floor(1) | sequence, 12,
+                                         HashFamily::kMurmur2, {key}, 2);
+      pl->json = list_to_json(pl->list);
+      return pl;
+    };
+    ASSERT_TRUE(a.fence({p})) << log.text();
+    a.own(p, 1);
+    a.publish(list(1, "a-1"));
+    // b takes the partition with the same epoch (it found nothing of a's epoch to go above).
+    ASSERT_TRUE(b.fence({p})) << log.text();
+    b.own(p, 1);
+    b.publish(list(2, "b-2"));
+    a.publish(list(2, "a-2"));  // the stalled owner, resumed, still believing it owns p
+    const auto t0 = Steady::now();
+    for (uint64_t seq = 3; seq < 13; ++seq) {
+      b.publish(list(seq, "b-" + std::to_string(seq)));
+      rd_kafka_flush(hb.producer, 10000);  // acknowledged, as a committed transaction is
+    }
+    std::printf("[   INFO   ] lists_fencing=%d: one list written in %.2f ms (mean of 10)\n",
+                fencing, std::chrono::duration<double, std::milli>(Steady::now() - t0).count() / 10);
+    rd_kafka_flush(ha.producer, 10000);
+    rd_kafka_flush(hb.producer, 10000);
+
+    // What a client reads (librdkafka's default isolation.level=read_committed).
+    std::vector<std::string> seen;
+    const auto [low, high] = kafka.real().watermarks("__hotkey_lists", p);
+    {
+      char errstr[256];
+      rd_kafka_conf_t* conf = rd_kafka_conf_new();
+      rd_kafka_conf_set(conf, "bootstrap.servers", kafka.bootstrap().c_str(), errstr,
+                        sizeof errstr);
+      rd_kafka_conf_set(conf, "group.id", "fence-test-reader", errstr, sizeof errstr);
+      rd_kafka_conf_set(conf, "enable.partition.eof", "true", errstr, sizeof errstr);
+      rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof errstr);
+      rd_kafka_poll_set_consumer(rk);
+      rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
+      rd_kafka_topic_partition_list_add(parts, "__hotkey_lists", p)->offset =
+          RD_KAFKA_OFFSET_BEGINNING;
+      rd_kafka_assign(rk, parts);
+      rd_kafka_topic_partition_list_destroy(parts);
+      const auto deadline = Steady::now() + std::chrono::seconds(20);
+      bool eof = false;
+      while (!eof && Steady::now() < deadline) {
+        rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 200);
+        if (!m) continue;
+        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && m->offset >= high) eof = true;
+        if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->payload &&
+            std::string_view(static_cast<const char*>(m->key), m->key_len) == topic) {
+          const HotKeyList l = parse_list_json(
+              std::string_view(static_cast<const char*>(m->payload), m->len));
+          seen.push_back(std::to_string(l.version & 0xffffffffu) + ":" + l.keys.at(0).key);
+        }
+        rd_kafka_message_destroy(m);
+      }
+      rd_kafka_consumer_close(rk);
+      rd_kafka_destroy(rk);
+    }
+    std::string all;
+    for (const auto& r : seen) all += r + " ";
+    if (fencing) {
+      EXPECT_EQ(all, "1:a-1 2:b-2 3:b-3 4:b-4 5:b-5 6:b-6 7:b-7 8:b-8 9:b-9 10:b-10 11:b-11 12:b-12 ")
+          << log.text();
+      EXPECT_EQ(a.dropped(), 1u);
+      EXPECT_NE(log.text().find("lists_writer_fenced"), std::string::npos) << log.text();
+    } else {
+      // Without fencing, a's write is in the log under b's version.
+      EXPECT_NE(all.find("2:a-2"), std::string::npos) << all;
+      EXPECT_NE(all.find("2:b-2"), std::string::npos) << all;
+    }
+  }
 }
 
 }  // namespace
