@@ -56,6 +56,9 @@ set(CPACK_DEBIAN_PLUGIN_PACKAGE_NAME hotkey-rdkafka-plugin)
 set(CPACK_DEBIAN_PLUGIN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PLUGIN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_PLUGIN_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_SOURCE_DIR}/deploy/debian/plugin/triggers)
+# The plugin links no librdkafka (it calls the one that loads it: client/plugin/rdkafka_forward.cc),
+# so dpkg-shlibdeps cannot name it; a producer host still needs one for kcat and the bindings.
+set(CPACK_DEBIAN_PLUGIN_PACKAGE_DEPENDS "librdkafka1 (>= 1.6.0)")
 set(CPACK_DEBIAN_SERVER_PACKAGE_NAME hotkey-coordinator)
 set(CPACK_DEBIAN_SERVER_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_SERVER_PACKAGE_SECTION net)

@@ -83,7 +83,7 @@ if [ -f "$build/lib/libhotkey-rdkafka.so" ]; then
     fi
     pdepends=$(dpkg-deb -f "$pdeb" Depends)
     echo "Depends: $pdepends"
-    grep -q '\blibrdkafka1\b' <<<"$pdepends" || fail "plugin Depends lacks librdkafka1 (dpkg-shlibdeps)"
+    grep -q '\blibrdkafka1\b' <<<"$pdepends" || fail "plugin Depends lacks librdkafka1 (declared in cmake/HotkeyCPack.cmake)"
     dpkg-deb -e "$pdeb" "$tmp/pcontrol"
     grep -q 'ldconfig' "$tmp/pcontrol/triggers" 2>/dev/null || fail "plugin package has no ldconfig trigger"
     dpkg-deb -x "$pdeb" "$tmp/proot"

@@ -152,8 +152,10 @@ public final class HotKeyList {
       Object src = find(j, "source");
       if (src != null) {
         source = asString(src, path + ".source");
-        if (!source.equals("detected") && !source.equals("pinned")) {
-          throw DecodeException.field(path + ".source", "must be \"detected\" or \"pinned\"");
+        // "balance": a key salted to level partitions (issue 26); routed like a detected key.
+        if (!source.equals("detected") && !source.equals("balance") && !source.equals("pinned")) {
+          throw DecodeException.field(path + ".source",
+              "must be \"detected\", \"balance\" or \"pinned\"");
         }
       }
       double rate = 0;
