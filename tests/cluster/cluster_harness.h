@@ -563,4 +563,30 @@ inline std::string ownership_lines(const Node& n) {
   return out;
 }
 
+// Every reports partition owned by exactly one of `nodes` (see stable(), fills `owner`) and
+// every topic's newest list written by the owner of its partition.
+inline bool published_by_owners(const std::vector<Node*>& nodes, const ListsReader& reader,
+                                const std::vector<std::string>& topics,
+                                std::map<int, size_t>* owner) {
+  if (!stable(nodes, owner)) return false;
+  auto latest = reader.latest();
+  for (const auto& t : topics) {
+    auto it = latest.find(t);
+    if (it == latest.end() || it->second.member != nodes[(*owner)[partition_of(t)]]->url()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Per member and topic, versions in log order never go down (a republish repeats one).
+inline void expect_versions_never_go_back(const std::vector<ListRecord>& records) {
+  std::map<std::pair<std::string, std::string>, uint64_t> last;
+  for (const auto& r : records) {
+    uint64_t& v = last[{r.member, r.topic}];
+    EXPECT_GE(r.version, v) << r.member << " " << r.topic << " went back";
+    v = std::max(v, r.version);
+  }
+}
+
 }  // namespace hotkey::coordinator::cluster_test

@@ -199,17 +199,7 @@ TEST(Cluster, PausedCoordinatorsStaleListsAreNeverAcceptedAfterTheNewOwnerPublis
   Node b("b", dir.path(), kafka.bootstrap());
   std::vector<Node*> nodes{&a, &b};
   std::map<int, size_t> owner;
-  auto all_published = [&] {
-    if (!stable(nodes, &owner)) return false;
-    auto latest = reader.latest();
-    for (const auto& t : topics) {
-      auto it = latest.find(t);
-      if (it == latest.end() || it->second.member != nodes[owner[partition_of(t)]]->url()) {
-        return false;
-      }
-    }
-    return true;
-  };
+  auto all_published = [&] { return published_by_owners(nodes, reader, topics, &owner); };
   ASSERT_TRUE(eventually(all_published, milliseconds(120000), kPollStep))
       << describe(reader.latest());
 
@@ -414,17 +404,7 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
   Node b("b", dir.path(), kafka.bootstrap());
   std::vector<Node*> nodes{&a, &b};
   std::map<int, size_t> owner;
-  auto all_published = [&] {
-    if (!stable(nodes, &owner)) return false;
-    auto latest = reader.latest();
-    for (const auto& t : topics) {
-      auto it = latest.find(t);
-      if (it == latest.end() || it->second.member != nodes[owner[partition_of(t)]]->url()) {
-        return false;
-      }
-    }
-    return true;
-  };
+  auto all_published = [&] { return published_by_owners(nodes, reader, topics, &owner); };
   ASSERT_TRUE(eventually(all_published, milliseconds(120000), kPollStep))
       << describe(reader.latest());
 
@@ -529,12 +509,7 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
         << topic << " " << key;
   }
   // Per member and topic, versions in log order never go down (republish repeats one).
-  std::map<std::pair<std::string, std::string>, uint64_t> last;
-  for (const auto& r : reader.records()) {
-    uint64_t& v = last[{r.member, r.topic}];
-    EXPECT_GE(r.version, v) << r.member << " " << r.topic << " went back";
-    v = std::max(v, r.version);
-  }
+  expect_versions_never_go_back(reader.records());
   expect_no_version_conflicts(reader.records());
 }
 

@@ -298,12 +298,7 @@ TEST(KafkaBroker, PartitionLeadersKilledAndRestartedLoseNoAcknowledgedWrite) {
                            milliseconds(30000), kPollStep))
         << topic << " " << key;
   }
-  std::map<std::pair<std::string, std::string>, uint64_t> last;
-  for (const auto& r : reader.records()) {
-    uint64_t& v = last[{r.member, r.topic}];
-    EXPECT_GE(r.version, v) << r.member << " " << r.topic << " went back";
-    v = std::max(v, r.version);
-  }
+  expect_versions_never_go_back(reader.records());
   expect_no_version_conflicts(reader.records());
 }
 
@@ -321,17 +316,7 @@ TEST(KafkaBroker, TopicsMoveWithinThreeSessionsAfterKillNineAndOneRebalanceAfter
   Node c("c", dir.path(), kafka.bootstrap());
   std::vector<Node*> nodes{&a, &b, &c};
   std::map<int, size_t> owner;
-  auto published_by_owners = [&] {
-    if (!stable(nodes, &owner)) return false;
-    auto latest = reader.latest();
-    for (const auto& t : topics) {
-      auto it = latest.find(t);
-      if (it == latest.end() || it->second.member != nodes[owner[partition_of(t)]]->url()) {
-        return false;
-      }
-    }
-    return true;
-  };
+  auto published_by_owners = [&] { return published_by_owners(nodes, reader, topics, &owner); };
   ASSERT_TRUE(eventually(published_by_owners, milliseconds(90000), kPollStep))
       << describe(reader.latest());
 
