@@ -316,8 +316,8 @@ TEST(KafkaBroker, TopicsMoveWithinThreeSessionsAfterKillNineAndOneRebalanceAfter
   Node c("c", dir.path(), kafka.bootstrap());
   std::vector<Node*> nodes{&a, &b, &c};
   std::map<int, size_t> owner;
-  auto published_by_owners = [&] { return published_by_owners(nodes, reader, topics, &owner); };
-  ASSERT_TRUE(eventually(published_by_owners, milliseconds(90000), kPollStep))
+  auto all_published = [&] { return published_by_owners(nodes, reader, topics, &owner); };
+  ASSERT_TRUE(eventually(all_published, milliseconds(90000), kPollStep))
       << describe(reader.latest());
 
   // The topics of `gone`, each republished by another member with a higher epoch.
@@ -349,7 +349,7 @@ TEST(KafkaBroker, TopicsMoveWithinThreeSessionsAfterKillNineAndOneRebalanceAfter
   EXPECT_LE(kill_s, 3.0 * kSessionTimeoutMs / 1000);
 
   nodes = {&b, &c};
-  ASSERT_TRUE(eventually(published_by_owners, milliseconds(60000), kPollStep));
+  ASSERT_TRUE(eventually(all_published, milliseconds(60000), kPollStep));
   epochs = moved_from(b);
   ASSERT_FALSE(epochs.empty());
   t0 = Steady::now();
