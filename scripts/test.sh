@@ -46,8 +46,11 @@ if [ "${HOTKEY_SANITIZE_PASS:-1}" != "0" ]; then
   # Plus the fault tests that run the real coordinator binary (built with the sanitizers, so a
   # leak at a clean shutdown fails its exit-code check): kill -9 mid-load and during write
   # bursts, read-only/foreign/corrupt data dirs, full disk, clock jumps.
+  # hotkey-test-vectors: shared_vectors_unchanged carries the unit label, so it runs here too
+  # (the vector generator under the sanitizers).
   cmake --build build-asan -j"$JOBS" --target hotkey_unit_tests hotkey-coordinator \
-    coordinator_process_tests reliability_coordinator_tests reliability_crash_tests
+    hotkey-test-vectors coordinator_process_tests reliability_coordinator_tests \
+    reliability_crash_tests
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --output-on-failure --timeout 900 -j"$JOBS" -L unit &&
