@@ -132,6 +132,9 @@ final class KafkaTransport implements HotkeyClient.ListSource {
     props.put("group.id", "hotkey.clients");
     props.put("enable.auto.commit", "false");
     props.put("auto.offset.reset", "earliest");
+    // Coordinators with kafka.lists_fencing=1 write each list in a transaction; a fenced former
+    // owner's aborted write must never be read (librdkafka's default, which the C++ client has).
+    props.put("isolation.level", "read_committed");
     props.put("fetch.max.wait.ms", "100");
     props.put("allow.auto.create.topics", "false");
     KafkaConsumer<byte[], byte[]> c =
@@ -184,6 +187,9 @@ final class KafkaTransport implements HotkeyClient.ListSource {
       }
     } finally {
       consumer = null;
+      // close() interrupts this thread to end a sleep; with the flag still set the consumer's
+      // own close would throw InterruptException out of the thread instead of closing.
+      Thread.interrupted();
       c.close();
     }
   }

@@ -358,6 +358,28 @@ class KafkaBrokerTest {
       writer.send(new ProducerRecord<>(lists, listsPartition, topic, null)).get();
       assertTrue(eventually(() -> client.topic(topic).list() == null));
       assertEquals(6, client.listVersion(topic));
+      // A fenced coordinator's list (kafka.lists_fencing=1 writes each list in a transaction)
+      // is aborted by the broker: read_committed never sees it. Had the client read version 100
+      // it would now refuse every lower version.
+      Properties t = new Properties();
+      t.putAll(w);
+      t.put("transactional.id", "java-lists-test");
+      try (KafkaProducer<String, String> tx = new KafkaProducer<>(t)) {
+        tx.initTransactions();
+        tx.beginTransaction();
+        tx.send(new ProducerRecord<>(lists, listsPartition, topic,
+            Lists.listJson(topic, 100, 12, "aborted", 1, 1))).get();
+        tx.abortTransaction();
+        tx.beginTransaction();
+        tx.send(new ProducerRecord<>(lists, listsPartition, topic,
+            Lists.listJson(topic, 7, 12, "hot", 1, 1))).get();
+        tx.commitTransaction();
+      }
+      assertTrue(eventually(() -> client.listVersion(topic) == 7),
+          "committed list 7 not read (version " + client.listVersion(topic) + ")");
+      // The tombstone again, so the reports below count every key cold.
+      writer.send(new ProducerRecord<>(lists, listsPartition, topic, null)).get();
+      assertTrue(eventually(() -> client.topic(topic).list() == null));
       for (int i = 0; i < 300; i++) {
         String key = "k" + (i % 30);
         partitioner.partition(topic, key, key.getBytes(StandardCharsets.UTF_8), null,
