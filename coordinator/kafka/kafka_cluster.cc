@@ -139,6 +139,7 @@ bool KafkaCluster::start(std::string* error) {
   d.coordinator.set_placement(d);
   // Operator state first: a member that takes over a topic plans with every pin it can know.
   d.state.resume();
+  if (!d.state.seed(error)) return false;
   if (!d.membership.subscribe(error)) return false;
   d.handles.release_log();
   d.loop_thread = std::thread([&d] { d.membership.run(); });

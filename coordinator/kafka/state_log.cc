@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -69,6 +71,9 @@ OperatorOp decode_record(std::string_view value) {
 std::string checkpoint_name(const std::string& topic, int32_t p) {
   return "cluster/state_offset/" + topic + "/" + std::to_string(p);
 }
+
+// "pending" from the start of a first cluster start until its seed is applied, then "done".
+std::string seeded_name(const std::string& topic) { return "cluster/state_seeded/" + topic; }
 
 }  // namespace
 
@@ -142,6 +147,9 @@ bool StateLog::apply(bool until_end, Steady::time_point deadline) {
 void StateLog::apply_record(const rd_kafka_message_t* m) {
   const int32_t p = m->partition;
   const int64_t next = m->offset + 1;
+  if (collect_keys_ && m->key) {
+    keys_in_topic_.emplace(static_cast<const char*>(m->key), m->key_len);
+  }
   const std::string name = checkpoint_name(cc_.state_topic, p);
   auto checkpoint = [&](StoreBatch& b) { b.put_meta(name, std::to_string(next)); };
   CallResult r;
@@ -171,6 +179,20 @@ void StateLog::apply_record(const rd_kafka_message_t* m) {
 }
 
 void StateLog::resume() {
+  // A data directory that never applied a state record starts in cluster mode for the first
+  // time: what it holds (a single node's pins and denies) is seeded after the resume.
+  const auto seeded = coordinator_.store().meta(seeded_name(cc_.state_topic));
+  bool member_before = false;
+  for (int32_t p = 0; p < partitions_; ++p) {
+    member_before |= coordinator_.store().meta(checkpoint_name(cc_.state_topic, p)).has_value();
+  }
+  seeding_ = seeded ? *seeded == "pending" : !member_before;
+  if (seeding_ && !seeded) {
+    StoreBatch b;
+    b.put_meta(seeded_name(cc_.state_topic), "pending");
+    coordinator_.store().write(b);
+  }
+  collect_keys_ = seeding_;
   PartitionList parts(partitions_);
   json from = json::object();
   for (int32_t p = 0; p < partitions_; ++p) {
@@ -191,6 +213,8 @@ void StateLog::resume() {
   }
   rd_kafka_assign(consumer_, parts.p);
   const bool done = apply(true, Steady::now() + std::chrono::seconds(30));
+  collect_keys_ = false;
+  resumed_to_end_ = done;
   json reached = json::object();
   {
     std::lock_guard lock(mu_);
@@ -201,6 +225,88 @@ void StateLog::resume() {
             {"from", from},
             {"reached", reached},
             {"complete", done}});
+}
+
+bool StateLog::seed(std::string* error) {
+  if (!seeding_) return true;
+  if (!resumed_to_end_) {
+    // The keys not read yet may hold later decisions than this member's: write nothing.
+    *error = "could not read the state topic " + cc_.state_topic +
+             " to its end before writing this data directory's pins and denies into it; start "
+             "again";
+    return false;
+  }
+  // What this member holds and the state topic does not mention. A key the topic mentions
+  // holds the topic's decision here already (resume() applied it). After a start that failed
+  // midway, the resume began at a checkpoint and saw fewer keys: writing a decision again
+  // changes nothing.
+  const int64_t now = wall_ms();
+  std::vector<OperatorOp> ops;
+  size_t in_topic = 0;
+  for (const TopicSummary& s : coordinator_.topics()) {
+    auto add = [&](OperatorOp op) {
+      if (keys_in_topic_.contains(record_key(op))) {
+        ++in_topic;
+        return;
+      }
+      ops.push_back(std::move(op));
+    };
+    for (const auto& [key, d] : coordinator_.denies(s.topic).value_or(std::map<std::string, Deny>{})) {
+      add(OperatorOp{"deny", s.topic, key, 0, 0, 0, d.reason, d.by, d.created_at_ms});
+    }
+    for (const auto& [key, p] : coordinator_.pins(s.topic).value_or(std::map<std::string, Pin>{})) {
+      if (p.expires_at_ms != 0 && p.expires_at_ms <= now) continue;
+      const int64_t ttl_s = p.expires_at_ms == 0 ? 0 : (p.expires_at_ms - now + 999) / 1000;
+      add(OperatorOp{"pin", s.topic, key, p.salts, ttl_s, p.expires_at_ms, p.reason, p.by,
+                     p.created_at_ms});
+    }
+  }
+  size_t pins = 0, denies = 0;
+  // The member's poll loop, which serves the producer's delivery reports, has not started yet.
+  std::atomic<bool> written{false};
+  std::thread delivery([&] {
+    while (!written.load()) rd_kafka_poll(producer_, 50);
+  });
+  struct Join {
+    std::atomic<bool>& flag;
+    std::thread& t;
+    ~Join() {
+      flag.store(true);
+      t.join();
+    }
+  } join{written, delivery};
+  for (const OperatorOp& op : ops) {
+    const Sent sent = produce_and_wait(producer_, cc_.state_topic, RD_KAFKA_PARTITION_UA,
+                                       record_key(op), encode_record(op), kMemberHeader,
+                                       member_url_, kStateAckTimeout);
+    if (!sent.ok()) {
+      *error = "cannot write this data directory's pins and denies into the state topic " +
+               cc_.state_topic + " (" +
+               rd_kafka_err2str(sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR ? sent.produced
+                                : sent.acked ? sent.err
+                                             : RD_KAFKA_RESP_ERR__TIMED_OUT) +
+               "); start again: the next start writes them";
+      return false;
+    }
+    ++(op.op == "pin" ? pins : denies);
+  }
+  // Applied here before this member owns anything, so it plans with them as every member does.
+  if (!ops.empty() && !apply(true, Steady::now() + std::chrono::seconds(30))) {
+    *error = "wrote this data directory's pins and denies into the state topic " +
+             cc_.state_topic + " but could not read them back within 30 s; start again";
+    return false;
+  }
+  StoreBatch b;
+  b.put_meta(seeded_name(cc_.state_topic), "done");
+  coordinator_.store().write(b);
+  seeding_ = false;
+  keys_in_topic_.clear();
+  log_now(log_, {{"level", "info"},
+                 {"event", "state_seeded"},
+                 {"pins", pins},
+                 {"denies", denies},
+                 {"already_in_topic", in_topic}});
+  return true;
 }
 
 void StateLog::request_delete(const OperatorOp& op) {

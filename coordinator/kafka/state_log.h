@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -38,6 +39,13 @@ class StateLog {
   // Assigns the state topic from the checkpoints in the store and applies it to its end (up to
   // 30 s), so a member plans with every pin it can know before it owns anything.
   void resume();
+  // After resume(), on a data directory's first start in cluster mode (a single node upgraded:
+  // docs/CLUSTER.md "Upgrade from a single node"): the pins and denies this member holds that
+  // the state topic does not mention are written there (acks=all, keeping their reason, author
+  // and time) and applied, so every member has them and they outlive this one. Done once per
+  // data directory (recorded in the store; a start that failed midway tries again). False and
+  // *error when Kafka did not take them.
+  bool seed(std::string* error);
   // Applies records as they come until the stop flag is set.
   void run() { apply(false, std::chrono::steady_clock::time_point::max()); }
   // An operator write: acknowledged once Kafka has it (acks=all) and this member applied it;
@@ -69,6 +77,13 @@ class StateLog {
   std::condition_variable cv_;
   std::map<int32_t, int64_t> next_;
   std::map<std::pair<int32_t, int64_t>, CallResult> results_;
+
+  // seed()'s part of resume() (one thread, before run()): whether this start seeds, and the
+  // record keys the state topic held, read while resuming.
+  bool seeding_ = false;
+  bool collect_keys_ = false;
+  bool resumed_to_end_ = false;
+  std::set<std::string> keys_in_topic_;
 
   std::mutex expiry_mu_;
   std::map<std::string, std::chrono::steady_clock::time_point> expiry_requested_;

@@ -339,6 +339,7 @@ struct ListRecord {
   uint64_t version = 0;
   std::string member;
   std::string keys;  // the listed keys, sorted, joined: identity of the content
+  std::string denied;  // the denied keys, sorted, joined
   int32_t partition = 0;
   int64_t offset = 0;
   bool accepted = false;   // a client keeping the highest version would take it
@@ -425,6 +426,9 @@ class ListsReader {
           std::set<std::string> keys;
           for (const auto& k : list.keys) keys.insert(k.key);
           for (const auto& k : keys) rec.keys += k + ",";
+          for (const auto& d : std::set<std::string>(list.denied.begin(), list.denied.end())) {
+            rec.denied += d + ",";
+          }
           std::lock_guard lock(mu_);
           auto it = latest_.find(rec.topic);
           rec.accepted = it == latest_.end() || rec.version > it->second.version;
@@ -490,7 +494,7 @@ inline std::string describe(const std::map<std::string, ListRecord>& latest) {
   for (const auto& [t, r] : latest) {
     out += t + " v" + std::to_string(r.version >> 32) + "." +
            std::to_string(r.version & 0xffffffffu) + " by " + r.member +
-           (r.tombstone ? " tombstone\n" : " [" + r.keys + "]\n");
+           (r.tombstone ? " tombstone\n" : " [" + r.keys + "] denied [" + r.denied + "]\n");
   }
   return out;
 }
