@@ -103,6 +103,11 @@ final class Http {
         }
       }
       return new Answer(status, answer);
+    } catch (RuntimeException e) {
+      // HttpURLConnection throws unchecked exceptions (a NullPointerException inside) when
+      // disconnect() from abortCurrent() or close() races with the request: a failed request,
+      // as any other, not the end of the calling thread.
+      throw new IOException("request aborted: " + e, e);
     } finally {
       current = null;
     }
