@@ -5,7 +5,8 @@ scripts/java-fleet-bench.sh; docs/BENCHMARKS.md "Java client" has the figures.
 One Apache Kafka broker (scripts/kafka.sh, KRaft on loopback) and one hotkey-coordinator; every
 fleet gets its own 24-partition topic and sends the same workload (one key, hot-0, at 40% of
 the records, the rest uniform over 100,000 keys) at the same rate, all fleets of a scenario at
-the same time from one shared start:
+the same time from one shared start; the C++ and the Java producers of a topic draw the same
+keys in the same order (same seeds, the same generator):
 
   fleet   cpp: hotkey-loadgen processes with the C++ library (the C++ fleet)
           java: Java producers with the library (JVMs x threads, a KafkaProducer each)
@@ -65,7 +66,7 @@ def producers_of(kind, args, ctx, topic, n, rate, seed, start_at_ms, tag):
                    "--mode", "hotkey" if kind == "java" else "naive",
                    "--coordinator", ctx["url"], "--producer-id", f"{topic}-{tag}{j}",
                    "--producers", str(threads), "--rate", f"{rate / jvms:g}",
-                   "--seed", str(seed + 100 * j), "--json-out", out, "--zipf", "0"] + common
+                   "--seed", str(seed + threads * j), "--json-out", out, "--zipf", "0"] + common
             cmds.append((cmd, out))
     elif kind in ("python", "python-naive"):
         for i in range(n):
@@ -140,8 +141,11 @@ def run_scenario(args, ctx, name, topics):
             time.sleep(1)
         counters[topic] = c
     procs = {t: [] for t in topics}
-    seed = 1
     for topic, (_, parts) in topics.items():
+        # Every topic's producers take seeds 1, 2, ... (per kind from 1, 1001, 2001): a Java
+        # producer draws loadgen's keys for its seed (client/java/bench Workload), so the C++
+        # and the Java fleet send the same keys in the same order.
+        seed = 1
         for k, (kind, n, rate) in enumerate(parts):
             for cmd, out in producers_of(kind, args, ctx, topic, n, rate, seed, start_at_ms,
                                          f"{kind}-"):
