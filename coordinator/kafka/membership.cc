@@ -18,10 +18,17 @@ using Steady = std::chrono::steady_clock;
 // max.poll.interval.ms would expel the member).
 constexpr auto kReadToEndAttempt = std::chrono::seconds(3);
 
-void refresh_metadata(rd_kafka_t* rk, const std::string& topic) {
+// Milliseconds left until `deadline`, at least 1 (a librdkafka timeout of 0 does not wait).
+int remaining_ms(Steady::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(left, 1, 2000));
+}
+
+void refresh_metadata(rd_kafka_t* rk, const std::string& topic, int timeout_ms) {
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
   const rd_kafka_metadata_t* md = nullptr;
-  if (rd_kafka_metadata(rk, 0, rkt, &md, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (rd_kafka_metadata(rk, 0, rkt, &md, timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR) {
     rd_kafka_metadata_destroy(md);
   }
   rd_kafka_topic_destroy(rkt);
@@ -80,16 +87,21 @@ bool Membership::read_to_end(const std::vector<int32_t>& parts,
                              std::map<int32_t, PartitionLists>* out) {
   rd_kafka_t* reader = handles_.reader;
   const auto deadline = Steady::now() + kReadToEndAttempt;
+  // Partitions not read to their high watermark yet (taken again at every attempt), with it.
   std::map<int32_t, int64_t> high;
   for (int32_t p : parts) {
     int64_t lo = 0, hi = 0;
     rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
     while (Steady::now() < deadline && !stop_.load()) {
-      err = rd_kafka_query_watermark_offsets(reader, cc_.lists_topic.c_str(), p, &lo, &hi, 2000);
+      // Every wait ends by the deadline: this runs on the group's poll thread, and blocking it
+      // past max.poll.interval.ms expels the member (seen on a loaded machine: the takeover
+      // then started over at every rejoin and never finished).
+      err = rd_kafka_query_watermark_offsets(reader, cc_.lists_topic.c_str(), p, &lo, &hi,
+                                             remaining_ms(deadline));
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       // A moved leader: the watermark query does not refresh the cached leader itself.
-      refresh_metadata(reader, cc_.lists_topic);
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      refresh_metadata(reader, cc_.lists_topic, remaining_ms(deadline));
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(100, remaining_ms(deadline))));
     }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       log_now(log_, {{"level", "warn"},
@@ -98,21 +110,34 @@ bool Membership::read_to_end(const std::vector<int32_t>& parts,
                 {"error", rd_kafka_err2str(err)}});
       return false;
     }
-    (*out)[p] = PartitionLists{};
-    if (hi > lo) high[p] = hi;
+    ReadProgress& pr = progress_[p];
+    // Records below the log start are gone (deleted or the topic recreated): read it all again.
+    if (pr.next >= 0 && pr.next < lo) pr = ReadProgress{};
+    if (hi > std::max(pr.next, lo)) high[p] = hi;
   }
-  if (high.empty()) return true;
-  PartitionList assign(static_cast<int>(high.size()));
-  for (const auto& [p, hi] : high) {
-    rd_kafka_topic_partition_list_add(assign.p, cc_.lists_topic.c_str(), p)->offset =
-        RD_KAFKA_OFFSET_BEGINNING;
-  }
-  rd_kafka_assign(reader, assign.p);
+  // The reader stays assigned between attempts, so an attempt cut short by a slow broker or a
+  // loaded machine resumes where it stopped: starting over from the beginning every time could
+  // keep a takeover pending for as long as the load lasted.
+  const auto assign_reader = [&] {
+    std::set<int32_t> wanted;
+    for (const auto& [p, hi] : high) wanted.insert(p);
+    if (wanted == reading_) return;
+    PartitionList assign(static_cast<int>(std::max<size_t>(wanted.size(), 1)));
+    for (int32_t p : wanted) {
+      const int64_t next = progress_[p].next;
+      rd_kafka_topic_partition_list_add(assign.p, cc_.lists_topic.c_str(), p)->offset =
+          next >= 0 ? next : RD_KAFKA_OFFSET_BEGINNING;
+    }
+    rd_kafka_assign(reader, wanted.empty() ? nullptr : assign.p);
+    reading_ = std::move(wanted);
+  };
+  assign_reader();
   while (!high.empty() && Steady::now() < deadline && !stop_.load()) {
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(reader, 200);
-    if (!m) continue;
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      PartitionLists& pl = (*out)[m->partition];
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(reader, std::min(200, remaining_ms(deadline)));
+    if (m && m->err == RD_KAFKA_RESP_ERR_NO_ERROR && reading_.count(m->partition)) {
+      ReadProgress& pr = progress_[m->partition];
+      pr.next = m->offset + 1;
+      PartitionLists& pl = pr.lists;
       std::string topic(static_cast<const char*>(m->key), m->key_len);
       if (!m->payload) {
         pl.latest.erase(topic);
@@ -129,13 +154,29 @@ bool Membership::read_to_end(const std::vector<int32_t>& parts,
           // A record no client would accept either; its epoch cannot be trusted.
         }
       }
-      auto h = high.find(m->partition);
-      if (h != high.end() && m->offset + 1 >= h->second) high.erase(h);
     }
-    rd_kafka_message_destroy(m);
+    if (m) rd_kafka_message_destroy(m);
+    // Done with a partition once the reader's position reaches the high watermark: the
+    // position also steps over transaction markers, which no message shows.
+    PartitionList pos(static_cast<int>(high.size()));
+    for (const auto& [p, hi] : high) {
+      rd_kafka_topic_partition_list_add(pos.p, cc_.lists_topic.c_str(), p);
+    }
+    rd_kafka_position(reader, pos.p);
+    for (int i = 0; i < pos.p->cnt; ++i) {
+      const auto& e = pos.p->elems[i];
+      if (e.err != RD_KAFKA_RESP_ERR_NO_ERROR || e.offset < 0) continue;
+      progress_[e.partition].next = std::max(progress_[e.partition].next, e.offset);
+      if (e.offset >= high[e.partition]) high.erase(e.partition);
+    }
   }
-  rd_kafka_assign(reader, nullptr);
-  return high.empty();
+  if (!high.empty()) return false;
+  assign_reader();  // nothing left to read: unassigned
+  for (int32_t p : parts) {
+    (*out)[p] = std::move(progress_[p].lists);
+    progress_.erase(p);
+  }
+  return true;
 }
 
 void Membership::take_ownership() {
@@ -197,7 +238,14 @@ void Membership::release_topics(const std::vector<int32_t>& parts) {
 
 void Membership::lose_ownership(const std::vector<int32_t>& parts) {
   writer_.disown(parts);
-  for (int32_t p : parts) pending_.erase(p);
+  for (int32_t p : parts) {
+    pending_.erase(p);
+    progress_.erase(p);
+  }
+  if (pending_.empty() && !reading_.empty()) {
+    rd_kafka_assign(handles_.reader, nullptr);
+    reading_.clear();
+  }
   release_topics(parts);
   log_now(log_, {{"level", "info"}, {"event", "partitions_revoked"}, {"partitions", parts}});
 }

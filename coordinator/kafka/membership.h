@@ -61,9 +61,10 @@ class Membership {
   };
   void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                     rd_kafka_topic_partition_list_t* parts);
-  // Reads lists partitions `parts` from the beginning to the high watermark taken first. False
-  // when that did not finish in time (broker trouble): nothing is published from such a
-  // partition until a later attempt succeeds.
+  // Reads lists partitions `parts` from the beginning to their high watermark. False when that
+  // did not finish in time (broker trouble, a loaded machine): nothing is published from such
+  // a partition until a later attempt succeeds, and that attempt resumes where this one
+  // stopped (the high watermark is taken again).
   bool read_to_end(const std::vector<int32_t>& parts, std::map<int32_t, PartitionLists>* out);
   // Owns the pending partitions once their lists partitions are read to their end; on failure
   // they stay pending and the loop retries a second later.
@@ -84,6 +85,14 @@ class Membership {
 
   // Assigned partitions whose lists partition could not yet be read to its end (loop thread).
   std::set<int32_t> pending_;
+  // How far each pending partition's lists partition has been read, kept across attempts, and
+  // the partitions the reader is assigned (loop thread).
+  struct ReadProgress {
+    PartitionLists lists;
+    int64_t next = -1;  // the next offset to read; -1: from the beginning
+  };
+  std::map<int32_t, ReadProgress> progress_;
+  std::set<int32_t> reading_;
   std::atomic<uint64_t> rebalances_{0};
   mutable std::mutex id_mu_;
   std::string member_id_;
