@@ -199,6 +199,8 @@ def run_cpu(args, ctx):
            "--bootstrap", ctx["bootstrap"], "--topic", "cpu", "--coordinator", ctx["url"],
            "--rate", f"{args.cpu_rate:g}", "--rounds", str(args.cpu_rounds),
            "--phase-s", f"{args.cpu_phase_s:g}", "--zipf", "1.0", "--keys", str(args.keys)]
+    for kv in args.cpu_client_prop:
+        cmd += ["--client-prop", kv]
     lines = []
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as p:
         for line in p.stdout:
@@ -232,6 +234,8 @@ def main():
     ap.add_argument("--cpu-rate", type=float, default=5000, help="cpu: records/s")
     ap.add_argument("--cpu-rounds", type=int, default=6, help="cpu: rounds of both phases")
     ap.add_argument("--cpu-phase-s", type=float, default=10, help="cpu: seconds per phase")
+    ap.add_argument("--cpu-client-prop", action="append", default=[], metavar="K=V",
+                    help="cpu: a property of the library's producer (repeatable)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--command", default="")
     args = ap.parse_args()

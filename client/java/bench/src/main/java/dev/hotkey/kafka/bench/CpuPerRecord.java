@@ -54,6 +54,7 @@ public final class CpuPerRecord {
     int keys = 100_000;
     double zipf = 1.0;
     int valueBytes = 100;
+    List<String> clientProps = new ArrayList<>();
     for (int i = 0; i + 1 < args.length; i += 2) {
       String v = args[i + 1];
       switch (args[i]) {
@@ -67,13 +68,14 @@ public final class CpuPerRecord {
         case "--keys" -> keys = Integer.parseInt(v);
         case "--zipf" -> zipf = Double.parseDouble(v);
         case "--value-bytes" -> valueBytes = Integer.parseInt(v);
+        case "--client-prop" -> clientProps.add(v);
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
     if (bootstrap == null || topic == null || url.isEmpty() || args.length % 2 != 0) {
       System.err.println("usage: CpuPerRecord --bootstrap B --topic T --coordinator URL "
           + "[--rate R] [--phase-s S] [--warmup-s S] [--rounds N] [--keys N] [--zipf Z] "
-          + "[--value-bytes N]");
+          + "[--value-bytes N] [--client-prop K=V]...");
       System.exit(2);
     }
     byte[] value = new byte[valueBytes];
@@ -99,6 +101,10 @@ public final class CpuPerRecord {
           p.put("partitioner.class", HotkeyPartitioner.class.getName());
           p.put("interceptor.classes", HotkeyInterceptor.class.getName());
           p.put("hotkey.coordinator.url", url);
+          for (String kv : clientProps) {
+            int eq = kv.indexOf('=');
+            p.put(kv.substring(0, eq), kv.substring(eq + 1));
+          }
         }
         AtomicLong failed = new AtomicLong();
         long records = 0;
