@@ -56,6 +56,7 @@ void to_json(Json& j, const TopicSummary& v) {
            {"balance_keys", v.balance_keys},
            {"pins", v.pins},
            {"denies", v.denies},
+           {"policies", v.policies},
            {"window_reports", v.window_reports},
            {"window_total", v.window_total}};
 }
@@ -75,6 +76,7 @@ void from_json(const Json& j, TopicSummary& v) {
   read(j, "balance_keys", v.balance_keys);
   read(j, "pins", v.pins);
   read(j, "denies", v.denies);
+  read(j, "policies", v.policies);
   read(j, "window_reports", v.window_reports);
   read(j, "window_total", v.window_total);
 }
@@ -111,6 +113,26 @@ void from_json(const Json& j, Deny& v) {
   read(j, "created_at_ms", v.created_at_ms);
 }
 
+void to_json(Json& j, const Policy& v) {
+  j = Json::object();
+  put_key(j, v.prefix);
+  j["never_salt"] = v.never_salt;
+  j["hot_fraction"] = v.hot_fraction;
+  j["max_salts"] = v.max_salts;
+  j["reason"] = v.reason;
+  j["by"] = v.by;
+  j["created_at_ms"] = v.created_at_ms;
+}
+void from_json(const Json& j, Policy& v) {
+  v.prefix = get_key(j);
+  read(j, "never_salt", v.never_salt);
+  read(j, "hot_fraction", v.hot_fraction);
+  read(j, "max_salts", v.max_salts);
+  read(j, "reason", v.reason);
+  read(j, "by", v.by);
+  read(j, "created_at_ms", v.created_at_ms);
+}
+
 void to_json(Json& j, const TopicDetail& v) {
   to_json(j, v.summary);
   j["pinned"] = v.pinned;
@@ -139,6 +161,7 @@ void to_json(Json& j, const TopEntry& v) {
   if (!v.source.empty()) j["source"] = v.source;
   j["pinned"] = v.pinned;
   j["denied"] = v.denied;
+  j["never_salt"] = v.never_salt;
 }
 void from_json(const Json& j, TopEntry& v) {
   v.key = get_key(j);
@@ -151,6 +174,7 @@ void from_json(const Json& j, TopEntry& v) {
   read(j, "source", v.source);
   read(j, "pinned", v.pinned);
   read(j, "denied", v.denied);
+  read(j, "never_salt", v.never_salt);
 }
 
 void to_json(Json& j, const TopAnswer& v) {
@@ -172,6 +196,9 @@ void from_json(const Json& j, PinsAnswer& v) { read(j, "pins", v.pins); }
 
 void to_json(Json& j, const DeniesAnswer& v) { j = Json{{"denies", v.denies}}; }
 void from_json(const Json& j, DeniesAnswer& v) { read(j, "denies", v.denies); }
+
+void to_json(Json& j, const PoliciesAnswer& v) { j = Json{{"policies", v.policies}}; }
+void from_json(const Json& j, PoliciesAnswer& v) { read(j, "policies", v.policies); }
 
 void to_json(Json& j, const OperatorResult& v) { j = Json{{"ok", true}, {"version", v.version}}; }
 void from_json(const Json& j, OperatorResult& v) { read(j, "version", v.version); }

@@ -102,6 +102,21 @@ void validate_list(const HotKeyList& list, const ReportLimits& limits) {
     fail("denied", "has " + std::to_string(list.denied.size()) + " elements, at most " +
                        std::to_string(limits.max_items) + " allowed");
   }
+  if (list.never_salt.size() > limits.max_items) {
+    fail("never_salt", "has " + std::to_string(list.never_salt.size()) + " elements, at most " +
+                           std::to_string(limits.max_items) + " allowed");
+  }
+  std::unordered_map<std::string_view, size_t> prefixes;
+  for (size_t i = 0; i < list.never_salt.size(); ++i) {
+    const std::string path = index("never_salt", i);
+    const std::string& prefix = list.never_salt[i];
+    if (prefix.empty()) fail(path + ".key", "must not be empty");
+    if (prefix.size() > limits.max_key_bytes) {
+      fail(path + ".key", "prefix longer than " + std::to_string(limits.max_key_bytes) + " bytes");
+    }
+    auto [it, inserted] = prefixes.emplace(prefix, i);
+    if (!inserted) fail(path + ".key", "duplicate of " + index("never_salt", it->second));
+  }
   std::unordered_map<std::string_view, size_t> keys;
   keys.reserve(list.keys.size());
   for (size_t i = 0; i < list.keys.size(); ++i) {
@@ -163,6 +178,15 @@ std::string list_to_json(const HotKeyList& list) {
     denied.push_back(std::move(j));
   }
   doc["denied"] = std::move(denied);
+  if (!list.never_salt.empty()) {
+    nlohmann::ordered_json prefixes = nlohmann::ordered_json::array();
+    for (const std::string& prefix : list.never_salt) {
+      nlohmann::ordered_json j;
+      json_fields::write_key(j, prefix);
+      prefixes.push_back(std::move(j));
+    }
+    doc["never_salt"] = std::move(prefixes);
+  }
   doc["updated_at_ms"] = list.updated_at_ms;
   return json_fields::dump(doc, "hot-key list");
 }
@@ -224,6 +248,15 @@ HotKeyList parse_list_json(std::string_view text, const ReportLimits& limits) {
     for (size_t i = 0; i < denied.size(); ++i) {
       const std::string path = index("denied", i);
       list.denied.push_back(read_key(as_object(denied[i], path), path, limits.max_key_bytes));
+    }
+  }
+  if (const Json* v = find(doc, "never_salt")) {
+    const Json& prefixes = as_array(*v, "never_salt", limits.max_items);
+    list.never_salt.reserve(prefixes.size());
+    for (size_t i = 0; i < prefixes.size(); ++i) {
+      const std::string path = index("never_salt", i);
+      list.never_salt.push_back(
+          read_key(as_object(prefixes[i], path), path, limits.max_key_bytes));
     }
   }
   validate_list(list, limits);

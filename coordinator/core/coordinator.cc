@@ -75,10 +75,13 @@ Coordinator::Coordinator(const CoordinatorConfig& config, StateStore& store, Met
   for (auto& [name, st] : stored) {
     // Only the version counter of a dropped topic: no topic to track (a topic of that name
     // created later starts above the counter).
-    if (!st.list && !st.meta && st.pins.empty() && st.denies.empty()) continue;
+    if (!st.list && !st.meta && st.pins.empty() && st.denies.empty() && st.policies.empty()) {
+      continue;
+    }
     auto t = std::make_shared<Topic>(name, config_, metrics_.topic(name));
     t->pins = std::move(st.pins);
     t->denies = std::move(st.denies);
+    t->set_policies(std::move(st.policies));
     t->version = st.version;
     t->last_active_ms = started_ms_;
     if (st.meta && !st.list) {
@@ -160,7 +163,7 @@ void Coordinator::retire_locked(Topic& t) {
 void Coordinator::discard_if_unused(const std::shared_ptr<Topic>& t) {
   std::unique_lock lock(topics_mu_);
   std::lock_guard topic_lock(t->mu);
-  if (t->removed.load() || t->published || !t->pins.empty() || !t->denies.empty() ||
+  if (t->removed.load() || t->published || !t->no_operator_state() ||
       !t->producers.empty() || t->first_report_ms >= 0 || t->partitions > 0) {
     return;
   }
@@ -176,6 +179,7 @@ StoreStatus Coordinator::drop_topic_locked(const std::shared_ptr<Topic>& t,
                                            const std::function<void()>& before_retire) {
   for (const auto& [key, pin] : t->pins) batch.delete_pin(t->name, key);
   for (const auto& [key, deny] : t->denies) batch.delete_deny(t->name, key);
+  for (const auto& [prefix, policy] : t->policies) batch.delete_policy(t->name, prefix);
   batch.drop_topic(t->name, t->version);
   if (audit) batch.append_audit(std::move(*audit));
   double latency = 0;
@@ -196,7 +200,7 @@ bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
   if (config_.topic_idle_ttl_ms <= 0) return false;
   std::unique_lock lock(t->mu);
   const auto idle = [&] {
-    return !t->removed.load() && t->pins.empty() && t->denies.empty() &&
+    return !t->removed.load() && t->no_operator_state() &&
            now - t->last_active_ms > config_.topic_idle_ttl_ms;
   };
   if (!idle()) return false;
@@ -345,7 +349,7 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
     // An expiry loses to what happened since it was requested: a pin or deny (every member
     // holds the same, so every member keeps the topic), or a report the owner took.
     if (op.expired &&
-        (!t->pins.empty() || !t->denies.empty() || (owns(topic) && t->last_active_ms > op.at_ms))) {
+        (!t->no_operator_state() || (owns(topic) && t->last_active_ms > op.at_ms))) {
       lock.unlock();
       if (extra) {
         StoreBatch b;

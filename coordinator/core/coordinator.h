@@ -80,6 +80,7 @@ struct TopicSummary {
   uint32_t balance_keys = 0;
   uint32_t pins = 0;
   uint32_t denies = 0;
+  uint32_t policies = 0;
   uint64_t window_reports = 0;
   double window_total = 0;
 };
@@ -87,13 +88,14 @@ struct TopicSummary {
 // One key of the top view: the API's value (hotkey/api_model.h).
 using TopEntry = api::TopEntry;
 
-// An operator write (pin, unpin, deny, allow, delete_topic) as a value: in cluster mode it travels
-// through the state topic and every coordinator applies it (apply_operator).
+// An operator write (pin, unpin, deny, allow, policy_add, policy_remove, delete_topic) as a
+// value: in cluster mode it travels through the state topic and every coordinator applies it
+// (apply_operator).
 struct OperatorOp {
-  std::string op;  // pin, unpin, deny, allow, delete_topic
+  std::string op;  // pin, unpin, deny, allow, policy_add, policy_remove, delete_topic
   std::string topic;
-  std::string key;            // empty for delete_topic
-  uint32_t salts = 0;         // pin
+  std::string key;            // the prefix for policy_add / policy_remove; empty for delete_topic
+  uint32_t salts = 0;         // pin; policy_add: max_salts (0: the topic's)
   int64_t ttl_s = 0;          // pin (audit detail)
   int64_t expires_at_ms = 0;  // pin; 0: never
   std::string reason;
@@ -103,6 +105,10 @@ struct OperatorOp {
   // least this); `expired`: the owner's idle expiry, not an operator's delete.
   uint64_t version = 0;
   bool expired = false;
+  // policy_add: never salt the prefix's keys, or detect them at this hot_fraction (0: the
+  // topic's).
+  bool never_salt = false;
+  double hot_fraction = 0;
 };
 
 // Where topics live (docs/ARCHITECTURE.md, "Placement"): the one interface the core asks which
@@ -191,7 +197,14 @@ class Coordinator final : public ReportSink {
   CallResult deny(const std::string& topic, const std::string& key, const std::string& reason,
                   const std::string& who);
   CallResult allow(const std::string& topic, const std::string& key, const std::string& who);
-  // Drops a topic from memory and store with its pins and denies (audited as delete_topic);
+  // Creates or replaces the policy of `policy.prefix` (never_salt, or hot_fraction and/or
+  // max_salts; docs/API.md "Policies"); `who` and the time are set here. kConflict
+  // too_many_policies beyond kMaxPoliciesPerTopic.
+  CallResult set_policy(const std::string& topic, const Policy& policy, const std::string& who);
+  CallResult remove_policy(const std::string& topic, const std::string& prefix,
+                           const std::string& who);
+  // Drops a topic from memory and store with its pins, denies and policies (audited as
+  // delete_topic);
   // its version counter stays, so a topic of that name returning (a report, a pin) publishes
   // above every version it had. kNotFound for an unknown topic. Cluster mode: written to the
   // state topic (operator_write) and applied by every member (apply_operator).
@@ -205,6 +218,7 @@ class Coordinator final : public ReportSink {
   std::optional<std::vector<double>> partition_load(const std::string& topic) const;
   std::optional<std::map<std::string, Pin>> pins(const std::string& topic) const;
   std::optional<std::map<std::string, Deny>> denies(const std::string& topic) const;
+  std::optional<Policies> policies(const std::string& topic) const;
   std::vector<AuditEntry> audit(size_t limit) const { return store_.audit(limit); }
 
   // Cluster mode: `placement` (which outlives the coordinator's use of it) replaces the
@@ -295,6 +309,8 @@ class Coordinator final : public ReportSink {
     std::optional<AuditEntry> audit;
     // A report-triggered plan: publishes only when the listed keys change.
     bool triggered = false;
+    // The topic's policies after the change (null: unchanged), like pins and denies.
+    const Policies* policies = nullptr;
   };
   struct ReplanResult {
     StoreStatus status;
@@ -318,17 +334,24 @@ class Coordinator final : public ReportSink {
   void tick_topic(Topic& t, int64_t now);
   // Logs and counts a failed plan (`topic` empty: outside any one topic).
   void plan_failed(const std::string& topic, const std::string& what) const;
-  // Applies one operator write to `topic`: `mutate` changes copies of its pins and denies and
-  // queues the store writes, or returns the refusal (then nothing changes). `creates`: the
-  // write may create the topic (pin, deny); removals (unpin, allow) of an unknown topic are
+  // Applies one operator write to `topic`: `mutate` changes copies of its pins, denies and
+  // policies and queues the store writes, or returns the refusal (then nothing changes). `creates`: the
+  // write may create the topic (pin, deny, policy_add); removals (unpin, allow, policy_remove) of
+  // an unknown topic are
   // answered kNotFound without creating it. A call that fails changes nothing: no store write
   // besides `extra`, no topic slot, no metric series.
   CallResult operator_change(
       const std::string& topic, const std::string& key, const std::string& who,
       const std::string& action, const std::string& detail, bool creates,
-      const std::function<std::optional<CallResult>(
-          std::map<std::string, Pin>&, std::map<std::string, Deny>&, StoreBatch&)>& mutate,
+      const std::function<std::optional<CallResult>(std::map<std::string, Pin>&,
+                                                    std::map<std::string, Deny>&, Policies&,
+                                                    StoreBatch&)>& mutate,
       const std::function<void(StoreBatch&)>& extra = nullptr);
+  // The kConflict too_many_policies refusal when adding `prefix` would put more than
+  // kMaxPoliciesPerTopic policies on `topic`; nullopt when it fits (or replaces one).
+  static std::optional<CallResult> policy_limit(const std::string& topic,
+                                                const Policies& policies,
+                                                const std::string& prefix);
   CallResult forward_or_apply(const OperatorOp& op);
   // The kConflict too_many_pins refusal when pinning `key` would put more than max_hot_keys pins on
   // `topic`; nullopt when the pin fits (or replaces one).

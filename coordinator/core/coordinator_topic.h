@@ -20,6 +20,7 @@
 
 #include "coordinator.h"
 #include "planner.h"
+#include "policy_index.h"
 #include "topic_window.h"
 
 namespace hotkey::coordinator {
@@ -46,8 +47,8 @@ void keep_latest(ProducerInfo& p, const Report& r, const TopicSettings& s, int32
 
 // A refused call: `reason` is the machine-readable label, `message` the human one.
 CallResult error_result(Status status, std::string reason, std::string message);
-// kNotFound for an unpin or allow of a key that holds no pin (deny) in `topic`, or of a topic
-// the coordinator does not know.
+// kNotFound for an unpin, allow or policy_remove of a key (prefix) that holds no pin (deny,
+// policy) in `topic`, or of a topic the coordinator does not know.
 CallResult not_found(const std::string& what, const std::string& topic);
 
 struct Coordinator::Topic {
@@ -63,6 +64,16 @@ struct Coordinator::Topic {
   std::map<std::string, HotState> hot;
   std::map<std::string, Pin> pins;
   std::map<std::string, Deny> denies;
+  Policies policies;
+  // Over `policies` (replace them with set_policies only): what ingest asks of a key that
+  // reads as a new hot candidate.
+  PolicyIndex policy_index;
+  void set_policies(Policies p) {
+    policies = std::move(p);
+    policy_index = PolicyIndex(policies);
+  }
+  // No pin, deny or policy: nothing of the operator's keeps the topic.
+  bool no_operator_state() const { return pins.empty() && denies.empty() && policies.empty(); }
   int32_t partitions = 0;
   std::optional<HashFamily> hash;
   std::optional<std::string> separator;

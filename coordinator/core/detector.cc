@@ -15,7 +15,11 @@ size_t detected_capacity(const PlanInput& in) {
 bool eligible(const PlanInput& in, const std::map<std::string, HotState>& hot,
               const std::string& key, double records, double rate) {
   return !hot.contains(key) && !in.pins->contains(key) && !in.denies->contains(key) &&
-         records > 0 && rate >= in.settings->min_rate;
+         records > 0 && rate >= in.settings->min_rate && !in.policies.never_salt(key);
+}
+
+double hot_share_of(const PlanInput& in, const std::string& key) {
+  return in.policies.hot_fraction(key, *in.settings) / static_cast<double>(in.partitions);
 }
 
 void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
@@ -28,7 +32,8 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
 
   // 1. Hysteresis: listed keys leave only after staying below their exit share for hold_ms.
   for (auto it = hot.begin(); it != hot.end();) {
-    if (denies.contains(it->first) || pins.contains(it->first)) {
+    if (denies.contains(it->first) || pins.contains(it->first) ||
+        in.policies.never_salt(it->first)) {
       it = hot.erase(it);
       continue;
     }
@@ -75,8 +80,9 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
     return true;
   };
 
-  // 2. Threshold entries, on guaranteed counts so sketch error never lists a key.
-  const double hot_share = s.hot_fraction * fair;
+  // 2. Threshold entries, on guaranteed counts so sketch error never lists a key. Keys are
+  // scanned down to the lowest threshold in force (a policy's may be below the topic's).
+  const double min_hot_share = in.policies.min_hot_fraction(s) * fair;
   // A key the balance-driven selection listed that reaches the hot threshold (or a surge's) is
   // detected from then on: it keeps its place and takes the detected key's entry share.
   auto promote = [&](const std::string& key, double share) {
@@ -89,7 +95,8 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
   };
   if (in.detect) {
     for (const auto& c : est.ranked()) {
-      if (c.share < hot_share) break;  // ranked by guaranteed count
+      if (c.share < min_hot_share) break;  // ranked by guaranteed count
+      if (c.share < hot_share_of(in, c.item->key)) continue;
       if (promote(c.item->key, std::max(c.share, est.recent_of(c.item->key).share))) continue;
       if (!eligible(in, hot, c.item->key, static_cast<double>(c.item->guaranteed()), c.rate)) {
         continue;
@@ -103,7 +110,7 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
   // rather than when its window share catches up (up to a window later for a key just over
   // the threshold). A brief spike below kFastEntryFactor waits for the window like before.
   if (in.detect || in.detect_fast) {
-    const double bar = kFastEntryFactor * hot_share;
+    const double bar = kFastEntryFactor * min_hot_share;
     const double recent_total = finite_nonneg(in.recent_total);
     std::vector<std::pair<double, std::string_view>> fresh;  // (guaranteed share, key)
     auto consider = [&](std::string_view key, double records) {
@@ -114,7 +121,7 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
         if (it == in.latest.end() || it->second.producers < 2) return;
       }
       const double r = est.recent_of(c->item->key).share;
-      if (r >= bar) fresh.emplace_back(r, key);
+      if (r >= kFastEntryFactor * hot_share_of(in, c->item->key)) fresh.emplace_back(r, key);
     };
     for (const auto& [key, c] : in.latest) consider(key, c.guaranteed);
     for (const auto& item : in.recent_items) {

@@ -177,7 +177,9 @@ bool Coordinator::shows_new_hot_key(const Topic& t, const Report& r, const Topic
     if (item.count <= item.error) continue;
     const double g = static_cast<double>(item.count - item.error);
     if (g < bar || scaled_records(r, g) < kFastEntryMinRecords) continue;
-    if (t.hot.contains(item.key) || t.pins.contains(item.key) || t.denies.contains(item.key)) {
+    // Policies are asked only here, of a key past the bar (a never_salt key plans nothing).
+    if (t.hot.contains(item.key) || t.pins.contains(item.key) || t.denies.contains(item.key) ||
+        t.policy_index.never_salt(item.key)) {
       continue;
     }
     return true;

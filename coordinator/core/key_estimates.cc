@@ -20,10 +20,13 @@ KeyEstimates::KeyEstimates(const PlanInput& in) : in_(in) {
   // Only the keys detection or the balance-driven selection may take are ranked; the rest
   // (thousands of tail keys in a full window) follow in no order: both stop at the first key
   // below their floor, and sorting the tail was a third of a plan's cost.
-  const double floor =
-      in.settings && in.partitions > 0
-          ? std::min(in.settings->hot_fraction, in.settings->balance_min_fraction) / in.partitions
-          : 0.0;
+  // A policy's lower hot_fraction lowers the floor for every key (cheaper than asking each
+  // key's policy here).
+  const double floor = in.settings && in.partitions > 0
+                           ? std::min(in.policies.min_hot_fraction(*in.settings),
+                                      in.settings->balance_min_fraction) /
+                                 in.partitions
+                           : 0.0;
   const auto tail = std::partition(ranked_.begin(), ranked_.end(),
                                    [floor](const Candidate& c) { return c.share >= floor; });
   std::sort(ranked_.begin(), tail, [](const Candidate& a, const Candidate& b) {

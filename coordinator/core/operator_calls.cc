@@ -1,4 +1,4 @@
-// Operator calls (pin, unpin, deny, allow): validation, limits, the store commit with the
+// Operator calls (pin, unpin, deny, allow, policy_add, policy_remove): validation, limits, the store commit with the
 // audit entry and re-planned list, and cluster-mode forwarding to the state topic.
 #include "coordinator_topic.h"
 
@@ -16,8 +16,9 @@ namespace hotkey::coordinator {
 CallResult Coordinator::operator_change(
     const std::string& topic, const std::string& key, const std::string& who,
     const std::string& action, const std::string& detail, bool creates,
-    const std::function<std::optional<CallResult>(
-        std::map<std::string, Pin>&, std::map<std::string, Deny>&, StoreBatch&)>& mutate,
+    const std::function<std::optional<CallResult>(std::map<std::string, Pin>&,
+                                                  std::map<std::string, Deny>&, Policies&,
+                                                  StoreBatch&)>& mutate,
     const std::function<void(StoreBatch&)>& extra) {
   // A refused write still moves the caller's checkpoint (cluster mode's state topic).
   auto refuse = [&](CallResult refusal) {
@@ -43,7 +44,10 @@ CallResult Coordinator::operator_change(
     } else {
       t = find_topic(topic);
       // Nothing to remove from a topic the coordinator does not know; do not create it.
-      if (!t) return refuse(not_found(action == "unpin" ? "pin" : "deny", topic));
+      if (!t) {
+        return refuse(not_found(
+            action == "unpin" ? "pin" : action == "allow" ? "deny" : "policy", topic));
+      }
     }
     topic_lock = std::unique_lock(t->mu);
     if (!t->removed.load()) break;
@@ -56,8 +60,9 @@ CallResult Coordinator::operator_change(
   };
   std::map<std::string, Pin> pins = t->pins;
   std::map<std::string, Deny> denies = t->denies;
+  Policies policies = t->policies;
   StoreBatch batch;
-  if (std::optional<CallResult> refusal = mutate(pins, denies, batch)) {
+  if (std::optional<CallResult> refusal = mutate(pins, denies, policies, batch)) {
     return fail(refuse(std::move(*refusal)));
   }
   if (extra) extra(batch);
@@ -71,8 +76,9 @@ CallResult Coordinator::operator_change(
   uint64_t version = 0;
   StoreStatus st;
   try {
-    ReplanResult done = replan_locked(
-        *t, Replan{std::move(batch), action, &pins, &denies, std::move(a), /*triggered=*/false});
+    ReplanResult done =
+        replan_locked(*t, Replan{std::move(batch), action, &pins, &denies, std::move(a),
+                                 /*triggered=*/false, &policies});
     st = std::move(done.status);
     version = done.version;
   } catch (const std::exception& e) {
@@ -104,6 +110,15 @@ std::optional<CallResult> Coordinator::pin_limit(const std::string& topic,
                           " (pins count against it): unpin a key or raise max_hot_keys");
 }
 
+std::optional<CallResult> Coordinator::policy_limit(const std::string& topic,
+                                                    const Policies& policies,
+                                                    const std::string& prefix) {
+  if (policies.contains(prefix) || policies.size() < kMaxPoliciesPerTopic) return std::nullopt;
+  return error_result(Status::kConflict, "too_many_policies",
+                      "topic '" + topic + "' already has " + std::to_string(policies.size()) +
+                          " policies, the most a topic may have: remove one first");
+}
+
 CallResult Coordinator::apply_operator(const OperatorOp& op,
                                        const std::function<void(StoreBatch&)>& extra) {
   const std::string& topic = op.topic;
@@ -114,7 +129,7 @@ CallResult Coordinator::apply_operator(const OperatorOp& op,
     return operator_change(
         topic, key, op.who, "pin", detail.dump(-1, ' ', false, json::error_handler_t::replace),
         true,
-        [&](auto& pins, auto& denies, StoreBatch& batch) -> Refusal {
+        [&](auto& pins, auto& denies, auto&, StoreBatch& batch) -> Refusal {
           if (Refusal full = pin_limit(topic, pins, key)) return full;
           if (denies.erase(key)) batch.delete_deny(topic, key);
           Pin p{key, op.salts, op.expires_at_ms, op.reason, op.who, op.at_ms};
@@ -127,7 +142,7 @@ CallResult Coordinator::apply_operator(const OperatorOp& op,
   if (op.op == "unpin") {
     return operator_change(
         topic, key, op.who, "unpin", "{}", false,
-        [&](auto& pins, auto&, StoreBatch& batch) -> Refusal {
+        [&](auto& pins, auto&, auto&, StoreBatch& batch) -> Refusal {
           if (!pins.erase(key)) return not_found("pin", topic);
           batch.delete_pin(topic, key);
           return std::nullopt;
@@ -139,7 +154,7 @@ CallResult Coordinator::apply_operator(const OperatorOp& op,
     return operator_change(
         topic, key, op.who, "deny", detail.dump(-1, ' ', false, json::error_handler_t::replace),
         true,
-        [&](auto& pins, auto& denies, StoreBatch& batch) -> Refusal {
+        [&](auto& pins, auto& denies, auto&, StoreBatch& batch) -> Refusal {
           if (pins.erase(key)) batch.delete_pin(topic, key);
           Deny d{key, op.reason, op.who, op.at_ms};
           batch.put_deny(topic, d);
@@ -151,9 +166,38 @@ CallResult Coordinator::apply_operator(const OperatorOp& op,
   if (op.op == "allow") {
     return operator_change(
         topic, key, op.who, "allow", "{}", false,
-        [&](auto&, auto& denies, StoreBatch& batch) -> Refusal {
+        [&](auto&, auto& denies, auto&, StoreBatch& batch) -> Refusal {
           if (!denies.erase(key)) return not_found("deny", topic);
           batch.delete_deny(topic, key);
+          return std::nullopt;
+        },
+        extra);
+  }
+  if (op.op == "policy_add") {
+    json detail{{"reason", op.reason},
+                {"never_salt", op.never_salt},
+                {"hot_fraction", op.hot_fraction},
+                {"max_salts", op.salts}};
+    return operator_change(
+        topic, key, op.who, "policy_add",
+        detail.dump(-1, ' ', false, json::error_handler_t::replace), true,
+        [&](auto&, auto&, Policies& policies, StoreBatch& batch) -> Refusal {
+          if (Refusal full = policy_limit(topic, policies, key)) return full;
+          Policy p{key, op.never_salt, op.hot_fraction, op.salts, op.reason, op.who, op.at_ms};
+          batch.put_policy(topic, p);
+          policies[key] = p;
+          return std::nullopt;
+        },
+        extra);
+  }
+  if (op.op == "policy_remove") {
+    return operator_change(
+        topic, key, op.who, "policy_remove", "{}", false,
+        [&](auto&, auto&, Policies& policies, StoreBatch& batch) -> Refusal {
+          auto it = policies.find(key);
+          if (it == policies.end()) return not_found("policy", topic);
+          policies.erase(it);
+          batch.delete_policy(topic, key);
           return std::nullopt;
         },
         extra);
@@ -172,14 +216,26 @@ CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
       if (std::optional<CallResult> full = pin_limit(op.topic, t->pins, op.key)) return *full;
     }
   }
-  if (op.op == "unpin" || op.op == "allow") {
+  if (op.op == "policy_add") {
+    if (std::shared_ptr<Topic> t = find_topic(op.topic)) {
+      std::lock_guard lock(t->mu);
+      if (std::optional<CallResult> full = policy_limit(op.topic, t->policies, op.key)) {
+        return *full;
+      }
+    }
+  }
+  if (op.op == "unpin" || op.op == "allow" || op.op == "policy_remove") {
     std::shared_ptr<Topic> t = find_topic(op.topic);
     bool present = false;
     if (t) {
       std::lock_guard lock(t->mu);
-      present = op.op == "unpin" ? t->pins.contains(op.key) : t->denies.contains(op.key);
+      present = op.op == "unpin"   ? t->pins.contains(op.key)
+                : op.op == "allow" ? t->denies.contains(op.key)
+                                   : t->policies.contains(op.key);
     }
-    if (!present) return not_found(op.op == "unpin" ? "pin" : "deny", op.topic);
+    if (!present) {
+      return not_found(op.op == "unpin" ? "pin" : op.op == "allow" ? "deny" : "policy", op.topic);
+    }
   }
   if (std::optional<CallResult> shared = placement_->forward_operator(op)) return *shared;
   return apply_operator(op);
@@ -205,6 +261,21 @@ CallResult Coordinator::deny(const std::string& topic, const std::string& key,
 CallResult Coordinator::allow(const std::string& topic, const std::string& key,
                               const std::string& who) {
   return forward_or_apply(OperatorOp{"allow", topic, key, 0, 0, 0, "", who, clock_.now_ms()});
+}
+
+CallResult Coordinator::set_policy(const std::string& topic, const Policy& policy,
+                                   const std::string& who) {
+  OperatorOp op{"policy_add", topic, policy.prefix, policy.max_salts, 0, 0, policy.reason, who,
+                clock_.now_ms()};
+  op.never_salt = policy.never_salt;
+  op.hot_fraction = policy.hot_fraction;
+  return forward_or_apply(op);
+}
+
+CallResult Coordinator::remove_policy(const std::string& topic, const std::string& prefix,
+                                      const std::string& who) {
+  return forward_or_apply(
+      OperatorOp{"policy_remove", topic, prefix, 0, 0, 0, "", who, clock_.now_ms()});
 }
 
 }  // namespace hotkey::coordinator

@@ -1,7 +1,8 @@
 // Hot-key detection and salt-table planning for one topic: turns the fleet-wide window (merged
 // sketch, per-partition load) plus operator pins and denies into the next hot-key list, and
 // says whether it differs materially from the published one. Pure functions over values;
-// callers serialise access to the HotState map they pass in. plan_topic runs the three parts:
+// callers serialise access to the HotState map they pass in. Prefix policies (policy_index.h)
+// apply here, at plan time. plan_topic runs the three parts:
 // KeyEstimates (key_estimates.h: what is known of each key), the detector (detector.h: which
 // keys are hot) and the table planner (table_planner.h: their salt tables and the list).
 #pragma once
@@ -14,6 +15,7 @@
 
 #include "config.h"
 #include "hotkey/hotkey_list.h"
+#include "policy_index.h"
 #include "hotkey/space_saving.h"
 #include "state_store.h"
 #include "topic_window.h"
@@ -77,6 +79,9 @@ struct PlanInput {
   double rate = 0;
   const std::map<std::string, Pin>* pins = nullptr;
   const std::map<std::string, Deny>* denies = nullptr;
+  // The operator's prefix policies (empty: none). Precedence: a pin or deny of the exact key,
+  // then the key's longest matching policy, then detection with the topic's settings.
+  PolicyIndex policies;
   const HotKeyList* published = nullptr;  // may be null
   int64_t now_ms = 0;
   // False while the window is still filling after a start: detection neither adds nor

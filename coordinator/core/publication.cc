@@ -36,7 +36,10 @@ json surge_plan_line(const std::string& topic, const std::map<std::string, HotSt
   };
   std::vector<Fresh> fresh;
   for (const auto& [key, c] : in.latest) {
-    if (before.contains(key) || in.pins->contains(key) || in.denies->contains(key)) continue;
+    if (before.contains(key) || in.pins->contains(key) || in.denies->contains(key) ||
+        in.policies.never_salt(key)) {
+      continue;
+    }
     fresh.push_back(
         {in.latest_total > 0 ? c.guaranteed / in.latest_total : 0.0, &key, c.guaranteed});
   }
@@ -95,6 +98,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
   t.surge_reports = 0;
   const auto& pins = pins_override ? *pins_override : t.pins;
   const auto& denies = denies_override ? *denies_override : t.denies;
+  const Policies& policies = r.policies ? *r.policies : t.policies;
   std::map<std::string, HotState> hot = t.hot;
   std::optional<PlanResult> plan;
   std::optional<json> surge_log;
@@ -145,6 +149,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     in.rate = rate;
     in.pins = &pins;
     in.denies = &denies;
+    in.policies = PolicyIndex(policies);
     in.published = t.published ? &t.published->list : nullptr;
     in.now_ms = now;
     in.detect = t.first_report_ms >= 0 && now - t.first_report_ms >= config_.warmup_ms;
@@ -206,6 +211,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
   t.hot = std::move(hot);
   if (pins_override) t.pins = *pins_override;
   if (denies_override) t.denies = *denies_override;
+  if (r.policies) t.set_policies(*r.policies);
   if (material) {
     t.version = version;
     HotKeyList before = t.published ? t.published->list : HotKeyList{};

@@ -34,7 +34,7 @@ TopicSummary summary_locked(const std::string& name, const TopicSettings& settin
                             int32_t partitions, const std::optional<HashFamily>& hash,
                             const std::optional<std::string>& separator, const TopicSummary& stats,
                             size_t producers, const std::shared_ptr<const PublishedList>& pub,
-                            size_t pins, size_t denies) {
+                            size_t pins, size_t denies, size_t policies) {
   TopicSummary s = stats;
   s.topic = name;
   s.partitions = partitions;
@@ -52,6 +52,7 @@ TopicSummary summary_locked(const std::string& name, const TopicSettings& settin
   }
   s.pins = static_cast<uint32_t>(pins);
   s.denies = static_cast<uint32_t>(denies);
+  s.policies = static_cast<uint32_t>(policies);
   return s;
 }
 }  // namespace
@@ -68,7 +69,7 @@ std::vector<TopicSummary> Coordinator::topics() const {
     if (t->removed.load()) continue;
     out.push_back(summary_locked(t->name, config_.settings_for(t->name), t->partitions, t->hash,
                                  t->separator, t->stats, t->producers.size(), t->published,
-                                 t->pins.size(), t->denies.size()));
+                                 t->pins.size(), t->denies.size(), t->policies.size()));
   }
   return out;
 }
@@ -80,7 +81,7 @@ std::optional<TopicSummary> Coordinator::topic(const std::string& name) const {
   if (t->removed.load()) return std::nullopt;
   return summary_locked(t->name, config_.settings_for(t->name), t->partitions, t->hash,
                         t->separator, t->stats, t->producers.size(), t->published, t->pins.size(),
-                        t->denies.size());
+                        t->denies.size(), t->policies.size());
 }
 
 std::optional<std::vector<double>> Coordinator::partition_load(const std::string& name) const {
@@ -120,6 +121,7 @@ std::optional<std::vector<TopEntry>> Coordinator::top(const std::string& name, s
     }
     e.pinned = t->pins.contains(item.key);
     e.denied = t->denies.contains(item.key);
+    e.never_salt = !e.pinned && !e.denied && t->policy_index.never_salt(item.key);
     out.push_back(std::move(e));
   }
   return out;
@@ -131,6 +133,14 @@ std::optional<std::map<std::string, Pin>> Coordinator::pins(const std::string& n
   std::lock_guard lock(t->mu);
   if (t->removed.load()) return std::nullopt;
   return t->pins;
+}
+
+std::optional<Policies> Coordinator::policies(const std::string& name) const {
+  std::shared_ptr<Topic> t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
+  return t->policies;
 }
 
 std::optional<std::map<std::string, Deny>> Coordinator::denies(const std::string& name) const {

@@ -31,6 +31,12 @@ void StoreBatch::put_deny(const std::string& topic, const Deny& deny) {
 void StoreBatch::delete_deny(const std::string& topic, const std::string& key) {
   ops_.push_back(DeleteDeny{topic, key});
 }
+void StoreBatch::put_policy(const std::string& topic, const Policy& policy) {
+  ops_.push_back(PutPolicy{topic, policy});
+}
+void StoreBatch::delete_policy(const std::string& topic, const std::string& prefix) {
+  ops_.push_back(DeletePolicy{topic, prefix});
+}
 void StoreBatch::drop_topic(const std::string& topic, uint64_t version) {
   ops_.push_back(DropTopic{topic, version});
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,12 +37,16 @@ struct StoreStatus {
 // and the answers.
 using Pin = api::Pin;
 using Deny = api::Deny;
+// An operator's rule for every key with a prefix (never salt, or its own hot_fraction and
+// max_salts); the topic's policies are kept by prefix.
+using Policy = api::Policy;
+using Policies = std::map<std::string, Policy, std::less<>>;
 
 struct AuditEntry {
   uint64_t seq = 0;
   int64_t at_ms = 0;
   std::string who;     // token name, or "system" for expiries
-  std::string action;  // pin, unpin, deny, allow, pin_expired, delete_topic
+  std::string action;  // pin, unpin, deny, allow, policy_add, policy_remove, pin_expired...
   std::string topic;
   std::string key;
   std::string detail;  // JSON object text with action-specific fields
@@ -61,6 +66,7 @@ struct StoredTopic {
   std::optional<TopicMeta> meta;
   std::map<std::string, Pin> pins;
   std::map<std::string, Deny> denies;
+  Policies policies;  // by prefix
 };
 
 // Related writes applied atomically (one synced write of the store). The operations are kept
@@ -90,6 +96,14 @@ class StoreBatch {
     std::string topic;
     std::string key;
   };
+  struct PutPolicy {
+    std::string topic;
+    Policy policy;
+  };
+  struct DeletePolicy {
+    std::string topic;
+    std::string prefix;
+  };
   struct DropTopic {
     std::string topic;
     uint64_t version = 0;
@@ -98,8 +112,8 @@ class StoreBatch {
     std::string name;
     std::string value;
   };
-  using Op = std::variant<PutList, PutTopicMeta, PutPin, DeletePin, PutDeny, DeleteDeny, DropTopic,
-                          PutMeta>;
+  using Op = std::variant<PutList, PutTopicMeta, PutPin, DeletePin, PutDeny, DeleteDeny,
+                          PutPolicy, DeletePolicy, DropTopic, PutMeta>;
 
   // The list and its version counter. Throws DecodeError (and queues nothing) for a list that
   // breaks the invariants a load checks (list_invariant_limits), so nothing is ever written
@@ -110,9 +124,11 @@ class StoreBatch {
   void delete_pin(const std::string& topic, const std::string& key);
   void put_deny(const std::string& topic, const Deny& deny);
   void delete_deny(const std::string& topic, const std::string& key);
+  void put_policy(const std::string& topic, const Policy& policy);
+  void delete_policy(const std::string& topic, const std::string& prefix);
   // Drops the topic's list and metadata records; its version counter is written as `version`
-  // (when above 0) and kept, so the topic never goes back in version when it returns. Its pins
-  // and denies are deleted with delete_pin / delete_deny.
+  // (when above 0) and kept, so the topic never goes back in version when it returns. Its pins,
+  // denies and policies are deleted with delete_pin / delete_deny / delete_policy.
   void drop_topic(const std::string& topic, uint64_t version);
   // seq is assigned by StateStore::write.
   void append_audit(AuditEntry entry) { audits_.push_back(std::move(entry)); }

@@ -14,11 +14,13 @@
 namespace hotkey::coordinator {
 namespace {
 
-uint32_t salt_count_for(double share, int32_t partitions, const TopicSettings& s) {
+// `max_salts`: the topic's, or the key's policy's (which may be below min_salts: it wins).
+uint32_t salt_count_for(double share, int32_t partitions, const TopicSettings& s,
+                        uint32_t max_salts) {
   double want = std::ceil(share * partitions / s.salt_share);
   if (!std::isfinite(want) || want < 0) want = 0;
   auto n = static_cast<uint64_t>(std::min(want, 1e9));
-  n = std::clamp<uint64_t>(n, s.min_salts, s.max_salts);
+  n = std::clamp<uint64_t>(n, std::min(s.min_salts, max_salts), max_salts);
   return static_cast<uint32_t>(std::min<uint64_t>(n, static_cast<uint64_t>(partitions)));
 }
 
@@ -147,6 +149,7 @@ PlanResult unplanned_result(const PlanInput& in) {
   list.separator = in.separator;
   list.updated_at_ms = in.now_ms;
   for (const auto& [key, d] : *in.denies) list.denied.push_back(key);
+  list.never_salt = in.policies.never_salt_prefixes();
   return out;
 }
 
@@ -218,9 +221,15 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   // 4. Load-aware tables for detected keys and pins without an explicit salt count.
   std::vector<HotKeyDemand> demands;
   std::vector<KeySource> sources;
+  // A pinned key takes the topic's salt cap (an exact pin wins over a prefix policy); the
+  // others their policy's.
+  auto salt_cap = [&](const std::string& key, KeySource src) {
+    return src == KeySource::kPinned ? s.max_salts : in.policies.max_salts(key, s);
+  };
   auto add_demand = [&](const std::string& key, KeySource src) {
-    demands.push_back(
-        HotKeyDemand{key, est.demand_of(key), salt_count_for(est.traffic_share_of(key), P, s)});
+    demands.push_back(HotKeyDemand{
+        key, est.demand_of(key),
+        salt_count_for(est.traffic_share_of(key), P, s, salt_cap(key, src))});
     sources.push_back(src);
   };
   for (const auto& [key, pin] : pins) {
@@ -240,6 +249,18 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   for (const auto& [key, d] : *in.denies) {
     const int32_t h = est.home_of(key);
     if (h >= 0 && h < P) denied[static_cast<size_t>(h)] += est.routed_of(key);
+  }
+  // Keys under a never_salt policy stay home like denied ones. Only those large enough for the
+  // selection to look at (its floor) can make a partition a lost cause.
+  if (!in.policies.empty() && !in.policies.never_salt_prefixes().empty()) {
+    const double floor_share = s.balance_min_fraction * fair;
+    for (auto& c : est.ranked()) {
+      if (c.share < floor_share) break;
+      const std::string& key = c.item->key;
+      if (pins.contains(key) || in.denies->contains(key) || !in.policies.never_salt(key)) continue;
+      const int32_t h = est.home_of_candidate(c);
+      if (h >= 0 && h < P) denied[static_cast<size_t>(h)] += est.routed_of(key);
+    }
   }
   auto excluded = [&](const std::vector<double>& load) {
     double sum = 0;
@@ -339,9 +360,8 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
     for (const auto& d : demands) salted_mean += finite_nonneg(d.rate);
     salted_mean /= static_cast<double>(P);
     std::vector<double> debt(static_cast<size_t>(P), 0.0);
-    const double hot_share = s.hot_fraction * fair;
     for (const auto& [key, st] : hot) {
-      if (st.entry_share < hot_share || !est.surging(key)) continue;
+      if (st.entry_share < hot_share_of(in, key) || !est.surging(key)) continue;
       const double owed = est.debt_of(key, st.since_ms);
       const int32_t h = est.home_of(key);
       if (owed > 0 && h >= 0 && h < P) debt[static_cast<size_t>(h)] += owed;
@@ -380,7 +400,7 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   for (const auto& [key, pin] : pins) {
     if (pin.salts == 0 && est.guaranteed_of(key) > 0) continue;
     uint32_t n = pin.salts ? std::min<uint32_t>(pin.salts, static_cast<uint32_t>(P))
-                           : salt_count_for(est.traffic_share_of(key), P, s);
+                           : salt_count_for(est.traffic_share_of(key), P, s, s.max_salts);
     const HotKey* pub = published_fits ? find_key(in.published, key) : nullptr;
     std::vector<SaltAssignment> table;
     if (pub && pub->source == KeySource::kPinned && pub->salts.size() == n) {
@@ -394,7 +414,8 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   // Demands whose water-filling gave no salt (zero traffic) fall back the same way.
   for (size_t i = 0; i < demands.size(); ++i) {
     if (tables[i].salts.empty()) {
-      uint32_t n = salt_count_for(est.traffic_share_of(demands[i].key), P, s);
+      uint32_t n = salt_count_for(est.traffic_share_of(demands[i].key), P, s,
+                                  salt_cap(demands[i].key, sources[i]));
       tables[i].salts = least_loaded_table(demands[i].key, n, pred, space);
     }
   }
@@ -434,11 +455,12 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
   // published tables while they still balance about as well as the fresh plan (no churn).
   const HotKeyList* pub = in.published;
   if (!pub) {
-    out.material = !list.keys.empty() || !list.denied.empty();
+    out.material = !list.keys.empty() || !list.denied.empty() || !list.never_salt.empty();
     return out;
   }
   if (pub->partitions != P || pub->hash != in.hash || pub->separator != in.separator ||
-      pub->denied != list.denied || pub->keys.size() != list.keys.size()) {
+      pub->denied != list.denied || pub->never_salt != list.never_salt ||
+      pub->keys.size() != list.keys.size()) {
     out.material = true;
     return out;
   }
@@ -453,6 +475,11 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
     }
     if (fixed.contains(k.key) && !same_partitions(it->second->salts, k.salts)) {
       out.material = true;  // an operator changed the pin's salt count
+      return out;
+    }
+    if (!fixed.contains(k.key) && k.source != KeySource::kPinned &&
+        it->second->salts.size() > in.policies.max_salts(k.key, s)) {
+      out.material = true;  // a policy lowered the key's salt cap below its published table
       return out;
     }
     if (it->second->salts != k.salts) tables_same = false;

@@ -413,7 +413,7 @@ httplib::Server::HandlerResponse AdmissionChain::before_body(const httplib::Requ
     }
     return refuse(413, req.method + " " + req.path +
                            " takes no request body (only POST /v1/reports and POST "
-                           "/v1/topics/{topic}/pins|denies do)");
+                           "/v1/topics/{topic}/pins|denies|policies do)");
   }
   const std::string encoding = req.get_header_value("Content-Encoding");
   if (!encoding.empty() && !iequals(encoding, "identity")) {

@@ -29,6 +29,7 @@ api::TopicSummary to_api(const TopicSummary& s) {
   a.balance_keys = s.balance_keys;
   a.pins = s.pins;
   a.denies = s.denies;
+  a.policies = s.policies;
   a.window_reports = s.window_reports;
   a.window_total = s.window_total;
   return a;

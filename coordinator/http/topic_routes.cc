@@ -1,5 +1,5 @@
 // The topics (docs/API.md, "Topics"): GET /v1/topics, GET /v1/topics/{topic}, its top keys and its
-// pins and denies. In cluster mode a topic's window lives with its owner, whose answer is passed
+// pins, denies and policies. In cluster mode a topic's window lives with its owner, whose answer is passed
 // on.
 #include <algorithm>
 #include <cmath>
@@ -116,6 +116,14 @@ void get_pins(const RouteContext& ctx, Call& c) {
   send_json(c.res, 200, answer);
 }
 
+void get_policies(const RouteContext& ctx, Call& c) {
+  api::PoliciesAnswer answer;
+  if (auto policies = ctx.coord.policies(c.topic())) {
+    for (const auto& [prefix, p] : *policies) answer.policies.push_back(p);
+  }
+  send_json(c.res, 200, answer);
+}
+
 void get_denies(const RouteContext& ctx, Call& c) {
   api::DeniesAnswer answer;
   if (auto denies = ctx.coord.denies(c.topic())) {
@@ -135,6 +143,8 @@ void add_topic_routes(Routes& routes, const RouteContext& ctx) {
   routes.push_back({"GET", topic + "/top", producer, [ctx](Call& c) { get_top(ctx, c); }});
   routes.push_back({"GET", topic + "/pins", producer, [ctx](Call& c) { get_pins(ctx, c); }});
   routes.push_back({"GET", topic + "/denies", producer, [ctx](Call& c) { get_denies(ctx, c); }});
+  routes.push_back(
+      {"GET", topic + "/policies", producer, [ctx](Call& c) { get_policies(ctx, c); }});
 }
 
 }  // namespace hotkey::coordinator

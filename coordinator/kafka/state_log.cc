@@ -22,7 +22,12 @@ using Steady = std::chrono::steady_clock;
 constexpr auto kStateAckTimeout = std::chrono::seconds(15);
 constexpr auto kStateApplyTimeout = std::chrono::seconds(5);
 
-std::string record_key(const OperatorOp& op) { return op.topic + "/" + base64_encode(op.key); }
+// Compaction keeps the last record per key: a key's pin and deny replace each other (as the
+// calls do); a prefix's policy is its own record ("policy:" cannot start a base64 key).
+std::string record_key(const OperatorOp& op) {
+  const bool policy = op.op == "policy_add" || op.op == "policy_remove";
+  return op.topic + "/" + (policy ? "policy:" : "") + base64_encode(op.key);
+}
 
 std::string encode_record(const OperatorOp& op) {
   return json{{"v", 1},
@@ -36,7 +41,9 @@ std::string encode_record(const OperatorOp& op) {
               {"by", op.who},
               {"at_ms", op.at_ms},
               {"version", op.version},
-              {"expired", op.expired}}
+              {"expired", op.expired},
+              {"never_salt", op.never_salt},
+              {"hot_fraction", op.hot_fraction}}
       .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -47,7 +54,7 @@ OperatorOp decode_record(std::string_view value) {
   OperatorOp op;
   op.op = j.at("op").get<std::string>();
   if (op.op != "pin" && op.op != "unpin" && op.op != "deny" && op.op != "allow" &&
-      op.op != "delete_topic") {
+      op.op != "policy_add" && op.op != "policy_remove" && op.op != "delete_topic") {
     throw std::invalid_argument("unknown operator write '" + op.op + "'");
   }
   op.topic = j.at("topic").get<std::string>();
@@ -65,6 +72,8 @@ OperatorOp decode_record(std::string_view value) {
   op.at_ms = j.value("at_ms", int64_t{0});
   op.version = j.value("version", uint64_t{0});
   op.expired = j.value("expired", false);
+  op.never_salt = j.value("never_salt", false);
+  op.hot_fraction = j.value("hot_fraction", 0.0);
   return op;
 }
 

@@ -35,6 +35,9 @@ std::string pin_key(const std::string& topic, const std::string& key) {
 std::string deny_key(const std::string& topic, const std::string& key) {
   return "d/" + topic + "/" + key_id(key);
 }
+std::string policy_key(const std::string& topic, const std::string& prefix) {
+  return "r/" + topic + "/" + key_id(prefix);
+}
 std::string audit_key(uint64_t seq) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "a/%020" PRIu64, seq);
@@ -203,6 +206,8 @@ StoreStatus Store::write(StoreBatch& batch, double* latency_s) {
       wb.Delete(pin_key(d->topic, d->key));
     } else if (const auto* dd = std::get_if<StoreBatch::DeleteDeny>(&op)) {
       wb.Delete(deny_key(dd->topic, dd->key));
+    } else if (const auto* dp = std::get_if<StoreBatch::DeletePolicy>(&op)) {
+      wb.Delete(policy_key(dp->topic, dp->prefix));
     } else if (const auto* drop = std::get_if<StoreBatch::DropTopic>(&op)) {
       wb.Delete(list_key(drop->topic));
       wb.Delete(meta_key(drop->topic));
@@ -218,6 +223,8 @@ StoreStatus Store::write(StoreBatch& batch, double* latency_s) {
       wb.Put(pin_key(p->topic, p->pin.key), encode_pin_record(p->pin));
     } else if (const auto* d = std::get_if<StoreBatch::PutDeny>(&op)) {
       wb.Put(deny_key(d->topic, d->deny.key), encode_deny_record(d->deny));
+    } else if (const auto* r = std::get_if<StoreBatch::PutPolicy>(&op)) {
+      wb.Put(policy_key(r->topic, r->policy.prefix), encode_policy_record(r->policy));
     } else if (const auto* drop = std::get_if<StoreBatch::DropTopic>(&op)) {
       if (drop->version > 0) {
         wb.Put(version_key(drop->topic), encode_version_record(drop->version));

@@ -1,5 +1,6 @@
 #include "store_records.h"
 
+#include <cmath>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -156,6 +157,40 @@ Deny decode_deny_record(std::string_view text) {
   return d;
 }
 
+std::string encode_policy_record(const Policy& r) {
+  json j;
+  put_key(j, r.prefix);
+  j["never_salt"] = r.never_salt;
+  j["hot_fraction"] = r.hot_fraction;
+  j["max_salts"] = r.max_salts;
+  j["reason"] = r.reason;
+  j["by"] = r.by;
+  j["created_at_ms"] = r.created_at_ms;
+  return j.dump(-1, ' ', false, json::error_handler_t::strict);
+}
+
+Policy decode_policy_record(std::string_view text) {
+  const std::string what = "policy";
+  const json j = parse_object(text, what);
+  Policy r;
+  r.prefix = key_field(j, what);
+  if (r.prefix.empty()) fail("policy record: the prefix is empty");
+  const json& never = field(j, "never_salt", what);
+  if (!never.is_boolean()) fail("policy record: 'never_salt' must be a boolean");
+  r.never_salt = never.get<bool>();
+  const json& hot = field(j, "hot_fraction", what);
+  if (!hot.is_number() || !(hot.get<double>() >= 0) || !std::isfinite(hot.get<double>())) {
+    fail("policy record: 'hot_fraction' must be a finite number >= 0");
+  }
+  r.hot_fraction = hot.get<double>();
+  r.max_salts = static_cast<uint32_t>(unsigned_field(field(j, "max_salts", what), "max_salts",
+                                                     what, std::numeric_limits<uint32_t>::max()));
+  r.reason = string_field(j, "reason", what);
+  r.by = string_field(j, "by", what);
+  r.created_at_ms = time_field(j, "created_at_ms", what);
+  return r;
+}
+
 std::string encode_topic_meta_record(const TopicMeta& m) {
   json j;
   j["partitions"] = m.partitions;
@@ -238,7 +273,8 @@ void load_record(std::string_view key, std::string_view value,
       topics[topic_of(rest, key)].meta = decode_topic_meta_record(value);
       return;
     case 'p':
-    case 'd': {
+    case 'd':
+    case 'r': {
       const size_t slash = rest.find('/');
       if (slash == std::string_view::npos) {
         fail("record key '" + printable_key(key) + "' has no key part");
@@ -250,6 +286,11 @@ void load_record(std::string_view key, std::string_view value,
         if (base64_encode(p.key) != id) fail("pin record does not match its record key");
         std::string k = p.key;
         topics[topic].pins[k] = std::move(p);
+      } else if (kind == 'r') {
+        Policy r = decode_policy_record(value);
+        if (base64_encode(r.prefix) != id) fail("policy record does not match its record key");
+        std::string k = r.prefix;
+        topics[topic].policies[k] = std::move(r);
       } else {
         Deny d = decode_deny_record(value);
         if (base64_encode(d.key) != id) fail("deny record does not match its record key");

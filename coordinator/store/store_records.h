@@ -1,4 +1,4 @@
-// Byte formats of the records the Store keeps in RocksDB: one JSON object per pin, deny, topic
+// Byte formats of the records the Store keeps in RocksDB: one JSON object per pin, deny, policy, topic
 // meta and audit entry, decimal text per version counter, the list's own JSON per list. Pure
 // functions, safe from any thread. Decoders check every field and throw hotkey::DecodeError
 // naming what is wrong, so a damaged data dir is refused with a message (and fuzzed: fuzz/).
@@ -30,6 +30,9 @@ Pin decode_pin_record(std::string_view text);
 std::string encode_deny_record(const Deny& deny);
 Deny decode_deny_record(std::string_view text);
 
+std::string encode_policy_record(const Policy& policy);
+Policy decode_policy_record(std::string_view text);
+
 std::string encode_topic_meta_record(const TopicMeta& meta);
 TopicMeta decode_topic_meta_record(std::string_view text);
 
@@ -40,7 +43,8 @@ std::string audit_to_json(const AuditEntry& entry);
 AuditEntry decode_audit_record(std::string_view text);
 
 // One record as Store::load reads it: `key` is its RocksDB key ("l/<topic>", "v/<topic>",
-// "t/<topic>", "p/<topic>/<base64 key>", "d/<topic>/<base64 key>"); the decoded value is
+// "t/<topic>", "p/<topic>/<base64 key>", "d/<topic>/<base64 key>", "r/<topic>/<base64
+// prefix>"); the decoded value is
 // added to `topics`. Format, probe and audit records ("m/...", "a/...") and keys of no known
 // shape are skipped. Throws DecodeError for a damaged record or a key its value contradicts.
 void load_record(std::string_view key, std::string_view value,

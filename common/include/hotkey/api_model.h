@@ -44,6 +44,7 @@ struct TopicSummary {
   uint32_t balance_keys = 0;  // of hot_keys, those salted for balance (source "balance")
   uint32_t pins = 0;
   uint32_t denies = 0;
+  uint32_t policies = 0;  // prefix policies (GET /v1/topics/{topic}/policies)
   uint64_t window_reports = 0;
   double window_total = 0;
   bool operator==(const TopicSummary&) const = default;
@@ -69,6 +70,20 @@ struct Deny {
   bool operator==(const Deny&) const = default;
 };
 
+// An operator policy for every key that starts with `prefix` (docs/API.md, "Policies"): never
+// salt them, or detect them at their own hot_fraction and salt them over at most max_salts
+// partitions. On the wire the prefix travels as "key" (UTF-8) or "key_b64", as keys do.
+struct Policy {
+  std::string prefix;
+  bool never_salt = false;
+  double hot_fraction = 0;  // 0: the topic's
+  uint32_t max_salts = 0;   // 0: the topic's
+  std::string reason;
+  std::string by;
+  int64_t created_at_ms = 0;
+  bool operator==(const Policy&) const = default;
+};
+
 // GET /v1/topics/{topic}: the summary's fields plus the operator state, the per-partition load
 // and the settings in force (an object of setting name -> value, with hash/separator sources).
 struct TopicDetail {
@@ -91,6 +106,7 @@ struct TopEntry {
   bool hot = false;
   bool pinned = false;
   bool denied = false;
+  bool never_salt = false;  // under a never_salt policy (and not pinned or denied)
   std::string source;  // why a listed key is salted: detected, balance or pinned ("" unlisted)
   bool operator==(const TopEntry&) const = default;
 };
@@ -122,7 +138,13 @@ struct DeniesAnswer {
   bool operator==(const DeniesAnswer&) const = default;
 };
 
-// The answer to an accepted operator write (pin, unpin, deny, allow, delete topic):
+// GET /v1/topics/{topic}/policies, by prefix.
+struct PoliciesAnswer {
+  std::vector<Policy> policies;
+  bool operator==(const PoliciesAnswer&) const = default;
+};
+
+// The answer to an accepted operator write (pin, unpin, deny, allow, policy, delete topic):
 // {"ok": true, "version": list version after the call (0: no list yet)}.
 struct OperatorResult {
   uint64_t version = 0;
@@ -208,6 +230,8 @@ void to_json(Json& j, const Pin& v);
 void from_json(const Json& j, Pin& v);
 void to_json(Json& j, const Deny& v);
 void from_json(const Json& j, Deny& v);
+void to_json(Json& j, const Policy& v);
+void from_json(const Json& j, Policy& v);
 void to_json(Json& j, const TopicDetail& v);
 void from_json(const Json& j, TopicDetail& v);
 void to_json(Json& j, const TopEntry& v);
@@ -220,6 +244,8 @@ void to_json(Json& j, const PinsAnswer& v);
 void from_json(const Json& j, PinsAnswer& v);
 void to_json(Json& j, const DeniesAnswer& v);
 void from_json(const Json& j, DeniesAnswer& v);
+void to_json(Json& j, const PoliciesAnswer& v);
+void from_json(const Json& j, PoliciesAnswer& v);
 void to_json(Json& j, const OperatorResult& v);
 void from_json(const Json& j, OperatorResult& v);
 void to_json(Json& j, const AuditEntry& v);

@@ -37,6 +37,10 @@ struct HotKeyList {
   std::string separator = std::string(kDefaultSeparator);
   std::vector<HotKey> keys;
   std::vector<std::string> denied;
+  // Prefixes under an operator's never_salt policy: no key starting with one is listed unless
+  // pinned (docs/CONTRACTS.md section 6). Informational for clients; sent only when not empty,
+  // and readers before it ignore it.
+  std::vector<std::string> never_salt;
   int64_t updated_at_ms = 0;
   bool operator==(const HotKeyList&) const = default;
 };
