@@ -335,11 +335,10 @@ class Coordinator final : public ReportSink {
   // Logs and counts a failed plan (`topic` empty: outside any one topic).
   void plan_failed(const std::string& topic, const std::string& what) const;
   // Applies one operator write to `topic`: `mutate` changes copies of its pins, denies and
-  // policies and queues the store writes, or returns the refusal (then nothing changes). `creates`: the
-  // write may create the topic (pin, deny, policy_add); removals (unpin, allow, policy_remove) of
-  // an unknown topic are
-  // answered kNotFound without creating it. A call that fails changes nothing: no store write
-  // besides `extra`, no topic slot, no metric series.
+  // policies and queues the store writes, or returns the refusal (then nothing changes).
+  // `creates`: the write may create the topic (pin, deny, policy_add); removals (unpin, allow,
+  // policy_remove) of an unknown topic are answered kNotFound without creating it. A call that
+  // fails changes nothing: no store write besides `extra`, no topic slot, no metric series.
   CallResult operator_change(
       const std::string& topic, const std::string& key, const std::string& who,
       const std::string& action, const std::string& detail, bool creates,

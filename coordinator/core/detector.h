@@ -16,19 +16,21 @@ namespace hotkey::coordinator {
 size_t detected_capacity(const PlanInput& in);
 
 // Whether detection or the balance-driven selection may list `key` now: not listed, pinned,
-// denied or under a never_salt policy, with records behind it (`records` > 0: the estimate the caller ranks by) and a
-// fleet-wide `rate` (messages/s: the window's for threshold entries, the latest reports' for a
+// denied or under a never_salt policy, with records behind it (`records` > 0: the estimate the
+// caller ranks by) and a fleet-wide `rate` (messages/s: the window's for threshold entries, the latest reports' for a
 // surge, the traffic estimate's for the selection) of at least min_rate.
 bool eligible(const PlanInput& in, const std::map<std::string, HotState>& hot,
               const std::string& key, double records, double rate);
 
-// Updates `hot`: drops denied and pinned keys and keys under a never_salt policy, keys below their exit share for hold_ms (when
-// in.detect) and the smallest keys over the capacity; adds keys over the hot threshold (when
-// in.detect) and keys far over it in the latest reports (in.detect or in.detect_fast). A key's
-// threshold is its policy's hot_fraction when it has one (PlanInput::policies).
 // The hot threshold of `key` as a share of the topic: hot_fraction (its policy's, else the
 // topic's) / partitions.
 double hot_share_of(const PlanInput& in, const std::string& key);
+
+// Updates `hot`: drops denied and pinned keys and keys under a never_salt policy, keys below
+// their exit share for hold_ms (when in.detect) and the smallest keys over the capacity; adds
+// keys over the hot threshold (when in.detect) and keys far over it in the latest reports
+// (in.detect or in.detect_fast). A key's threshold is its policy's hot_fraction when it has one
+// (PlanInput::policies).
 void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
                      std::map<std::string, HotState>& hot);
 

@@ -177,10 +177,16 @@ bool Coordinator::shows_new_hot_key(const Topic& t, const Report& r, const Topic
     if (item.count <= item.error) continue;
     const double g = static_cast<double>(item.count - item.error);
     if (g < bar || scaled_records(r, g) < kFastEntryMinRecords) continue;
-    // Policies are asked only here, of a key past the bar (a never_salt key plans nothing).
-    if (t.hot.contains(item.key) || t.pins.contains(item.key) || t.denies.contains(item.key) ||
-        t.policy_index.never_salt(item.key)) {
+    if (t.hot.contains(item.key) || t.pins.contains(item.key) || t.denies.contains(item.key)) {
       continue;
+    }
+    // Policies are asked only here, of a key past the topic's bar: a never_salt key, or one
+    // under its prefix's higher threshold, would trigger plans that list nothing.
+    if (const Policy* p = t.policy_index.match(item.key)) {
+      if (p->never_salt) continue;
+      const double own_bar =
+          kFastEntryFactor * p->hot_fraction / t.partitions * static_cast<double>(r.sketch_total);
+      if (p->hot_fraction > 0 && g < own_bar) continue;
     }
     return true;
   }

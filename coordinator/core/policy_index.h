@@ -45,7 +45,9 @@ class PolicyIndex {
     return p != nullptr && p->max_salts > 0 ? p->max_salts : s.max_salts;
   }
   // The lowest hot fraction of `s` and every policy's: detection scans keys down to it.
-  double min_hot_fraction(const TopicSettings& s) const { return std::min(min_hot_, s.hot_fraction); }
+  double min_hot_fraction(const TopicSettings& s) const {
+    return std::min(min_hot_, s.hot_fraction);
+  }
   // The never_salt prefixes, in byte order (the list's never_salt).
   const std::vector<std::string>& never_salt_prefixes() const { return never_salt_; }
 

@@ -48,7 +48,9 @@ void post_policy(const RouteContext& ctx, Call& c) {
   p.reason = c.reason;
   bool has_never = false;
   if (auto it = c.body.find("never_salt"); it != c.body.end() && !it->is_null()) {
-    if (!it->is_boolean()) return policy_refused(c.res, "bad_never_salt", "never_salt must be a boolean");
+    if (!it->is_boolean()) {
+      return policy_refused(c.res, "bad_never_salt", "never_salt must be a boolean");
+    }
     p.never_salt = it->get<bool>();
     has_never = true;
   }

@@ -79,6 +79,10 @@
     }
   }
   // Printable form of a key for one line: control characters and non-UTF-8 bytes as \xNN.
+  // A key reference's bytes (null: bad base64).
+  function refBytes(ref) {
+    return ref.field === 'key_b64' ? b64ToBytes(ref.value) : new TextEncoder().encode(ref.value);
+  }
   function printableKey(ref) {
     if (ref.field === 'key_b64') {
       const bytes = b64ToBytes(ref.value);
@@ -170,6 +174,7 @@
     selected: null,
     detail: null,
     top: [],
+    policies: [],
     list: null,
     renderSig: '',
     history: new Map(),  // topic -> [{t, skew, hot}]
@@ -191,6 +196,7 @@
       hot: num(field(t, 'hot_keys')),
       pins: num(field(t, 'pins')),
       denies: num(field(t, 'denies')),
+      policies: num(field(t, 'policies')),
     };
   }
   function recordHistory(topic, skew, hot) {
@@ -296,10 +302,41 @@
     if (num(p.expires_at_ms) > 0) t += ', expires ' + fmtAgo(p.expires_at_ms);
     return t;
   }
-  function whyText(item, inList, pin, deny, isDenied) {
+  // The policy of the longest prefix of the key `ref` (null: none), as the coordinator applies it.
+  function policyOf(ref) {
+    const bytes = refBytes(ref);
+    if (!bytes) return null;
+    let best = null, bestLen = -1;
+    for (const p of state.policies) {
+      const pre = refBytes(keyRef(p));
+      if (!pre || pre.length > bytes.length || pre.length <= bestLen) continue;
+      let match = true;
+      for (let i = 0; i < pre.length && match; i++) match = pre[i] === bytes[i];
+      if (match) {
+        best = p;
+        bestLen = pre.length;
+      }
+    }
+    return best;
+  }
+  function policyText(p) {
+    if (field(p, 'never_salt', false) === true) return 'never salt';
+    const parts = [];
+    const hf = num(field(p, 'hot_fraction'));
+    const ms = num(field(p, 'max_salts'));
+    if (hf) parts.push('hot_fraction ' + hf);
+    if (ms) parts.push('max ' + ms + ' salts');
+    return parts.join(', ') || '–';
+  }
+  function whyText(item, inList, pin, deny, isDenied, neverSalt) {
     if (deny) return 'denied by ' + (deny.by || '?') + ': ' + (deny.reason || '') + ' (never salted)';
     if (isDenied) return 'denied: never salted';
     if (pin) return pinText(pin);
+    if (neverSalt) {
+      const p = neverSalt === true ? null : neverSalt;
+      return 'never salted: prefix policy' + (p ? ' "' + printableKey(keyRef(p)) + '" by ' +
+        (field(p, 'by', '?')) + ': ' + field(p, 'reason', '') : '');
+    }
     const parts = num(field(state.detail, 'partitions')) || num(field(state.list, 'partitions'));
     const fair = parts ? ' vs a fair share of ' + fmtPct(1 / parts) + ' per partition' : '';
     const share = num(field(inList || item, 'share'));
@@ -360,6 +397,10 @@
     const isPinned = !!pin || field(item, 'pinned') === true ||
       (inList && sourceOf(inList) === 'pinned');
     const isHot = !!inList || field(item, 'hot') === true;
+    const policy = policyOf(ref);
+    const neverSalt = !isPinned && !isDenied && (field(item, 'never_salt') === true ||
+      (policy && field(policy, 'never_salt', false) === true))
+      ? (policy || true) : null;
     const stateCell = el('td', { class: 'state' });
     if (isPinned) stateCell.append(el('span', { class: 'badge pinned', text: 'pinned' }));
     else if (inList && sourceOf(inList) === 'balance') {
@@ -367,14 +408,19 @@
         title: 'below the hot threshold, salted to level the partitions' }));
     } else if (isHot) stateCell.append(el('span', { class: 'badge hot', text: inList ? 'hot' : 'hot, not yet salted' }));
     if (isDenied) stateCell.append(el('span', { class: 'badge denied', text: 'denied' }));
-    if (!isHot && !isDenied && !isPinned) stateCell.append(el('span', { class: 'badge cold', text: 'cold' }));
+    if (neverSalt) {
+      stateCell.append(el('span', { class: 'badge denied never-salt', text: 'never salt',
+        title: 'under a never_salt prefix policy' }));
+    } else if (!isHot && !isDenied && !isPinned) {
+      stateCell.append(el('span', { class: 'badge cold', text: 'cold' }));
+    }
     const salts = inList ? saltsOf(inList) : [];
     const saltCell = el('td');
     if (salts.length) {
       saltCell.append(el('button', { type: 'button', class: 'link', text: salts.length + ' salts', dataset: { salts: id },
         title: 'show the salt table' }));
     }
-    const why = whyText(item, inList, pin, deny, isDenied);
+    const why = whyText(item, inList, pin, deny, isDenied, neverSalt);
     const home = num(field(item, 'partition'));
     return el('tr', { dataset: { key: id }, class: isHot ? 'hot' : '' },
       keyCell(ref),
@@ -465,7 +511,28 @@
     box.replaceChildren(frag);
     const denied = asArray(list, 'denied').map((d) =>
       printableKey(typeof d === 'string' ? { field: 'key', value: d } : keyRef(d)));
-    $('denied-line').textContent = denied.length ? 'Denied (never salted): ' + denied.join(', ') : '';
+    const prefixes = asArray(list, 'never_salt').map((d) => printableKey(keyRef(d)) + '*');
+    $('denied-line').textContent = [
+      denied.length ? 'Denied (never salted): ' + denied.join(', ') : '',
+      prefixes.length ? 'Never salted by policy: ' + prefixes.join(', ') : '',
+    ].filter(Boolean).join(' · ');
+  }
+  function renderPolicies() {
+    const frag = document.createDocumentFragment();
+    for (const p of state.policies) {
+      const ref = keyRef(p);
+      const id = keyId(ref);
+      frag.append(el('tr', { dataset: { key: id } },
+        keyCell(ref),
+        td(policyText(p)),
+        td(String(field(p, 'reason', ''))),
+        td(String(field(p, 'by', ''))),
+        td(fmtTime(num(field(p, 'created_at_ms')))),
+        el('td', null, el('button', { type: 'button', class: 'link', text: 'remove…',
+          dataset: { removePolicy: id } }))));
+    }
+    $('policies').tBodies[0].replaceChildren(frag);
+    $('policies-empty').hidden = state.policies.length !== 0;
   }
   function partitionLoads() {
     const d = state.detail || {};
@@ -553,6 +620,7 @@
     }
     renderKeys();
     renderList();
+    renderPolicies();
     renderLoad();
     renderHistory();
   }
@@ -690,6 +758,81 @@
     }
     await Promise.all([refreshAudit(), pollTopic(true)]);
   }
+  function showPolicyAnswer(kind, head, body) {
+    const box = $('policy-answer');
+    box.hidden = false;
+    box.className = 'answer ' + kind;
+    $('policy-answer-head').textContent = head;
+    $('policy-answer-body').textContent = body || '';
+  }
+  // Adds (or replaces) the policy the form describes, or removes the one of `removeRef`.
+  async function doPolicy(removeRef) {
+    const topic = state.selected;
+    if (!topic) return;
+    let method, path, body, ref, verb;
+    if (removeRef) {
+      ref = removeRef;
+      method = 'DELETE';
+      path = topicPath(topic) + '/policies?' + ref.field + '=' + encodeURIComponent(ref.value);
+      verb = 'Remove the policy of';
+    } else {
+      const text = $('pol-prefix').value;
+      const isB64 = $('pol-b64').checked;
+      if (!text) return showPolicyAnswer('error', 'Enter a prefix first.', '');
+      if (isB64 && !b64ToBytes(text)) return showPolicyAnswer('error', 'The prefix is not valid base64.', '');
+      ref = { field: isB64 ? 'key_b64' : 'key', value: text };
+      const reason = $('pol-reason').value.trim();
+      if (!reason) return showPolicyAnswer('error', 'A reason is required (it goes into the audit log).', '');
+      body = { [ref.field]: ref.value, reason };
+      const hot = $('pol-hot').value.trim();
+      const salts = $('pol-salts').value.trim();
+      if ($('pol-never').checked) {
+        if (hot || salts) {
+          return showPolicyAnswer('error', 'A never-salt policy takes no hot_fraction or max salts.', '');
+        }
+        body.never_salt = true;
+      } else {
+        if (!hot && !salts) {
+          return showPolicyAnswer('error', 'Tick "never salt", or give hot_fraction and/or max salts.', '');
+        }
+        if (hot) {
+          const f = Number(hot);
+          if (!(f > 0) || f > 1000) return showPolicyAnswer('error', 'hot_fraction must be above 0 and at most 1000.', '');
+          body.hot_fraction = f;
+        }
+        if (salts) {
+          const m = Number(salts);
+          if (!Number.isInteger(m) || m < 1) return showPolicyAnswer('error', 'Max salts must be a whole number ≥ 1.', '');
+          body.max_salts = m;
+        }
+      }
+      method = 'POST';
+      path = topicPath(topic) + '/policies';
+      verb = 'Set the policy of';
+    }
+    if (!token.get()) {
+      $('token-input').focus();
+      return showPolicyAnswer('error', 'Enter the operator token (top right) first.', '');
+    }
+    const ok = await confirmDialog(verb + ' this prefix?',
+      verb + ' prefix "' + printableKey(ref) + '" on topic "' + topic + '".',
+      method + ' /' + path + (body ? '\n' + JSON.stringify(body, null, 2) : ''));
+    if (!ok) return showPolicyAnswer('', 'Cancelled; nothing was sent.', '');
+    const r = await api(method, path, body);
+    const text = r.body ? JSON.stringify(r.body, null, 2) : r.text;
+    if (r.ok) {
+      showPolicyAnswer('ok', 'Done: policy ' + (removeRef ? 'removed' : 'set') + ' (HTTP ' + r.status + ')', text);
+      showTokenState();
+    } else if (r.status === 401 || r.status === 403) {
+      showPolicyAnswer('error', 'Refused (HTTP ' + r.status + '): the operator token was not accepted', text);
+      showTokenState('token refused by the coordinator');
+    } else if (r.status === 0) {
+      showPolicyAnswer('error', 'The coordinator is unreachable', text);
+    } else {
+      showPolicyAnswer('error', 'Refused (HTTP ' + r.status + '): ' + field(r.body, 'error', 'error'), text);
+    }
+    await Promise.all([refreshAudit(), pollTopic(true)]);
+  }
   function prefill(id) {
     const row = state.rowsById && state.rowsById.get(id);
     if (!row) return;
@@ -729,10 +872,11 @@
     const t = state.selected;
     if (!t) return;
     const n = $('top-n').value;
-    const [d, top, list] = await Promise.all([
+    const [d, top, list, pol] = await Promise.all([
       api('GET', topicPath(t)),
       api('GET', topicPath(t) + '/top?n=' + encodeURIComponent(n)),
       api('GET', 'v1/hotkeys?topic=' + encodeURIComponent(t)),
+      api('GET', topicPath(t) + '/policies'),
     ]);
     if (t !== state.selected) return;  // the operator moved on meanwhile
     if (d.status === 404) {
@@ -741,10 +885,11 @@
     state.detail = d.ok ? d.body : null;
     state.top = top.ok ? asArray(top.body, 'items') : [];
     state.list = list.ok && list.body ? list.body : null;
+    state.policies = pol.ok ? asArray(pol.body, 'policies') : [];
     const detailRow = state.detail ? topicRow(state.detail) : null;
     const hotCount = state.list ? asArray(state.list, 'keys').length : detailRow && detailRow.hot;
     recordHistory(t, detailRow ? detailRow.skew : null, hotCount ?? 0);
-    const sig = JSON.stringify([state.detail, state.top, state.list, n]);
+    const sig = JSON.stringify([state.detail, state.top, state.list, state.policies, n]);
     if (force || sig !== state.renderSig) {
       state.renderSig = sig;
       renderTopic();
@@ -842,6 +987,14 @@
       prefill(b.dataset.key);
       doAction(b.dataset.undo);
     });
+    $('policies').tBodies[0].addEventListener('click', (ev) => {
+      const b = ev.target.closest('button[data-remove-policy]');
+      if (!b) return;
+      const p = state.policies.find((x) => keyId(keyRef(x)) === b.dataset.removePolicy);
+      if (p) doPolicy(keyRef(p));
+    });
+    $('pol-add').addEventListener('click', () => doPolicy(null));
+    $('policy-form').addEventListener('submit', (ev) => ev.preventDefault());
     for (const b of document.querySelectorAll('#action-form button[data-action]')) {
       b.addEventListener('click', () => doAction(b.dataset.action));
     }

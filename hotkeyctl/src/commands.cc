@@ -18,6 +18,7 @@ std::span<const Command> commands() {
       &kUnpinCommand,
       &kDenyCommand,
       &kAllowCommand,
+      &kPolicyCommand,
       &kDeleteTopicCommand,
       &kAuditCommand,
       &kClusterCommand,

@@ -52,13 +52,63 @@ std::vector<ImportOp> parse_import_document(std::string_view text, const std::st
     throw bad(std::string("\"format\" must be \"") + kExportFormat + "\"");
   }
   std::vector<ImportOp> ops;
+  // A topic's policies: {key|key_b64 (the prefix), never_salt?, hot_fraction?, max_salts?,
+  // reason}.
+  auto add_policies = [&](const json& tp, const std::string& where) {
+    const std::string topic = string_member(tp, "topic");
+    const json& policies = array_member(tp, "policies");
+    for (size_t j = 0; j < policies.size(); ++j) {
+      const json& it = policies[j];
+      const std::string at = where + ".policies[" + std::to_string(j) + "]";
+      if (!it.is_object()) throw bad(at + " is not an object");
+      const std::string prefix = key_member(it);
+      if (prefix.empty()) throw bad(at + " has no prefix (key), or an empty or invalid one");
+      const hotkey::EncodedKey ek = hotkey::encode_key(prefix);
+      std::string reason = string_member(it, "reason");
+      if (reason.empty()) reason = "imported";
+      json body{{std::string(ek.field), ek.value}, {"reason", reason}};
+      const bool never = it.contains("never_salt") && it["never_salt"] == true;
+      if (it.contains("never_salt") && !it["never_salt"].is_boolean()) {
+        throw bad(at + ".never_salt must be true or false");
+      }
+      if (never) body["never_salt"] = true;
+      if (it.contains("hot_fraction") && it["hot_fraction"] != 0) {
+        const json& hf = it["hot_fraction"];
+        if (!hf.is_number() || !(hf.get<double>() > 0) || hf.get<double>() > 1000) {
+          throw bad(at + ".hot_fraction must be a number above 0 and at most 1000, got " +
+                    hf.dump());
+        }
+        body["hot_fraction"] = hf;
+      }
+      if (it.contains("max_salts") && it["max_salts"] != 0) {
+        const json& ms = it["max_salts"];
+        if (!ms.is_number_unsigned() || ms.get<uint64_t>() > kMaxImportSalts) {
+          throw bad(at + ".max_salts must be a whole number from 1 to the partition count, got " +
+                    ms.dump());
+        }
+        body["max_salts"] = ms;
+      }
+      const bool tuned = body.contains("hot_fraction") || body.contains("max_salts");
+      if (never == tuned) {
+        throw bad(at + (never ? " is never_salt and also has hot_fraction or max_salts"
+                              : " needs never_salt true, or hot_fraction and/or max_salts"));
+      }
+      ops.push_back(ImportOp{topic, "policy", prefix, hotkey::printable_key(prefix),
+                             std::move(body), 0, false});
+    }
+  };
   const json& topics = array_member(doc, "topics");
   for (size_t i = 0; i < topics.size(); ++i) {
     const json& tp = topics[i];
     const std::string where = "topics[" + std::to_string(i) + "]";
     const std::string topic = string_member(tp, "topic");
     if (!hotkey::valid_topic_name(topic)) throw bad(where + ".topic is not a valid topic name");
-    for (const char* kind : {"denies", "pins"}) {
+    // Denies, then policies, then pins.
+    for (const char* kind : {"denies", "policies", "pins"}) {
+      if (std::string_view(kind) == "policies") {
+        add_policies(tp, where);
+        continue;
+      }
       const bool pin = std::string_view(kind) == "pins";
       const json& items = array_member(tp, kind);
       for (size_t j = 0; j < items.size(); ++j) {

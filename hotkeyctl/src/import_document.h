@@ -14,11 +14,12 @@ namespace hotkeyctl {
 
 inline constexpr const char* kExportFormat = "hotkey-operator-state/1";
 
-// One operator call the import makes: POST /v1/topics/<topic>/pins (what "pin") or /denies.
+// One operator call the import makes: POST /v1/topics/<topic>/pins (what "pin"), /denies
+// ("deny") or /policies ("policy").
 struct ImportOp {
   std::string topic;
-  std::string what;   // "pin" or "deny"
-  std::string key;    // the key's bytes
+  std::string what;   // "pin", "deny" or "policy"
+  std::string key;    // the key's bytes (a policy's prefix)
   std::string label;  // the key, printable on one line
   nlohmann::json body;
   // A pin's absolute deadline (ms since the epoch, from "expires_at_ms" or now + "ttl_s");
@@ -29,7 +30,7 @@ struct ImportOp {
   bool expired = false;
 };
 
-// Every change in `text`, denies before pins per topic; `now_ms` (wall clock, ms since the
+// Every change in `text`, denies, then policies, then pins per topic; `now_ms` (wall clock, ms since the
 // epoch) turns a pin's absolute "expires_at_ms" into the "ttl_s" the pin call takes. Throws
 // UsageError naming `source` and the first offending field when the document is not a valid
 // export.

@@ -1,5 +1,6 @@
 // Operator remote commands (they need the operator token): pin, unpin, deny, allow,
-// delete-topic and audit.
+// policy add|list|remove, delete-topic and audit.
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -68,6 +69,75 @@ int cmd_deny(const Flags& flags, Remote& remote, std::ostream& out) {
   return kExitOk;
 }
 
+constexpr const char* kPolicyUsage =
+    "policy add TOPIC PREFIX (--never-salt | [--hot-fraction F] [--max-salts N]) --reason TEXT "
+    "[--b64] | policy list TOPIC | policy remove TOPIC PREFIX [--b64]";
+
+int cmd_policy_add(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 2, kPolicyUsage);
+  const bool never = flags.has("never-salt");
+  const bool tuned = flags.has("hot-fraction") || flags.has("max-salts");
+  if (never == tuned) {
+    throw UsageError(never ? "policy add: --never-salt takes no --hot-fraction or --max-salts"
+                           : "policy add: give --never-salt, or --hot-fraction and/or --max-salts");
+  }
+  const std::string reason = reason_flag(flags, "policy add");
+  const std::string& topic = flags.positional()[0];
+  const std::string prefix = key_of(flags, flags.positional()[1]);
+  json body{{"reason", reason}};
+  api::put_key(body, prefix);
+  std::string what;
+  if (never) {
+    body["never_salt"] = true;
+    what = "never salted";
+  } else {
+    if (flags.has("hot-fraction")) {
+      body["hot_fraction"] = flags.number("hot-fraction", 0, 1000, 0);
+      what += "hot_fraction " + *flags.value("hot-fraction");
+    }
+    if (flags.has("max-salts")) {
+      body["max_salts"] = flags.integer("max-salts", 1, kMaxPartitions);
+      what += std::string(what.empty() ? "" : ", ") + "max_salts " + *flags.value("max-salts");
+    }
+  }
+  Reply r = remote.call("POST", topic_path(topic) + "/policies", &body, true);
+  print_change(flags, r,
+               "keys with prefix " + printable_key(prefix) + " on " + topic + ": " + what, out);
+  return kExitOk;
+}
+
+int cmd_policy_list(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 1, kPolicyUsage);
+  Reply r = remote.call("GET", topic_path(flags.positional()[0]) + "/policies");
+  if (flags.has("json")) {
+    print_json(out, r.doc);
+    return kExitOk;
+  }
+  Table t({"PREFIX", "NEVER_SALT", "HOT_FRACTION", "MAX_SALTS", "BY", "CREATED", "REASON"},
+          {false, false, true, true, false, false, false});
+  for (const api::Policy& p : r.as<api::PoliciesAnswer>().policies) {
+    char hot[32];
+    std::snprintf(hot, sizeof hot, "%g", p.hot_fraction);
+    t.add({printable_key(p.prefix), p.never_salt ? "yes" : "no",
+           p.hot_fraction > 0 ? hot : "topic",
+           p.max_salts > 0 ? std::to_string(p.max_salts) : "topic",
+           p.by, utc_time(p.created_at_ms), p.reason});
+  }
+  t.print(out);
+  return kExitOk;
+}
+
+int cmd_policy_remove(const Flags& flags, Remote& remote, std::ostream& out) {
+  need_positional(flags, 2, kPolicyUsage);
+  const std::string& topic = flags.positional()[0];
+  const std::string prefix = key_of(flags, flags.positional()[1]);
+  Reply r = remote.call("DELETE", topic_path(topic) + "/policies?" + key_query(prefix), nullptr,
+                        true);
+  print_change(flags, r, "removed the policy of prefix " + printable_key(prefix) + " on " + topic,
+               out);
+  return kExitOk;
+}
+
 int cmd_delete_topic(const Flags& flags, Remote& remote, std::ostream& out) {
   need_positional(flags, 1, "delete-topic TOPIC --reason TEXT");
   const std::string reason = reason_flag(flags, "delete-topic");
@@ -128,6 +198,27 @@ int run_allow(std::span<const std::string> args, Io io) {
       "allow", args, io, {{"b64", false}},
       [](const Flags& f, Remote& r, std::ostream& o) { return cmd_unpin_allow(f, r, o, false); });
 }
+int run_policy(std::span<const std::string> args, Io io) {
+  if (args.empty()) {
+    throw UsageError(std::string("policy: which? usage: hotkeyctl ") + kPolicyUsage);
+  }
+  const std::string& action = args[0];
+  const auto rest = args.subspan(1);
+  if (action == "add") {
+    return remote_main("policy add", rest, io,
+                       {{"never-salt", false},
+                        {"hot-fraction", true},
+                        {"max-salts", true},
+                        {"reason", true},
+                        {"b64", false}},
+                       cmd_policy_add);
+  }
+  if (action == "list") return remote_main("policy list", rest, io, {}, cmd_policy_list);
+  if (action == "remove") {
+    return remote_main("policy remove", rest, io, {{"b64", false}}, cmd_policy_remove);
+  }
+  throw UsageError("policy: unknown action '" + action + "' (add, list or remove)");
+}
 int run_delete_topic(std::span<const std::string> args, Io io) {
   return remote_main("delete-topic", args, io, {{"reason", true}}, cmd_delete_topic);
 }
@@ -174,6 +265,25 @@ const Command kAllowCommand = {
     "\n"
     "  --b64          KEY is the base64 of the key bytes\n" HOTKEY_REMOTE_FLAGS,
     &run_allow};
+
+const Command kPolicyCommand = {
+    "policy", "rules for every key with a prefix: never salt, or own thresholds (operator)",
+    "usage: hotkeyctl policy add TOPIC PREFIX --never-salt --reason TEXT [--b64]\n"
+    "       hotkeyctl policy add TOPIC PREFIX [--hot-fraction F] [--max-salts N] --reason TEXT\n"
+    "                            [--b64]\n"
+    "       hotkeyctl policy list TOPIC\n"
+    "       hotkeyctl policy remove TOPIC PREFIX [--b64]\n"
+    "\n"
+    "A policy applies to every key that starts with PREFIX; the longest matching prefix wins,\n"
+    "and a pin or deny of the exact key wins over any policy. Adding a prefix's policy again\n"
+    "replaces it; at most 256 per topic.\n"
+    "\n"
+    "  --never-salt      never salt these keys, however hot (ordering-critical families)\n"
+    "  --hot-fraction F  these keys are hot at F / partitions (instead of the topic's)\n"
+    "  --max-salts N     at most N salts for these keys\n"
+    "  --reason TEXT     why (required for add; goes into the audit log)\n"
+    "  --b64             PREFIX is the base64 of the prefix bytes\n" HOTKEY_REMOTE_FLAGS,
+    &run_policy};
 
 const Command kDeleteTopicCommand = {
     "delete-topic", "drop a topic with its pins, denies and list (operator)",

@@ -1,7 +1,8 @@
 // hotkeyctl's remote operator commands: HTTP calls to a running coordinator at --url, printed
 // as tables or JSON. remote_client.h reaches the coordinator and reads its answers
 // (hotkey/api_model.h), table.h prints; the commands live in groups: read_commands.cc (list,
-// top, show, cluster), operator_commands.cc (pin, unpin, deny, allow, delete-topic, audit) and
+// top, show, cluster), operator_commands.cc (pin, unpin, deny, allow,
+// policy, delete-topic, audit) and
 // transfer_commands.cc (export, import).
 #pragma once
 
@@ -22,6 +23,7 @@ extern const Command kPinCommand;
 extern const Command kUnpinCommand;
 extern const Command kDenyCommand;
 extern const Command kAllowCommand;
+extern const Command kPolicyCommand;
 extern const Command kDeleteTopicCommand;
 extern const Command kAuditCommand;
 extern const Command kClusterCommand;

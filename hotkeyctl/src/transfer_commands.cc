@@ -20,7 +20,17 @@ namespace {
 namespace api = hotkey::api;
 using nlohmann::json;
 
-// Pins and denies of every topic (or --topic T) as one JSON document.
+// A topic's policies; none from a coordinator that predates them (404: no such endpoint).
+std::vector<api::Policy> policies_of(Remote& remote, const std::string& topic) {
+  try {
+    return remote.call("GET", topic_path(topic) + "/policies").as<api::PoliciesAnswer>().policies;
+  } catch (const CallFailure& f) {
+    if (f.code != kExitNotFound) throw;
+    return {};
+  }
+}
+
+// Pins, denies and policies of every topic (or --topic T) as one JSON document.
 int cmd_export(const Flags& flags, Remote& remote, std::ostream& out) {
   need_positional(flags, 0, "export [--topic T] [--out FILE]");
   const auto only = flags.value("topic");
@@ -38,10 +48,13 @@ int cmd_export(const Flags& flags, Remote& remote, std::ostream& out) {
                              .count();
   json doc{{"format", kExportFormat}, {"exported_at_ms", now_ms}, {"source", remote.url()}};
   json out_topics = json::array();
-  size_t n_pins = 0, n_denies = 0;
+  size_t n_pins = 0, n_denies = 0, n_policies = 0;
   for (const std::string& topic : topics) {
     const auto summary = remote.call("GET", topic_path(topic)).as<api::TopicDetail>();
-    json tp{{"topic", topic}, {"pins", json::array()}, {"denies", json::array()}};
+    json tp{{"topic", topic},
+            {"pins", json::array()},
+            {"denies", json::array()},
+            {"policies", json::array()}};
     for (const api::Pin& p : summary.pinned) {
       json e{{"reason", p.reason}};
       api::put_key(e, p.key);
@@ -65,7 +78,19 @@ int cmd_export(const Flags& flags, Remote& remote, std::ostream& out) {
       tp["denies"].push_back(std::move(e));
       ++n_denies;
     }
-    if (!tp["pins"].empty() || !tp["denies"].empty() || only) out_topics.push_back(std::move(tp));
+    for (const api::Policy& p : policies_of(remote, topic)) {
+      json e{{"reason", p.reason}};
+      api::put_key(e, p.prefix);
+      if (p.never_salt) e["never_salt"] = true;
+      if (p.hot_fraction > 0) e["hot_fraction"] = p.hot_fraction;
+      if (p.max_salts > 0) e["max_salts"] = p.max_salts;
+      e["by"] = p.by;
+      tp["policies"].push_back(std::move(e));
+      ++n_policies;
+    }
+    if (!tp["pins"].empty() || !tp["denies"].empty() || !tp["policies"].empty() || only) {
+      out_topics.push_back(std::move(tp));
+    }
   }
   doc["topics"] = std::move(out_topics);
   const std::string text = doc.dump(2, ' ', false, json::error_handler_t::strict) + "\n";
@@ -74,7 +99,9 @@ int cmd_export(const Flags& flags, Remote& remote, std::ostream& out) {
     std::ofstream f(*file, std::ios::binary | std::ios::trunc);
     if (!(f << text) || !f.flush()) throw CallFailure{kExitFailure, "cannot write '" + *file + "'"};
     if (!flags.has("json")) {
-      out << "exported " << n_pins << " pins and " << n_denies << " denies to " << *file << '\n';
+      out << "exported " << n_pins << " pins and " << n_denies << " denies";
+      if (n_policies > 0) out << ", " << n_policies << " policies";
+      out << " to " << *file << '\n';
     }
   } else {
     out << text;
@@ -91,11 +118,23 @@ double body_number(const json& body, const char* name) {
 // Whether `summary` (GET /v1/topics/{t}, nullopt for an unknown topic) already holds what `op`
 // would set: a deny with the same reason, or a pin with the same salts and reason ending
 // within 2 s of the imported deadline (the pin call takes whole seconds).
-bool already_in_place(const std::optional<api::TopicDetail>& summary, const ImportOp& op) {
+bool already_in_place(const std::optional<api::TopicDetail>& summary,
+                      const std::vector<api::Policy>& policies, const ImportOp& op) {
   if (!summary) return false;
   const auto reason_it = op.body.find("reason");
   const std::string reason =
       reason_it != op.body.end() && reason_it->is_string() ? reason_it->get<std::string>() : "";
+  if (op.what == "policy") {
+    for (const api::Policy& p : policies) {
+      if (p.prefix == op.key && p.reason == reason &&
+          p.never_salt == op.body.contains("never_salt") &&
+          p.hot_fraction == body_number(op.body, "hot_fraction") &&
+          static_cast<double>(p.max_salts) == body_number(op.body, "max_salts")) {
+        return true;
+      }
+    }
+    return false;
+  }
   if (op.what == "deny") {
     for (const api::Deny& d : summary->denied) {
       if (d.key == op.key && d.reason == reason) return true;
@@ -133,6 +172,7 @@ int cmd_import(const Flags& flags, Remote& remote, std::ostream& out) {
   // What the target holds now, per topic (null: topic unknown there). A pin or deny already
   // in place is skipped, so re-importing a file adds no audit entries.
   std::map<std::string, std::optional<api::TopicDetail>> held;
+  std::map<std::string, std::vector<api::Policy>> held_policies;
   size_t done = 0, skipped = 0;
   for (const ImportOp& op : ops) {
     std::string skip;
@@ -146,8 +186,11 @@ int cmd_import(const Flags& flags, Remote& remote, std::ostream& out) {
           if (f.code != kExitNotFound) throw;
           held[op.topic] = std::nullopt;
         }
+        if (held[op.topic]) held_policies[op.topic] = policies_of(remote, op.topic);
       }
-      if (already_in_place(held[op.topic], op)) skip = "already in place";
+      if (already_in_place(held[op.topic], held_policies[op.topic], op)) {
+        skip = "already in place";
+      }
     }
     if (!skip.empty()) {
       ++skipped;
@@ -163,7 +206,9 @@ int cmd_import(const Flags& flags, Remote& remote, std::ostream& out) {
       continue;
     }
     try {
-      const std::string path = topic_path(op.topic) + (op.what == "pin" ? "/pins" : "/denies");
+      const std::string path = topic_path(op.topic) + (op.what == "pin"    ? "/pins"
+                                                       : op.what == "deny" ? "/denies"
+                                                                           : "/policies");
       remote.call("POST", path, &op.body, true);
     } catch (CallFailure& f) {
       f.message = std::to_string(done) + " of " + std::to_string(ops.size()) +
@@ -173,7 +218,10 @@ int cmd_import(const Flags& flags, Remote& remote, std::ostream& out) {
     }
     ++done;
     if (!flags.has("json")) {
-      out << (op.what == "pin" ? "pinned " : "denied ") << op.label << " on " << op.topic << '\n';
+      out << (op.what == "pin"    ? "pinned "
+              : op.what == "deny" ? "denied "
+                                  : "set the policy of prefix ")
+          << op.label << " on " << op.topic << '\n';
     }
   }
   const std::string skipped_text =
@@ -202,23 +250,24 @@ int run_import(std::span<const std::string> args, Io io) {
 }  // namespace
 
 const Command kExportCommand = {
-    "export", "pins and denies as JSON (to move them between environments)",
+    "export", "pins, denies and policies as JSON (to move them between environments)",
     "usage: hotkeyctl export [--topic T] [--out FILE]\n"
     "\n"
     "Writes {\"format\": \"hotkey-operator-state/1\", \"topics\": [{topic, pins: [{key|key_b64,\n"
-    "reason, salts?, ttl_s?}], denies: [{key|key_b64, reason}]}]}. A pin's ttl_s is the time\n"
-    "it has left. 'hotkeyctl import' applies such a file.\n"
+    "reason, salts?, ttl_s?}], denies: [{key|key_b64, reason}], policies: [{key|key_b64\n"
+    "(the prefix), never_salt?, hot_fraction?, max_salts?, reason}]}]}. A pin's ttl_s is the\n"
+    "time it has left. 'hotkeyctl import' applies such a file.\n"
     "\n"
     "  --topic T      only this topic (default: every topic)\n"
     "  --out FILE     write to FILE instead of standard output\n" HOTKEY_REMOTE_FLAGS,
     &run_export};
 
 const Command kImportCommand = {
-    "import", "apply an export's pins and denies (operator)",
+    "import", "apply an export's pins, denies and policies (operator)",
     "usage: hotkeyctl import FILE|- [--dry-run]\n"
     "\n"
-    "Checks the whole file first, then applies denies before pins, topic by topic; stops at\n"
-    "the first refusal and says how many changes were applied.\n"
+    "Checks the whole file first, then applies denies, policies, then pins, topic by topic;\n"
+    "stops at the first refusal and says how many changes were applied.\n"
     "\n"
     "  --dry-run      print what would change, change nothing\n" HOTKEY_REMOTE_FLAGS,
     &run_import};

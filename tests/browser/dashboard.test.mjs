@@ -152,6 +152,61 @@ describe('dashboard', () => {
       .first().waitFor({ timeout: 10000 });
   });
 
+  test('policies: a never-salt prefix from the page takes the hot key off the list, then removed', async () => {
+    await page.fill('#pol-prefix', 'seller-');
+    await page.check('#pol-never');
+    await page.fill('#pol-hot', '0.3');
+    await page.fill('#pol-reason', 'seller ledgers need strict order');
+    await page.click('#pol-add');
+    // Checked on the page before anything is sent: never salt takes no thresholds.
+    await waitFor(async () => /never-salt policy takes no/.test(await page.locator('#policy-answer-head').textContent()),
+      'refusal on screen');
+    await page.fill('#pol-hot', '');
+    await page.click('#pol-add');
+    assert.match(await page.locator('#confirm-body').textContent(), /"never_salt": true/);
+    await page.click('#confirm-ok');
+    await waitFor(async () => /^Done: policy set/.test(await page.locator('#policy-answer-head').textContent()),
+      'policy accepted on screen');
+    await waitFor(async () => {
+      const r = await coord.request('GET', `/v1/hotkeys?topic=${TOPIC}`);
+      return !r.json.keys.some((k) => k.key === HOT) &&
+        (r.json.never_salt || []).some((p) => p.key === 'seller-');
+    }, `${HOT} off the list, the list naming the prefix`);
+    const row = page.locator('#policies tbody tr', { hasText: 'seller-' });
+    await row.first().waitFor({ timeout: 10000 });
+    assert.match(await row.first().textContent(), /never salt/);
+    assert.match(await row.first().textContent(), /strict order/);
+    const keyRow = page.locator('#keys tbody tr[data-key="key:' + HOT + '"]');
+    await waitFor(async () => /never salt/.test(await keyRow.textContent()), 'the key marked never salt');
+    await waitFor(async () => /Never salted by policy: seller-\*/.test(await page.locator('#denied-line').textContent()),
+      'the list view names the prefix');
+    await page.locator('#audit tbody tr', { hasText: 'policy_add' }).first().waitFor({ timeout: 10000 });
+    await screenshot(page, 'dashboard-policies.png');
+
+    // A prefix policy with thresholds, then both removed from the table.
+    await page.fill('#pol-prefix', 'user-');
+    await page.uncheck('#pol-never');
+    await page.fill('#pol-hot', '0.25');
+    await page.fill('#pol-salts', '2');
+    await page.click('#pol-add');
+    assert.match(await page.locator('#confirm-body').textContent(), /"max_salts": 2/);
+    await page.click('#confirm-ok');
+    await page.locator('#policies tbody tr', { hasText: 'hot_fraction 0.25, max 2 salts' }).first()
+      .waitFor({ timeout: 10000 });
+    for (const prefix of ['seller-', 'user-']) {
+      await page.locator('#policies tbody tr', { hasText: prefix }).first().locator('button').click();
+      await page.click('#confirm-ok');
+      await waitFor(async () => /^Done: policy removed/.test(await page.locator('#policy-answer-head').textContent()),
+        `${prefix} removal accepted`);
+    }
+    await waitFor(async () => (await coord.request('GET', `/v1/topics/${TOPIC}/policies`)).json.policies.length === 0,
+      'no policies left');
+    await waitFor(async () => {
+      const r = await coord.request('GET', `/v1/hotkeys?topic=${TOPIC}`);
+      return r.json.keys.some((k) => k.key === HOT);
+    }, `${HOT} salted again`);
+  });
+
   test('a key containing <script> renders as text, binary keys escaped', async () => {
     const cell = page.locator('#keys td.key span.k', { hasText: '<script>' });
     await cell.first().waitFor({ timeout: 20000 });

@@ -383,6 +383,93 @@ TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
   EXPECT_EQ(reader.invalid(), 0u);
 }
 
+// Issue 26 item 5: a policy made through a member that does not own the topic goes through
+// the state topic; the owner applies it (its list leaves the key out and names the prefix),
+// every member holds it, and the member that takes the topic over after the owner's kill -9
+// keeps applying it.
+TEST(Cluster, PoliciesThroughAnyMemberAreAppliedByTheOwnerAndSurviveItsFailover) {
+  Kafka kafka;
+  TempDir dir;
+  const auto topics = data_topics(6);
+  ReportProducer producer(kafka.bootstrap(), topics);
+  ListsReader reader(kafka.bootstrap());
+  Node a("a", dir.path(), kafka.bootstrap());
+  Node b("b", dir.path(), kafka.bootstrap());
+  std::vector<Node*> nodes{&a, &b};
+  std::map<int, size_t> owner;
+  std::string tb;  // a topic b owns, with "hot" listed
+  ASSERT_TRUE(eventually(
+      [&] {
+        if (!stable(nodes, &owner)) return false;
+        auto latest = reader.latest();
+        for (const auto& t : topics) {
+          auto it = latest.find(t);
+          if (owner[partition_of(t)] == 1 && it != latest.end() && it->second.member == b.url() &&
+              it->second.keys.find("hot,") != std::string::npos) {
+            tb = t;
+            return true;
+          }
+        }
+        return false;
+      },
+      milliseconds(120000), kPollStep))
+      << describe(reader.latest());
+
+  auto r = operator_call(a, "POST", "/v1/topics/" + tb + "/policies",
+                         json{{"key", "ho"}, {"never_salt", true}, {"reason", "ordering"}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  // A removal this member does not know of is refused without a write.
+  r = operator_call(a, "DELETE", "/v1/topics/" + tb + "/policies?key=nope");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404) << r->body;
+
+  // The list `n` serves for tb leaves "hot" out and names the prefix.
+  auto applied_by = [&](const Node& n) {
+    httplib::Client c("127.0.0.1", n.port());
+    auto list = c.Get("/v1/hotkeys?topic=" + tb);
+    if (!list || list->status != 200) return false;
+    const json j = json::parse(list->body, nullptr, false);
+    if (!j.is_object() || !j.contains("never_salt") || j["never_salt"].empty()) return false;
+    for (const auto& k : j["keys"]) {
+      if (k.value("key", "") == "hot") return false;
+    }
+    return j["never_salt"][0].value("key", "") == "ho";
+  };
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto latest = reader.latest();
+        return latest[tb].member == b.url() && latest[tb].keys.find("hot,") == std::string::npos &&
+               applied_by(b);
+      },
+      milliseconds(30000), kPollStep))
+      << describe(reader.latest());
+  for (Node* n : nodes) {
+    httplib::Client c("127.0.0.1", n->port());
+    auto pol = c.Get("/v1/topics/" + tb + "/policies");
+    ASSERT_TRUE(pol);
+    EXPECT_NE(pol->body.find("\"never_salt\":true"), std::string::npos) << n->name() << pol->body;
+  }
+
+  // kill -9 the owner: a takes tb over and keeps the policy in force.
+  const uint64_t before = reader.latest()[tb].version;
+  b.kill9();
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto latest = reader.latest();
+        return latest[tb].member == a.url() && latest[tb].version > before &&
+               latest[tb].keys.find("hot,") == std::string::npos && applied_by(a);
+      },
+      milliseconds(3 * kSessionTimeoutMs + 20000), kPollStep))
+      << describe(reader.latest());
+  // Reports keep coming: a's later plans keep it out too.
+  std::this_thread::sleep_for(milliseconds(2000));
+  EXPECT_EQ(reader.latest()[tb].keys.find("hot,"), std::string::npos) << describe(reader.latest());
+  EXPECT_TRUE(applied_by(a));
+  expect_no_version_conflicts(reader.records());
+  EXPECT_EQ(reader.invalid(), 0u);
+}
+
 }  // namespace
 }  // namespace hotkey::coordinator::cluster_test
 

@@ -39,6 +39,7 @@ TopicSummary sample_summary() {
   s.balance_keys = 1;
   s.pins = 1;
   s.denies = 1;
+  s.policies = 3;
   s.window_reports = 99;
   s.window_total = 5.0e6;
   return s;
@@ -55,7 +56,7 @@ TEST(ApiModel, TopicSummaryRoundTripsWithTheDocumentedFields) {
   EXPECT_EQ(keys_of(j), (std::set<std::string>{"topic", "partitions", "hash", "separator", "rate",
                                                "skew", "predicted_skew", "idle_partitions_ratio",
                                                "producers", "version", "hot_keys", "balance_keys",
-                                               "pins", "denies",
+                                               "pins", "denies", "policies",
                                                "window_reports", "window_total"}));
   EXPECT_TRUE(j["rate"].is_number_float());
   EXPECT_TRUE(j["version"].is_number_unsigned());
@@ -116,20 +117,32 @@ TEST(ApiModel, TopAnswerRoundTripsAndDerivesGuaranteed) {
   t.topic = "orders";
   t.rate = 100.5;
   t.window_total = 1e6;
-  t.items.push_back(TopEntry{"k1", 1000, 30, 50.5, 0.5, 3, true, false, false, ""});
-  t.items.push_back(TopEntry{"k2", 10, 0, 1.0, 0.01, -1, false, true, true, ""});
+  t.items.push_back(TopEntry{"k1", 1000, 30, 50.5, 0.5, 3, true, false, false, "", false});
+  t.items.push_back(TopEntry{"k2", 10, 0, 1.0, 0.01, -1, false, true, true, "", true});
   EXPECT_EQ(round_trip(t), t);
   const Json j = t;
   EXPECT_EQ(keys_of(j), (std::set<std::string>{"topic", "rate", "window_total", "items"}));
   EXPECT_EQ(keys_of(j["items"][0]),
             (std::set<std::string>{"key", "count", "error", "guaranteed", "rate", "share",
-                                   "partition", "hot", "pinned", "denied"}));
+                                   "partition", "hot", "pinned", "denied", "never_salt"}));
   EXPECT_EQ(j["items"][0]["guaranteed"], 970u);
   // A listed key says why it is salted (issue 26): detected, balance or pinned.
-  t.items.push_back(TopEntry{"k3", 500, 0, 20.0, 0.02, 7, true, false, false, "balance"});
+  t.items.push_back(TopEntry{"k3", 500, 0, 20.0, 0.02, 7, true, false, false, "balance", false});
   EXPECT_EQ(round_trip(t), t);
   const Json with_source = t;
   EXPECT_EQ(with_source["items"][2]["source"], "balance");
+}
+
+TEST(ApiModel, PoliciesRoundTripWithThePrefixAsAKey) {
+  PoliciesAnswer a{{Policy{"account:", true, 0, 0, "ordering", "alice", 1'800'000'000'000},
+                    Policy{std::string("\0\xff", 2), false, 0.25, 4, "vip", "bob", 7}}};
+  EXPECT_EQ(round_trip(a), a);
+  const Json j = a;
+  EXPECT_EQ(keys_of(j["policies"][0]),
+            (std::set<std::string>{"key", "never_salt", "hot_fraction", "max_salts", "reason", "by",
+                                   "created_at_ms"}));
+  EXPECT_EQ(j["policies"][1]["key_b64"], "AP8=");
+  EXPECT_EQ(dump(Json(PoliciesAnswer{})), R"({"policies":[]})");
 }
 
 TEST(ApiModel, ListAnswersRoundTrip) {

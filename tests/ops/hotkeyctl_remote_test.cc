@@ -416,6 +416,104 @@ TEST_F(HotkeyctlRemote, ExportThenImportIntoAnotherCoordinator) {
   EXPECT_TRUE(contains(r.err, "topics[0].pins[0] has no key")) << r.err;
 }
 
+// Issue 26 item 5: policy add|list|remove, their usage errors (exit 2 before any call), the
+// coordinator's refusals (exit 1), and export / import carrying the policies.
+TEST_F(HotkeyctlRemote, PolicyAddListRemoveAndExportImport) {
+  feed_until_hot();
+  Result r = op({"policy", "add", kTopic, "seller-", "--never-salt", "--reason", "ordered"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "keys with prefix seller- on orders: never salted")) << r.out;
+  ASSERT_TRUE(eventually([&] {
+    json list = coord_.get(std::string("/v1/hotkeys?topic=") + kTopic);
+    return list.is_object() && !listed(list, "seller-42") && list.contains("never_salt") &&
+           list["never_salt"][0]["key"] == "seller-";
+  })) << "seller-42 is still salted under a never_salt prefix";
+  const std::string b64 = base64_encode(std::string("\x00\xff", 2));
+  r = op({"policy", "add", kTopic, b64, "--b64", "--hot-fraction", "0.25", "--max-salts", "3",
+          "--reason", "tuned"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "hot_fraction 0.25, max_salts 3")) << r.out;
+
+  r = op({"policy", "list", kTopic});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "PREFIX")) << r.out;
+  EXPECT_TRUE(contains(r.out, "seller-")) << r.out;
+  EXPECT_TRUE(contains(r.out, "0.25")) << r.out;
+  r = op({"policy", "list", kTopic, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["policies"].size(), 2u) << r.out;
+
+  // Usage errors: exit 2, nothing sent.
+  const std::vector<std::vector<std::string>> usage = {
+      {"policy"},
+      {"policy", "frob", kTopic},
+      {"policy", "add", kTopic, "p:"},                                         // no kind, no reason
+      {"policy", "add", kTopic, "p:", "--never-salt"},                         // no --reason
+      {"policy", "add", kTopic, "p:", "--reason", "r"},                        // neither kind
+      {"policy", "add", kTopic, "p:", "--never-salt", "--max-salts", "2", "--reason", "r"},
+      {"policy", "add", kTopic, "p:", "--hot-fraction", "0", "--reason", "r"},  // out of range
+      {"policy", "add", kTopic, "p:", "--hot-fraction", "x", "--reason", "r"},
+      {"policy", "add", kTopic, "p:", "--max-salts", "0", "--reason", "r"},
+      {"policy", "list"},
+      {"policy", "remove", kTopic},
+      {"policy", "remove", kTopic, "%%%", "--b64"},
+  };
+  for (const auto& args : usage) {
+    r = op(args);
+    EXPECT_EQ(r.code, 2) << ::testing::PrintToString(args) << ": " << r.err;
+    EXPECT_FALSE(r.err.empty());
+  }
+  EXPECT_EQ(json::parse(op({"policy", "list", kTopic, "--json"}).out)["policies"].size(), 2u);
+  // The coordinator's refusal: a prefix over max_key_bytes (400, exit 1); no such policy (5).
+  r = op({"policy", "add", kTopic, std::string(5000, 'p'), "--never-salt", "--reason", "r"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  r = op({"policy", "remove", kTopic, "nope:"});
+  EXPECT_EQ(r.code, 5) << r.err;
+  r = op({"policy", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(contains(r.out, "usage: hotkeyctl policy add")) << r.out;
+
+  // Export carries them; import into another coordinator applies them, and again skips them.
+  const fs::path file = dir_ / "policies.json";
+  r = op({"export", "--out", file.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, ", 2 policies")) << r.out;
+  json doc = json::parse(read_file(file));
+  ASSERT_EQ(doc["topics"][0]["policies"].size(), 2u) << doc.dump();
+  CoordinatorProcess other;
+  other.start();
+  const std::map<std::string, std::string> env = {{"HOTKEY_URL", other.url()},
+                                                  {"HOTKEY_TOKEN", kToken}};
+  r = ctl({"import", file.string()}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "set the policy of prefix seller- on orders")) << r.out;
+  EXPECT_TRUE(contains(r.out, "2 changes applied")) << r.out;
+  json got = other.get("/v1/topics/orders/policies");
+  ASSERT_EQ(got["policies"].size(), 2u) << got.dump();
+  EXPECT_EQ(got["policies"][0]["key_b64"], b64);
+  EXPECT_EQ(got["policies"][0]["hot_fraction"], 0.25);
+  EXPECT_EQ(got["policies"][0]["max_salts"], 3);
+  EXPECT_EQ(got["policies"][1]["key"], "seller-");
+  EXPECT_EQ(got["policies"][1]["never_salt"], true);
+  r = ctl({"import", file.string()}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "0 changes applied, 2 skipped")) << r.out;
+  json bad = doc;
+  bad["topics"][0]["policies"][0]["hot_fraction"] = 0.5;
+  bad["topics"][0]["policies"][0]["never_salt"] = true;
+  std::ofstream(dir_ / "bad-policy.json") << bad.dump();
+  r = ctl({"import", (dir_ / "bad-policy.json").string()}, env);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "topics[0].policies[0] is never_salt and also has")) << r.err;
+
+  r = op({"policy", "remove", kTopic, "seller-"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "removed the policy of prefix seller- on orders")) << r.out;
+  r = op({"audit", "--topic", kTopic});
+  EXPECT_TRUE(contains(r.out, "policy_remove")) << r.out;
+  EXPECT_TRUE(contains(r.out, "policy_add")) << r.out;
+}
+
 // #17 item 11: pins count against max_hot_keys (2 on topic "capped" in the fixture's config);
 // the pin beyond it is refused, and hotkeyctl says why (the reason and the limit) and fails.
 TEST_F(HotkeyctlRemote, PinBeyondMaxHotKeysIsRefusedWithTheLimit) {

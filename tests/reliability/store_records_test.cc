@@ -131,6 +131,29 @@ TEST(StoreRecords, LoadRecordChecksTheRecordKeyAgainstTheValue) {
             std::string::npos);
 }
 
+TEST(StoreRecords, PolicyRecordsRoundTripAndAreChecked) {
+  const Policy never{"account:", true, 0, 0, "ordering", "alice", 1700000000000};
+  EXPECT_EQ(decode_policy_record(encode_policy_record(never)), never);
+  const Policy tuned{std::string("\xff\x00", 2), false, 0.25, 4, "vip", "bob", -1};
+  EXPECT_EQ(decode_policy_record(encode_policy_record(tuned)), tuned);
+  std::map<std::string, StoredTopic> topics;
+  load_record("r/orders/" + base64_encode(tuned.prefix), encode_policy_record(tuned), topics);
+  ASSERT_EQ(topics["orders"].policies.count(tuned.prefix), 1u);
+  EXPECT_EQ(topics["orders"].policies.at(tuned.prefix), tuned);
+  EXPECT_NE(decode_error_of([&] {
+              load_record("r/orders/" + base64_encode("other"), encode_policy_record(tuned), topics);
+            }).find("does not match"),
+            std::string::npos);
+  for (const char* bad :
+       {R"({"key":"","never_salt":true,"hot_fraction":0,"max_salts":0,"reason":"r","by":"b","created_at_ms":1})",
+        R"({"key":"a","never_salt":1,"hot_fraction":0,"max_salts":0,"reason":"r","by":"b","created_at_ms":1})",
+        R"({"key":"a","never_salt":false,"hot_fraction":-1,"max_salts":0,"reason":"r","by":"b","created_at_ms":1})",
+        R"({"key":"a","never_salt":false,"hot_fraction":0.5,"max_salts":-2,"reason":"r","by":"b","created_at_ms":1})",
+        R"({"key":"a","never_salt":false,"max_salts":2,"reason":"r","by":"b","created_at_ms":1})"}) {
+    EXPECT_NE(decode_error_of([&] { decode_policy_record(bad); }), "(accepted)") << bad;
+  }
+}
+
 // A damaged record in a real data dir: the store refuses to load it and names the record,
 // instead of reading a negative version as 18446744073709551615.
 TEST(StoreRecords, StoreLoadRefusesADamagedRecordByName) {

@@ -254,6 +254,13 @@ Json lists() {
       R"({"topic":"t.1_x-y","version":18446744073709551615,"partitions":1,"hash":"murmur2","keys":[{"key":"k","salts":[{"salt":0,"partition":0,"weight":10000}]}]})"));
   cases.push_back(list_case("valid_unknown_fields_ignored",
                             R"({"topic":"t","version":1,"partitions":3,"hash":"murmur2","keys":[],"extra":{"a":[1,2]}})"));
+  {
+    // Prefixes under never_salt policies (issue 26): informational; a reader that does not know
+    // the field accepts the list as if it were absent.
+    hotkey::HotKeyList with_policies = base_list();
+    with_policies.never_salt = {"account:", std::string("\x00\xff", 2)};
+    cases.push_back(list_case("valid_never_salt_prefixes", hotkey::list_to_json(with_policies)));
+  }
   auto mutate = [&](std::string name, std::string_view from, std::string_view to) {
     std::string t = good;
     replace(t, from, to);

@@ -106,8 +106,8 @@ struct TopEntry {
   bool hot = false;
   bool pinned = false;
   bool denied = false;
-  bool never_salt = false;  // under a never_salt policy (and not pinned or denied)
   std::string source;  // why a listed key is salted: detected, balance or pinned ("" unlisted)
+  bool never_salt = false;  // under a never_salt policy (and not pinned or denied)
   bool operator==(const TopEntry&) const = default;
 };
 
