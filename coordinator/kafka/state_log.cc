@@ -269,8 +269,15 @@ bool StateLog::seed(std::string* error) {
       add(OperatorOp{"pin", s.topic, key, p.salts, ttl_s, p.expires_at_ms, p.reason, p.by,
                      p.created_at_ms});
     }
+    for (const auto& [prefix, r] : coordinator_.policies(s.topic).value_or(Policies{})) {
+      OperatorOp op{"policy_add", s.topic, prefix, r.max_salts, 0, 0, r.reason, r.by,
+                    r.created_at_ms};
+      op.never_salt = r.never_salt;
+      op.hot_fraction = r.hot_fraction;
+      add(std::move(op));
+    }
   }
-  size_t pins = 0, denies = 0;
+  size_t pins = 0, denies = 0, policies = 0;
   // The member's poll loop, which serves the producer's delivery reports, has not started yet.
   std::atomic<bool> written{false};
   std::thread delivery([&] {
@@ -297,7 +304,7 @@ bool StateLog::seed(std::string* error) {
                "); start again: the next start writes them";
       return false;
     }
-    ++(op.op == "pin" ? pins : denies);
+    ++(op.op == "pin" ? pins : op.op == "deny" ? denies : policies);
   }
   // Applied here before this member owns anything, so it plans with them as every member does.
   if (!ops.empty() && !apply(true, Steady::now() + std::chrono::seconds(30))) {
@@ -314,6 +321,7 @@ bool StateLog::seed(std::string* error) {
                  {"event", "state_seeded"},
                  {"pins", pins},
                  {"denies", denies},
+                 {"policies", policies},
                  {"already_in_topic", in_topic}});
   return true;
 }
