@@ -81,6 +81,11 @@ TEST(ClusterOperator, UpgradeFromASingleNodeCarriesItsPinsAndDeniesIntoTheCluste
           << out;
       ASSERT_EQ(hotkeyctl("deny " + topic + " bot --reason abuse --url " + single.url(), &out), 0)
           << out;
+      ASSERT_EQ(hotkeyctl("policy add " + topic + " acct: --never-salt --reason ordered --url " +
+                              single.url(),
+                          &out),
+                0)
+          << out;
     }
     // Step 2: save the operator state.
     ASSERT_EQ(hotkeyctl("export --out " + state_file.string() + " --url " + single.url(), &out),
@@ -114,6 +119,9 @@ TEST(ClusterOperator, UpgradeFromASingleNodeCarriesItsPinsAndDeniesIntoTheCluste
           h.denies.find("\"bot\"") == std::string::npos) {
         return false;
       }
+      httplib::Client c("127.0.0.1", fresh.port());
+      auto policies = c.Get("/v1/topics/" + topic + "/policies");
+      if (!policies || policies->body.find("\"acct:\"") == std::string::npos) return false;
     }
     return true;
   };
@@ -147,6 +155,7 @@ TEST(ClusterOperator, UpgradeFromASingleNodeCarriesItsPinsAndDeniesIntoTheCluste
   ASSERT_EQ(seeded_old.size(), 1u) << old.log();
   EXPECT_EQ(seeded_old[0].value("pins", 0), kPartitions);
   EXPECT_EQ(seeded_old[0].value("denies", 0), kPartitions);
+  EXPECT_EQ(seeded_old[0].value("policies", 0), kPartitions);
   const auto seeded_new = log_events(fresh, "state_seeded");
   ASSERT_EQ(seeded_new.size(), 1u) << fresh.log();
   EXPECT_EQ(seeded_new[0].value("pins", -1), 0);
