@@ -59,6 +59,10 @@ void to_json(Json& j, const TopicSummary& v) {
            {"policies", v.policies},
            {"window_reports", v.window_reports},
            {"window_total", v.window_total}};
+  if (v.owner) {
+    j["owner"] = *v.owner;
+    j["owner_answered"] = v.owner_answered;
+  }
 }
 void from_json(const Json& j, TopicSummary& v) {
   read(j, "topic", v.topic);
@@ -79,6 +83,10 @@ void from_json(const Json& j, TopicSummary& v) {
   read(j, "policies", v.policies);
   read(j, "window_reports", v.window_reports);
   read(j, "window_total", v.window_total);
+  if (j.is_object() && j.contains("owner") && !j["owner"].is_null()) {
+    v.owner = j["owner"].get<std::string>();
+  }
+  read(j, "owner_answered", v.owner_answered);
 }
 
 void to_json(Json& j, const Pin& v) {
@@ -237,6 +245,19 @@ void from_json(const Json& j, ReportResult& v) {
   read(j, "list_version", v.list_version);
 }
 
+void to_json(Json& j, const GroupMember& v) {
+  j = Json{{"member_id", v.member_id}, {"client_id", v.client_id},   {"host", v.host},
+           {"url", v.url},             {"partitions", v.partitions}, {"writes_lists", v.writes_lists}};
+}
+void from_json(const Json& j, GroupMember& v) {
+  read(j, "member_id", v.member_id);
+  read(j, "client_id", v.client_id);
+  read(j, "host", v.host);
+  read(j, "url", v.url);
+  read(j, "partitions", v.partitions);
+  read(j, "writes_lists", v.writes_lists);
+}
+
 void to_json(Json& j, const ClusterView& v) {
   j = Json{{"mode", v.mode},       {"member_id", v.member_id},
            {"url", v.url},         {"generation", v.generation},
@@ -250,6 +271,8 @@ void to_json(Json& j, const ClusterView& v) {
   j["reports_skipped"] = v.reports_skipped;
   j["lists_produced"] = v.lists_produced;
   j["lists_dropped"] = v.lists_dropped;
+  j["group_members"] = v.group_members;
+  if (!v.group_error.empty()) j["group_error"] = v.group_error;
 }
 void from_json(const Json& j, ClusterView& v) {
   read(j, "mode", v.mode);
@@ -266,6 +289,8 @@ void from_json(const Json& j, ClusterView& v) {
   read(j, "reports_skipped", v.reports_skipped);
   read(j, "lists_produced", v.lists_produced);
   read(j, "lists_dropped", v.lists_dropped);
+  read(j, "group_members", v.group_members);
+  read(j, "group_error", v.group_error);
 }
 
 void to_json(Json& j, const Health& v) { j = Json{{"status", v.status}}; }

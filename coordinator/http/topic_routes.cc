@@ -3,7 +3,13 @@
 // on.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <future>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config.h"
@@ -62,9 +68,99 @@ bool proxy_to_owner(const RouteContext& ctx, const httplib::Request& req, httpli
   return true;
 }
 
+// What this member knows of `topic` without its owner (cluster mode): the topic's last list
+// (the lists topic, which every member tails) and the pins and denies it applied.
+api::TopicSummary summary_without_owner(const RouteContext& ctx, const std::string& topic) {
+  api::TopicSummary t;
+  if (auto s = ctx.coord.topic(topic)) t = to_api(*s);
+  t.topic = topic;
+  if (auto pub = ctx.coord.board().get(topic)) {
+    const HotKeyList& list = pub->list;
+    t.partitions = list.partitions;
+    t.hash = std::string(to_string(list.hash));
+    t.separator = list.separator;
+    t.version = list.version;
+    t.hot_keys = static_cast<uint32_t>(list.keys.size());
+    t.balance_keys = static_cast<uint32_t>(std::count_if(
+        list.keys.begin(), list.keys.end(),
+        [](const HotKey& k) { return k.source == KeySource::kBalance; }));
+  }
+  return t;
+}
+
+// The topics another member owns, as it answers GET /v1/topics?scope=member (nullopt: it did
+// not answer).
+std::optional<api::TopicsAnswer> ask_member(const std::string& url, const httplib::Request& req) {
+  httplib::Client member(url);
+  member.set_connection_timeout(2, 0);
+  member.set_read_timeout(5, 0);
+  httplib::Headers h;
+  if (req.has_header("Authorization")) {
+    h.emplace("Authorization", req.get_header_value("Authorization"));
+  }
+  auto r = member.Get("/v1/topics?scope=member", h);
+  if (!r || r->status != 200) return std::nullopt;
+  try {
+    return api::Json::parse(r->body).get<api::TopicsAnswer>();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// GET /v1/topics. Cluster mode (docs/CLUSTER.md "HTTP in cluster mode"): every member lists the
+// whole cluster, each topic with its owner: the topics this member owns from its own window,
+// every other owner's from that owner (all asked at once; `scope=member` asks a member for only
+// its own, which is what the others ask), and a topic whose owner did not answer (or that
+// nobody owns: pins only) from what this member knows of it.
 void get_topics(const RouteContext& ctx, Call& c) {
   api::TopicsAnswer answer;
-  for (const auto& s : ctx.coord.topics()) answer.topics.push_back(to_api(s));
+  const std::optional<api::ClusterView> view = ctx.coord.placement().cluster_view();
+  if (!view || !view->cluster()) {
+    for (const auto& s : ctx.coord.topics()) answer.topics.push_back(to_api(s));
+    return send_json(c.res, 200, answer);
+  }
+  std::map<std::string, api::TopicSummary> by_topic;
+  std::vector<TopicSummary> local = ctx.coord.topics();
+  for (const auto& s : local) {
+    if (!ctx.coord.placement().owns(s.topic)) continue;
+    api::TopicSummary t = to_api(s);
+    t.owner = view->url;
+    by_topic[s.topic] = std::move(t);
+  }
+  if (c.req.get_param_value("scope") != "member") {
+    std::set<std::string> members;
+    for (const auto& [topic, url] : view->owners) {
+      if (url != view->url && !by_topic.contains(topic)) members.insert(url);
+    }
+    std::vector<std::pair<std::string, std::future<std::optional<api::TopicsAnswer>>>> asked;
+    for (const std::string& url : members) {
+      asked.emplace_back(url, std::async(std::launch::async, ask_member, url, std::cref(c.req)));
+    }
+    for (auto& [url, reply] : asked) {
+      std::optional<api::TopicsAnswer> a = reply.get();
+      if (!a) continue;
+      for (api::TopicSummary& t : a->topics) {
+        t.owner = url;
+        t.owner_answered = true;
+        by_topic.emplace(t.topic, std::move(t));
+      }
+    }
+    for (const auto& [topic, url] : view->owners) {
+      if (by_topic.contains(topic)) continue;
+      api::TopicSummary t = summary_without_owner(ctx, topic);
+      t.owner = url;
+      t.owner_answered = false;
+      by_topic.emplace(topic, std::move(t));
+    }
+    for (const auto& s : local) {
+      if (by_topic.contains(s.topic)) continue;
+      api::TopicSummary t = summary_without_owner(ctx, s.topic);
+      t.owner = "";
+      t.owner_answered = false;
+      by_topic.emplace(s.topic, std::move(t));
+    }
+  }
+  for (auto& [topic, t] : by_topic) answer.topics.push_back(std::move(t));
   send_json(c.res, 200, answer);
 }
 

@@ -73,14 +73,18 @@ struct KafkaCluster::Parts final : Placement {
     for (const auto& [p, epoch] : writer.owned()) v.owned_partitions[std::to_string(p)] = epoch;
     v.member_id = membership.member_id();
     const int64_t now = wall_ms();
-    std::set<std::string> live{url};
+    std::set<std::string> writing;
     for (const auto& [m, at] : tailer.members_seen()) {
       // A member writes every owned list at least every republish interval.
       if (now - at <= 3 * static_cast<int64_t>(config.cluster.republish_interval_ms)) {
-        live.insert(m);
+        writing.insert(m);
       }
     }
+    std::set<std::string> live = writing;
+    live.insert(url);
     v.members.assign(live.begin(), live.end());
+    v.group_members = membership.describe_group(&v.group_error);
+    for (api::GroupMember& m : v.group_members) m.writes_lists = writing.contains(m.url);
     v.owners = tailer.owners();
     // This member's own view of what it owns wins over the tailer's (which lags).
     for (const auto& s : coordinator.topics()) {
@@ -124,8 +128,8 @@ KafkaCluster::~KafkaCluster() { stop(); }
 
 bool KafkaCluster::start(std::string* error) {
   Parts& d = *parts_;
-  if (!d.handles.create(d.config.cluster, d.log, &Membership::rebalance_cb, &d.membership,
-                        error)) {
+  if (!d.handles.create(d.config.cluster, d.log, &Membership::rebalance_cb, &d.membership, error,
+                        d.url)) {
     return false;
   }
   TopicLayout layout;

@@ -123,8 +123,21 @@ Handles::~Handles() {
   }
 }
 
+std::string group_client_id(const ClusterConfig& cc, const std::string& member_url) {
+  auto it = cc.librdkafka.find("client.id");
+  return (it == cc.librdkafka.end() ? std::string("hotkey-coordinator") : it->second) + " " +
+         member_url;
+}
+
+std::string url_of_client_id(const std::string& client_id) {
+  const size_t space = client_id.rfind(' ');
+  if (space == std::string::npos) return "";
+  std::string url = client_id.substr(space + 1);
+  return url.starts_with("http://") || url.starts_with("https://") ? url : "";
+}
+
 bool Handles::create(const ClusterConfig& cc, LogSink& log, RebalanceCb rebalance, void* opaque,
-                     std::string* error) {
+                     std::string* error, const std::string& member_url) {
   context_.log = &log;
   context_.rebalance = rebalance;
   context_.rebalance_opaque = opaque;
@@ -147,6 +160,10 @@ bool Handles::create(const ClusterConfig& cc, LogSink& log, RebalanceCb rebalanc
       base_conf(cc, Kind::kConsumer, {{"fetch.wait.max.ms", "50"}}, &context_, error);
   if (!gc) return false;
   rd_kafka_conf_set(gc, "group.id", cc.group.c_str(), errstr, sizeof errstr);
+  if (!member_url.empty()) {
+    rd_kafka_conf_set(gc, "client.id", group_client_id(cc, member_url).c_str(), errstr,
+                      sizeof errstr);
+  }
   rd_kafka_conf_set(gc, "partition.assignment.strategy", "cooperative-sticky", errstr,
                     sizeof errstr);
   rd_kafka_conf_set(gc, "enable.auto.commit", "false", errstr, sizeof errstr);

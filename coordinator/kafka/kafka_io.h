@@ -55,10 +55,11 @@ struct Handles {
 
   using RebalanceCb = void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
                                void*);
-  // The group consumer's rebalances go to `rebalance` with `opaque`. False and *error when a
-  // setting is refused or a handle cannot be made.
+  // The group consumer's rebalances go to `rebalance` with `opaque`; its client id names
+  // `member_url` when given (group_client_id). False and *error when a setting is refused or a handle
+  // cannot be made.
   bool create(const ClusterConfig& cc, LogSink& log, RebalanceCb rebalance, void* opaque,
-              std::string* error);
+              std::string* error, const std::string& member_url = "");
   // The start went well: writes the log events held since create(), and every later one at once.
   void release_log();
   // A transactional producer for lists partition `p` (transactional.id GROUP.lists.P), not yet
@@ -78,6 +79,13 @@ struct Handles {
  private:
   Context context_;
 };
+
+// The group member's client id: the operator's client.id (default "hotkey-coordinator"), a
+// space and the member's advertised URL, so that the group's description (DescribeConsumerGroups)
+// says which coordinator each member is.
+std::string group_client_id(const ClusterConfig& cc, const std::string& member_url);
+// The advertised URL a group member's client id carries (empty: none).
+std::string url_of_client_id(const std::string& client_id);
 
 // librdkafka's scope of configuration property `name`: 'C' (consumers only), 'P' (producers
 // only), '*' (both), or 0 when librdkafka does not list it. Read once from librdkafka's own table.

@@ -41,6 +41,87 @@ std::string Membership::member_id() const {
   return member_id_;
 }
 
+namespace {
+
+// The members of a DescribeConsumerGroups result (`failure` set when it carries an error).
+std::vector<api::GroupMember> group_members_of(rd_kafka_event_t* ev, std::string* failure) {
+  std::vector<api::GroupMember> members;
+  const rd_kafka_DescribeConsumerGroups_result_t* result =
+      rd_kafka_event_DescribeConsumerGroups_result(ev);
+  if (rd_kafka_event_error(ev)) {
+    *failure = rd_kafka_event_error_string(ev);
+    return members;
+  }
+  if (!result) return members;
+  size_t n = 0;
+  const rd_kafka_ConsumerGroupDescription_t** groups =
+      rd_kafka_DescribeConsumerGroups_result_groups(result, &n);
+  for (size_t g = 0; g < n; ++g) {
+    if (const rd_kafka_error_t* ge = rd_kafka_ConsumerGroupDescription_error(groups[g])) {
+      *failure = rd_kafka_error_string(ge);
+      continue;
+    }
+    const size_t count = rd_kafka_ConsumerGroupDescription_member_count(groups[g]);
+    for (size_t i = 0; i < count; ++i) {
+      const rd_kafka_MemberDescription_t* md = rd_kafka_ConsumerGroupDescription_member(groups[g], i);
+      api::GroupMember m;
+      auto text = [](const char* s) { return s ? std::string(s) : std::string(); };
+      m.member_id = text(rd_kafka_MemberDescription_consumer_id(md));
+      m.client_id = text(rd_kafka_MemberDescription_client_id(md));
+      m.host = text(rd_kafka_MemberDescription_host(md));
+      m.url = url_of_client_id(m.client_id);
+      if (const rd_kafka_MemberAssignment_t* a = rd_kafka_MemberDescription_assignment(md)) {
+        if (const rd_kafka_topic_partition_list_t* parts = rd_kafka_MemberAssignment_partitions(a)) {
+          for (int k = 0; k < parts->cnt; ++k) m.partitions.push_back(parts->elems[k].partition);
+        }
+      }
+      std::sort(m.partitions.begin(), m.partitions.end());
+      members.push_back(std::move(m));
+    }
+  }
+  std::sort(members.begin(), members.end(),
+            [](const api::GroupMember& a, const api::GroupMember& b) { return a.url < b.url; });
+  return members;
+}
+
+}  // namespace
+
+Membership::~Membership() {
+  if (describe_queue_) rd_kafka_queue_destroy(describe_queue_);
+}
+
+std::vector<api::GroupMember> Membership::describe_group(std::string* error) const {
+  // One request at a time, never waited for more than 500 ms: a caller (GET /v1/cluster) gets
+  // the last answer while a slow one is still out (a broker down), and the next call takes it.
+  std::lock_guard lock(describe_mu_);
+  rd_kafka_t* rk = handles_.producer;
+  if (!describe_queue_) describe_queue_ = rd_kafka_queue_new(rk);
+  if (!describe_out_ && Steady::now() - described_at_ >= std::chrono::seconds(1)) {
+    rd_kafka_AdminOptions_t* options =
+        rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
+    char errstr[256];
+    rd_kafka_AdminOptions_set_request_timeout(options, 5000, errstr, sizeof errstr);
+    const char* group = cc_.group.c_str();
+    rd_kafka_DescribeConsumerGroups(rk, &group, 1, options, describe_queue_);
+    rd_kafka_AdminOptions_destroy(options);
+    describe_out_ = true;
+    asked_at_ = Steady::now();
+  }
+  if (describe_out_) {
+    if (rd_kafka_event_t* ev = rd_kafka_queue_poll(describe_queue_, 500)) {
+      describe_error_.clear();
+      described_ = group_members_of(ev, &describe_error_);
+      rd_kafka_event_destroy(ev);
+      describe_out_ = false;
+      described_at_ = Steady::now();
+    } else if (Steady::now() - asked_at_ > std::chrono::seconds(5)) {
+      describe_error_ = "the group was not described within 5 s";
+    }
+  }
+  *error = describe_error_;
+  return described_;
+}
+
 bool Membership::subscribe(std::string* error) {
   PartitionList sub(1);
   rd_kafka_topic_partition_list_add(sub.p, cc_.reports_topic.c_str(), RD_KAFKA_PARTITION_UA);

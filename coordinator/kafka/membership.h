@@ -9,6 +9,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -41,6 +42,9 @@ class Membership {
         relay_(relay),
         stop_(stop),
         stale_list_(std::move(stale_list)) {}
+  ~Membership();
+  Membership(const Membership&) = delete;
+  Membership& operator=(const Membership&) = delete;
 
   // Handles::create's rebalance callback; `opaque` is the Membership.
   static void rebalance_cb(rd_kafka_t* rk, rd_kafka_resp_err_t err,
@@ -52,6 +56,12 @@ class Membership {
 
   uint64_t generation() const { return rebalances_.load(); }
   std::string member_id() const;
+  // The group's members as Kafka's group coordinator describes them (DescribeConsumerGroups),
+  // each with the URL its client id carries (group_client_id()); asked at most once a second,
+  // an answer waited for up to 500 ms (calls in between, or while a slow answer is out, get the
+  // last one: empty before the first). *error says why the group could not be described. Any
+  // thread.
+  std::vector<api::GroupMember> describe_group(std::string* error) const;
 
  private:
   // One lists partition as read to its end.
@@ -96,6 +106,15 @@ class Membership {
   std::atomic<uint64_t> rebalances_{0};
   mutable std::mutex id_mu_;
   std::string member_id_;
+
+  // describe_group()'s request and its last answer (under describe_mu_).
+  mutable std::mutex describe_mu_;
+  mutable rd_kafka_queue_t* describe_queue_ = nullptr;
+  mutable bool describe_out_ = false;
+  mutable std::chrono::steady_clock::time_point asked_at_{};
+  mutable std::chrono::steady_clock::time_point described_at_{};
+  mutable std::vector<api::GroupMember> described_;
+  mutable std::string describe_error_;
 };
 
 }  // namespace hotkey::coordinator::kafka

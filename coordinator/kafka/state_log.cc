@@ -1,6 +1,7 @@
 #include "state_log.h"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -8,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hotkey/hotkey_list.h"
 #include "hotkey/key_codec.h"
 #include "kafka_io.h"
 
@@ -120,8 +122,50 @@ CallResult StateLog::write(const OperatorOp& op) {
   if (r.ok()) {
     auto pub = coordinator_.board().get(op.topic);
     r.version = std::max(r.version, pub ? pub->list.version : 0);
+    if (op.op != "delete_topic" && !coordinator_.placement().owns(op.topic) &&
+        !coordinator_.placement().owner_url(op.topic).empty()) {
+      r.version = owners_version(op, r.version);
+    }
   }
   return r;
+}
+
+namespace {
+
+// Whether `list` shows operator write `op` in force.
+bool shows(const HotKeyList& list, const OperatorOp& op) {
+  const auto listed = std::find_if(list.keys.begin(), list.keys.end(),
+                                   [&](const HotKey& k) { return k.key == op.key; });
+  const bool pinned = listed != list.keys.end() && listed->source == KeySource::kPinned;
+  const bool denied = std::find(list.denied.begin(), list.denied.end(), op.key) != list.denied.end();
+  if (op.op == "pin") return pinned;
+  if (op.op == "unpin") return !pinned;
+  if (op.op == "deny") return denied && listed == list.keys.end();
+  return !denied;  // allow
+}
+
+}  // namespace
+
+uint64_t StateLog::owners_version(const OperatorOp& op, uint64_t known) {
+  // The owner applies the record as this member does and publishes the change at once; its list
+  // reaches this member through the lists topic (one fetch).
+  constexpr auto kOwnerWait = std::chrono::seconds(5);
+  const auto deadline = Steady::now() + kOwnerWait;
+  std::shared_ptr<const PublishedList> pub = coordinator_.board().get(op.topic);
+  while (!pub || !shows(pub->list, op)) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
+    if (left.count() <= 0) return known;
+    const uint64_t since = pub ? pub->list.version : 0;
+    ListBoard::WaitResult w = coordinator_.board().wait_newer(op.topic, since, left);
+    if (w.status == ListBoard::WaitStatus::kTooManyWaiters) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      pub = coordinator_.board().get(op.topic);
+      continue;
+    }
+    if (w.status != ListBoard::WaitStatus::kNewer) return known;
+    pub = w.list;
+  }
+  return std::max(known, pub->list.version);
 }
 
 bool StateLog::apply(bool until_end, Steady::time_point deadline) {

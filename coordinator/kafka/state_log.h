@@ -49,7 +49,8 @@ class StateLog {
   // Applies records as they come until the stop flag is set.
   void run() { apply(false, std::chrono::steady_clock::time_point::max()); }
   // An operator write: acknowledged once Kafka has it (acks=all) and this member applied it;
-  // the answer is the apply's result.
+  // the answer is the apply's result, with the version that shows the change (on a member that
+  // does not own the topic, the owner's list with it: owners_version).
   CallResult write(const OperatorOp& op);
   // The owner's idle expiry: the delete_topic record is written without waiting, at most once
   // per topic every 30 s until a member applied it.
@@ -62,6 +63,9 @@ class StateLog {
   // taken at the start are reached (or the deadline passes: false).
   bool apply(bool until_end, std::chrono::steady_clock::time_point deadline);
   void apply_record(const rd_kafka_message_t* m);
+  // On a member that does not own op.topic: the version of the owner's first list that shows
+  // `op` in force (read from the lists topic), waited for up to 5 s; `known` when none came.
+  uint64_t owners_version(const OperatorOp& op, uint64_t known);
 
   const ClusterConfig& cc_;
   Coordinator& coordinator_;

@@ -129,6 +129,11 @@ std::optional<std::string> cleanup_policy(rd_kafka_t* producer, const std::strin
   return policy;
 }
 
+// "1 partition", "12 partitions".
+std::string partitions_text(int32_t n) {
+  return std::to_string(n) + (n == 1 ? " partition" : " partitions");
+}
+
 }  // namespace
 
 bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, LogSink& log,
@@ -149,9 +154,8 @@ bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, LogSink& log,
     if (!create_topics(producer, cc, missing, &why)) {
       std::string names;
       for (const auto& [name, parts] : missing) {
-        names += (names.empty() ? "" : ", ") + name + " (" + std::to_string(parts) +
-                 " partitions" + (name == cc.reports_topic ? "" : ", cleanup.policy=compact") +
-                 ")";
+        names += (names.empty() ? "" : ", ") + name + " (" + partitions_text(parts) +
+                 (name == cc.reports_topic ? "" : ", cleanup.policy=compact") + ")";
       }
       *error = "internal topics missing and not created (" + why + "): create " + names +
                " (docs/CLUSTER.md)";
@@ -170,9 +174,9 @@ bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, LogSink& log,
     }
   }
   if (counts[cc.reports_topic] != counts[cc.lists_topic]) {
-    *error = "topics " + cc.reports_topic + " (" + std::to_string(counts[cc.reports_topic]) +
-             " partitions) and " + cc.lists_topic + " (" + std::to_string(counts[cc.lists_topic]) +
-             " partitions) must be co-partitioned: give them the same partition count "
+    *error = "topics " + cc.reports_topic + " (" + partitions_text(counts[cc.reports_topic]) +
+             ") and " + cc.lists_topic + " (" + partitions_text(counts[cc.lists_topic]) +
+             ") must be co-partitioned: give them the same partition count "
              "(docs/CLUSTER.md)";
     return false;
   }

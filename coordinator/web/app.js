@@ -197,7 +197,16 @@
       pins: num(field(t, 'pins')),
       denies: num(field(t, 'denies')),
       policies: num(field(t, 'policies')),
+      // Cluster mode: the member that owns the topic; false when it did not answer the member
+      // this page talks to (the measurements are then missing).
+      owner: field(t, 'owner', null),
+      ownerAnswered: field(t, 'owner_answered', true),
     };
+  }
+  function ownerTitle(r) {
+    if (r.owner === null) return undefined;
+    if (r.owner === '') return 'no member owns this topic now';
+    return 'owned by ' + r.owner + (r.ownerAnswered ? '' : ' (did not answer: no measurements)');
   }
   function recordHistory(topic, skew, hot) {
     let h = state.history.get(topic);
@@ -220,7 +229,7 @@
     for (const r of rows) {
       const skewWarn = r.skew !== null && r.skew > SKEW_WARN;
       const tr = el('tr', { dataset: { topic: r.topic }, class: r.topic === state.selected ? 'selected' : '' },
-        td(r.topic, 'name'),
+        td(r.topic, 'name', ownerTitle(r)),
         td(fmtRate(r.rate), 'num'),
         td(fmtInt(r.partitions), 'num'),
         td(fmtInt(r.producers), 'num'),

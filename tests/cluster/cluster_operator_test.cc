@@ -161,5 +161,157 @@ TEST(ClusterOperator, UpgradeFromASingleNodeCarriesItsPinsAndDeniesIntoTheCluste
   EXPECT_EQ(seeded_new[0].value("pins", -1), 0);
 }
 
+// GET /v1/topics on `n` (null when it did not answer 200).
+json topics_of(const Node& n) {
+  auto r = get(n, "/v1/topics");
+  if (!r || r->status != 200) return json();
+  return json::parse(r->body, nullptr, false);
+}
+
+TEST(ClusterOperator, EveryMemberListsTheWholeClusterWithOwnersAndTheGroupsMembers) {
+  Kafka kafka;
+  TempDir dir;
+  const auto topics = one_topic_per_partition();
+  ReportProducer producer(kafka.bootstrap(), topics);
+  ListsReader reader(kafka.bootstrap());
+  Node a("a", dir.path(), kafka.bootstrap());
+  Node b("b", dir.path(), kafka.bootstrap());
+  std::vector<Node*> nodes{&a, &b};
+  std::map<int, size_t> owner;
+  ASSERT_TRUE(eventually([&] { return published_by_owners(nodes, reader, topics, &owner); },
+                         milliseconds(120000), kPollStep))
+      << describe(reader.latest());
+
+  // Every member lists every topic with its owner, measured by that owner (rate > 0), also
+  // the topics it does not own itself.
+  std::string last;
+  auto lists_all = [&](const Node& n) {
+    json j = topics_of(n);
+    last = n.name() + ": " + j.dump();
+    std::set<std::string> seen;
+    for (const auto& t : j.value("topics", json::array())) {
+      const std::string topic = t.value("topic", "");
+      if (std::find(topics.begin(), topics.end(), topic) == topics.end()) continue;
+      if (t.value("owner", "") != nodes[owner[partition_of(topic)]]->url()) return false;
+      if (!t.value("owner_answered", false) || t.value("rate", 0.0) <= 0) return false;
+      seen.insert(topic);
+    }
+    return seen.size() == topics.size();
+  };
+  for (Node* n : nodes) {
+    EXPECT_TRUE(eventually([&] { return lists_all(*n); }, milliseconds(30000), kPollStep)) << last;
+  }
+  // hotkeyctl list through either member: every topic, both owners named.
+  for (Node* n : nodes) {
+    std::string out;
+    ASSERT_EQ(hotkeyctl("list --url " + n->url(), &out), 0) << out;
+    for (const auto& t : topics) EXPECT_NE(out.find(t), std::string::npos) << out;
+    EXPECT_NE(out.find("OWNER"), std::string::npos) << out;
+    EXPECT_NE(out.find(a.url()), std::string::npos) << out;
+    EXPECT_NE(out.find(b.url()), std::string::npos) << out;
+  }
+
+  // GET /v1/cluster names the group's members as Kafka describes them: both, with the reports
+  // partitions each holds (the owners above), both writing lists.
+  auto group_ok = [&](const Node& n) {
+    json j = n.cluster();
+    last = n.name() + ": " + j.dump();
+    std::map<std::string, std::set<int>> parts;
+    for (const auto& m : j.value("group_members", json::array())) {
+      if (!m.value("writes_lists", false)) return false;
+      for (int p : m.value("partitions", std::vector<int>{})) parts[m.value("url", "")].insert(p);
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      std::set<int> want;
+      for (const auto& [p, o] : owner) {
+        if (o == i) want.insert(p);
+      }
+      if (parts[nodes[i]->url()] != want) return false;
+    }
+    return parts.size() == nodes.size();
+  };
+  for (Node* n : nodes) {
+    EXPECT_TRUE(eventually([&] { return group_ok(*n); }, milliseconds(30000), kPollStep)) << last;
+  }
+  {
+    std::string out;
+    ASSERT_EQ(hotkeyctl("cluster --url " + a.url(), &out), 0) << out;
+    EXPECT_NE(out.find("group members (2)"), std::string::npos) << out;
+    EXPECT_NE(out.find(b.url()), std::string::npos) << out;
+  }
+
+  // A member whose owner does not answer (b paused, before the group notices) still lists b's
+  // topics, from what it knows of them: owner named, not answered.
+  b.pause();
+  json j = topics_of(a);
+  b.resume();
+  std::set<std::string> seen;
+  for (const auto& t : j.value("topics", json::array())) {
+    const std::string topic = t.value("topic", "");
+    if (std::find(topics.begin(), topics.end(), topic) == topics.end()) continue;
+    seen.insert(topic);
+    if (t.value("owner", "") == b.url()) {
+      EXPECT_FALSE(t.value("owner_answered", true)) << t.dump();
+      EXPECT_GT(t.value("version", 0ull), 0ull) << t.dump();
+      EXPECT_GT(t.value("partitions", 0), 0) << t.dump();
+    }
+  }
+  EXPECT_EQ(seen.size(), topics.size()) << j.dump();
+}
+
+TEST(ClusterOperator, WritesThroughAMemberThatDoesNotOwnTheTopicAnswerTheOwnersVersion) {
+  Kafka kafka;
+  TempDir dir;
+  const auto topics = one_topic_per_partition();
+  ReportProducer producer(kafka.bootstrap(), topics);
+  ListsReader reader(kafka.bootstrap());
+  Node a("a", dir.path(), kafka.bootstrap());
+  Node b("b", dir.path(), kafka.bootstrap());
+  std::vector<Node*> nodes{&a, &b};
+  std::map<int, size_t> owner;
+  ASSERT_TRUE(eventually([&] { return published_by_owners(nodes, reader, topics, &owner); },
+                         milliseconds(120000), kPollStep))
+      << describe(reader.latest());
+  // A topic of b, written through a.
+  std::string topic;
+  for (const auto& t : topics) {
+    if (owner[partition_of(t)] == 1) topic = t;
+  }
+  ASSERT_FALSE(topic.empty());
+  auto version_of = [](const httplib::Result& r) {
+    return r && r->status == 200 ? json::parse(r->body, nullptr, false).value("version", 0ull)
+                                 : 0ull;
+  };
+  auto pin = operator_call(a, "POST", "/v1/topics/" + topic + "/pins",
+                           json{{"key", "vip"}, {"reason", "launch"}});
+  ASSERT_TRUE(pin);
+  ASSERT_EQ(pin->status, 200) << pin->body;
+  const uint64_t pin_version = version_of(pin);
+  auto deny = operator_call(a, "POST", "/v1/topics/" + topic + "/denies",
+                            json{{"key", "bot"}, {"reason", "abuse"}});
+  ASSERT_TRUE(deny);
+  ASSERT_EQ(deny->status, 200) << deny->body;
+  const uint64_t deny_version = version_of(deny);
+
+  // The versions answered are those of b's first lists showing each change.
+  uint64_t listed_pin = 0, listed_deny = 0;
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& r : reader.records()) {
+          if (r.topic != topic || r.tombstone || r.member != b.url()) continue;
+          if (listed_pin == 0 && r.keys.find("vip,") != std::string::npos) listed_pin = r.version;
+          if (listed_deny == 0 && r.denied.find("bot,") != std::string::npos) {
+            listed_deny = r.version;
+          }
+        }
+        return listed_pin != 0 && listed_deny != 0;
+      },
+      milliseconds(30000), kPollStep))
+      << describe(reader.latest());
+  EXPECT_EQ(pin_version, listed_pin);
+  EXPECT_EQ(deny_version, listed_deny);
+  EXPECT_GT(deny_version, pin_version);
+}
+
 }  // namespace
 }  // namespace hotkey::coordinator::cluster_test

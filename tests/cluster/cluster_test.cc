@@ -31,7 +31,7 @@ TEST(Cluster, RefusesToStartWhenInternalTopicsAreMissingAndCannotBeCreated) {
   Node a("a", dir.path(), kafka.bootstrap(), /*must_start=*/false, json::object(),
          {"replication_factor=3"});
   EXPECT_EQ(a.exit_status(), 5);
-  EXPECT_NE(a.log().find("create __hotkey_state (1 partitions, cleanup.policy=compact)"),
+  EXPECT_NE(a.log().find("create __hotkey_state (1 partition, cleanup.policy=compact)"),
             std::string::npos)
       << a.log();
 }

@@ -63,6 +63,20 @@ TEST(ApiModel, TopicSummaryRoundTripsWithTheDocumentedFields) {
   EXPECT_TRUE(j["partitions"].is_number_integer());
 }
 
+TEST(ApiModel, TopicSummaryNamesItsOwnerOnlyInClusterMode) {
+  TopicSummary s = sample_summary();
+  s.owner = "http://10.0.0.2:8470";
+  s.owner_answered = false;
+  EXPECT_EQ(round_trip(s), s);
+  const Json j = s;
+  EXPECT_EQ(j["owner"], "http://10.0.0.2:8470");
+  EXPECT_EQ(j["owner_answered"], false);
+  // Single-node mode: neither field.
+  const Json single = sample_summary();
+  EXPECT_FALSE(single.contains("owner"));
+  EXPECT_FALSE(single.contains("owner_answered"));
+}
+
 TEST(ApiModel, PinAndDenyRoundTripAndWriteTheExactBytes) {
   const Pin p = sample_pin("user-42");
   EXPECT_EQ(round_trip(p), p);
@@ -211,7 +225,16 @@ TEST(ApiModel, ClusterViewSingleAndClusterMode) {
   c.lists_produced = 6;
   c.lists_dropped = 0;
   EXPECT_EQ(round_trip(c), c);
-  EXPECT_EQ(keys_of(Json(c)).size(), 14u);
+  // The 14 fields before the group's members, and group_members (issue 25); group_error only
+  // when the group could not be described.
+  EXPECT_EQ(keys_of(Json(c)).size(), 15u);
+  c.group_members = {GroupMember{"m-1", "hotkey-coordinator http://10.0.0.1:8470", "/10.0.0.1",
+                                 "http://10.0.0.1:8470", {0, 5}, true},
+                     GroupMember{"m-2", "other", "/10.0.0.9", "", {}, false}};
+  EXPECT_EQ(round_trip(c), c);
+  c.group_error = "timed out";
+  EXPECT_EQ(round_trip(c), c);
+  EXPECT_EQ(keys_of(Json(c)).size(), 16u);
 }
 
 TEST(ApiModel, HealthAndReadiness) {

@@ -2,7 +2,8 @@
 """Static checks of deploy/ and docs/openapi.yaml: every YAML/JSON file parses, the files agree
 with each other (compose mounts exist, k8s probes hit /healthz and /readyz, every metric the
 alerts and the dashboard query is in the coordinator's metric contract, every alert has a
-runbook section in docs/OPERATIONS.md, every docs/CONTRACTS.md endpoint is in the OpenAPI document).
+runbook section in docs/OPERATIONS.md, every docs/CONTRACTS.md endpoint is in the OpenAPI document),
+and every repository path README.md names exists.
 
 Usage: check_deploy.py REPO_ROOT. Exit 0 on success, 1 with one line per problem, 77 (ctest
 SKIP_RETURN_CODE) when PyYAML is missing.
@@ -334,7 +335,25 @@ def check_dockerfile():
         problem(path, "runtime stage must declare the data dir as a VOLUME")
 
 
+def check_readme_paths():
+    """Every repository path the README names (in its commands and its relative links) exists:
+    the quick start once named a key sample (keys.tsv) the repository did not ship (issue 25)."""
+    path = os.path.join(ROOT, "README.md")
+    text = open(path, encoding="utf-8").read()
+    named = set()
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
+        named |= set(re.findall(
+            r"(?<![\w/.-])((?:scripts|examples|docs|deploy|tools|client|tests)/[\w./-]*\w)", block))
+    for link in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if not re.match(r"[a-z]+:", link):
+            named.add(link)
+    for name in sorted(named):
+        if not os.path.exists(os.path.join(ROOT, name)):
+            problem(path, f"names {name}, which the repository does not have")
+
+
 def main():
+    check_readme_paths()
     docs = load_all()
     check_compose(docs)
     check_k8s(docs)
@@ -347,7 +366,7 @@ def main():
         print(f"NOTE: {n}")
     if problems:
         print("\n".join(problems))
-        print(f"FAILED: {len(problems)} problem(s) in deploy/ and docs/openapi.yaml")
+        print(f"FAILED: {len(problems)} problem(s) in deploy/, docs/openapi.yaml and README.md")
         return 1
     print(f"OK: {len(docs)} files ({parsed} documents) parse and agree with each other")
     return 0

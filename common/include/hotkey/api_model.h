@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,12 @@ struct TopicSummary {
   uint32_t policies = 0;  // prefix policies (GET /v1/topics/{topic}/policies)
   uint64_t window_reports = 0;
   double window_total = 0;
+  // Cluster mode only (absent in single-node mode): the advertised URL of the member that owns
+  // the topic (empty: nobody known to own it), and whether the summary is that owner's. When the
+  // owner did not answer, the member that was asked built it from the topic's last list and the
+  // pins and denies it applied: rate, skew, producers and window fields are then 0.
+  std::optional<std::string> owner;
+  bool owner_answered = true;  // written with `owner`
   bool operator==(const TopicSummary&) const = default;
 };
 
@@ -179,13 +186,29 @@ struct ReportResult {
 
 // GET /v1/cluster. In single-node mode only mode, member_id, url, generation, members and
 // owners are sent (empty); cluster mode sends every field.
+// One member of the coordinators' consumer group as Kafka's group coordinator describes it.
+struct GroupMember {
+  std::string member_id;
+  std::string client_id;
+  std::string host;  // as the broker sees it
+  std::string url;   // its advertised URL (from its client id; empty: not a coordinator's)
+  std::vector<int32_t> partitions;  // reports partitions assigned to it
+  bool writes_lists = false;  // seen writing lists in the last 3 republish intervals
+  bool operator==(const GroupMember&) const = default;
+};
+
 struct ClusterView {
   std::string mode = "single";  // single or cluster
   std::string member_id;
   std::string url;
   std::string group;
   uint64_t generation = 0;
+  // The members seen writing lists in the last 3 republish intervals (and this one).
   std::vector<std::string> members;
+  // The group's members as Kafka describes them (DescribeConsumerGroups); `group_error` says
+  // why they could not be asked (empty: they were).
+  std::vector<GroupMember> group_members;
+  std::string group_error;
   std::map<std::string, std::string> owners;         // topic -> owner's URL
   std::map<std::string, uint64_t> owned_partitions;  // reports partition -> epoch
   int32_t partitions = 0;
@@ -254,6 +277,8 @@ void to_json(Json& j, const AuditAnswer& v);
 void from_json(const Json& j, AuditAnswer& v);
 void to_json(Json& j, const ReportResult& v);
 void from_json(const Json& j, ReportResult& v);
+void to_json(Json& j, const GroupMember& v);
+void from_json(const Json& j, GroupMember& v);
 void to_json(Json& j, const ClusterView& v);
 void from_json(const Json& j, ClusterView& v);
 void to_json(Json& j, const Health& v);
