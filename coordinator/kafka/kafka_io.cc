@@ -118,7 +118,7 @@ std::optional<std::string> header(const rd_kafka_message_t* m, std::string_view 
 }
 
 Handles::~Handles() {
-  for (rd_kafka_t* h : {consumer, reader, tailer, state, producer}) {
+  for (rd_kafka_t* h : {consumer, reader, tailer, state, admin, producer}) {
     if (h) rd_kafka_destroy(h);
   }
 }
@@ -152,6 +152,13 @@ bool Handles::create(const ClusterConfig& cc, LogSink& log, RebalanceCb rebalanc
   producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, errstr, sizeof errstr);
   if (!producer) {
     *error = std::string("kafka producer: ") + errstr;
+    return false;
+  }
+  rd_kafka_conf_t* ac = base_conf(cc, Kind::kProducer, {}, &context_, error);
+  if (!ac) return false;
+  admin = rd_kafka_new(RD_KAFKA_PRODUCER, ac, errstr, sizeof errstr);
+  if (!admin) {
+    *error = std::string("kafka admin client: ") + errstr;
     return false;
   }
   // Reports are planned on as they arrive: the default 500 ms broker-side fetch wait would

@@ -1,4 +1,4 @@
-// librdkafka glue shared by the cluster's parts (docs/CLUSTER.md): the five handles a member
+// librdkafka glue shared by the cluster's parts (docs/CLUSTER.md): the handles a member
 // runs, record headers and a produce that awaits its delivery report. Stateless apart from
 // Handles, which one owner creates once and destroys last.
 #pragma once
@@ -47,6 +47,10 @@ struct Handles {
   rd_kafka_t* reader = nullptr;    // reads lists partitions to their end on assignment
   rd_kafka_t* tailer = nullptr;    // follows every lists partition (list reads, owners)
   rd_kafka_t* state = nullptr;     // applies the state topic (operator writes)
+  // Describes the group (GET /v1/cluster) on connections of its own, so that an admin request
+  // a broker answers badly (the librdkafka mock has no DescribeGroups) never touches the
+  // connections lists and operator writes travel on.
+  rd_kafka_t* admin = nullptr;
 
   Handles() = default;
   ~Handles();

@@ -91,11 +91,13 @@ Membership::~Membership() {
 }
 
 std::vector<api::GroupMember> Membership::describe_group(std::string* error) const {
-  // One request at a time, never waited for more than 500 ms: a caller (GET /v1/cluster) gets
-  // the last answer while a slow one is still out (a broker down), and the next call takes it.
+  // One request at a time, waited for up to 500 ms by the call that made it: a caller (GET
+  // /v1/cluster) gets the last answer while a slow one is still out (a broker down), and a later
+  // call takes it.
   std::lock_guard lock(describe_mu_);
-  rd_kafka_t* rk = handles_.producer;
+  rd_kafka_t* rk = handles_.admin;
   if (!describe_queue_) describe_queue_ = rd_kafka_queue_new(rk);
+  bool asked_now = false;
   if (!describe_out_ && Steady::now() - described_at_ >= std::chrono::seconds(1)) {
     rd_kafka_AdminOptions_t* options =
         rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
@@ -105,10 +107,11 @@ std::vector<api::GroupMember> Membership::describe_group(std::string* error) con
     rd_kafka_DescribeConsumerGroups(rk, &group, 1, options, describe_queue_);
     rd_kafka_AdminOptions_destroy(options);
     describe_out_ = true;
+    asked_now = true;
     asked_at_ = Steady::now();
   }
   if (describe_out_) {
-    if (rd_kafka_event_t* ev = rd_kafka_queue_poll(describe_queue_, 500)) {
+    if (rd_kafka_event_t* ev = rd_kafka_queue_poll(describe_queue_, asked_now ? 500 : 0)) {
       describe_error_.clear();
       described_ = group_members_of(ev, &describe_error_);
       rd_kafka_event_destroy(ev);

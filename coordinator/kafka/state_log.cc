@@ -148,8 +148,10 @@ bool shows(const HotKeyList& list, const OperatorOp& op) {
 
 uint64_t StateLog::owners_version(const OperatorOp& op, uint64_t known) {
   // The owner applies the record as this member does and publishes the change at once; its list
-  // reaches this member through the lists topic (one fetch).
-  constexpr auto kOwnerWait = std::chrono::seconds(5);
+  // reaches this member through the lists topic (one fetch, well under 2 s). Not longer: while
+  // brokers fail (leaders moving, requests refused) every write through a member that does not
+  // own its topic would wait the whole bound.
+  constexpr auto kOwnerWait = std::chrono::seconds(2);
   const auto deadline = Steady::now() + kOwnerWait;
   std::shared_ptr<const PublishedList> pub = coordinator_.board().get(op.topic);
   while (!pub || !shows(pub->list, op)) {

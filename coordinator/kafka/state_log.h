@@ -64,7 +64,7 @@ class StateLog {
   bool apply(bool until_end, std::chrono::steady_clock::time_point deadline);
   void apply_record(const rd_kafka_message_t* m);
   // On a member that does not own op.topic: the version of the owner's first list that shows
-  // `op` in force (read from the lists topic), waited for up to 5 s; `known` when none came.
+  // `op` in force (read from the lists topic), waited for up to 2 s; `known` when none came.
   uint64_t owners_version(const OperatorOp& op, uint64_t known);
 
   const ClusterConfig& cc_;
