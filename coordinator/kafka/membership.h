@@ -57,7 +57,8 @@ class Membership {
   uint64_t generation() const { return rebalances_.load(); }
   std::string member_id() const;
   // The group's members as Kafka's group coordinator describes them (DescribeConsumerGroups),
-  // each with the URL its client id carries (group_client_id()); asked at most once a second,
+  // each with the URL its client id carries (group_client_id()); asked at most once a second
+  // (once a minute after a request that failed),
   // an answer waited for up to 500 ms (calls in between, or while a slow answer is out, get the
   // last one: empty before the first). *error says why the group could not be described. Any
   // thread.
@@ -111,6 +112,7 @@ class Membership {
   mutable std::mutex describe_mu_;
   mutable rd_kafka_queue_t* describe_queue_ = nullptr;
   mutable bool describe_out_ = false;
+  mutable bool describe_unanswered_ = false;  // the last request failed: ask once a minute
   mutable std::chrono::steady_clock::time_point asked_at_{};
   mutable std::chrono::steady_clock::time_point described_at_{};
   mutable std::vector<api::GroupMember> described_;
