@@ -122,7 +122,10 @@ CallResult StateLog::write(const OperatorOp& op) {
   if (r.ok()) {
     auto pub = coordinator_.board().get(op.topic);
     r.version = std::max(r.version, pub ? pub->list.version : 0);
-    if (op.op != "delete_topic" && !coordinator_.placement().owns(op.topic) &&
+    // Pins and denies show in the list itself; other writes (a delete, a policy) answer with the
+    // newest version known here.
+    const bool listed = op.op == "pin" || op.op == "unpin" || op.op == "deny" || op.op == "allow";
+    if (listed && !coordinator_.placement().owns(op.topic) &&
         !coordinator_.placement().owner_url(op.topic).empty()) {
       r.version = owners_version(op, r.version);
     }
