@@ -159,6 +159,19 @@ def topic_version(url, topic):
         return None
 
 
+def listed_by_source(url, topic):
+    """How many keys the topic's current list salts, by why (source)."""
+    try:
+        with urllib.request.urlopen(f"{url}/v1/hotkeys?topic={topic}", timeout=5) as r:
+            keys = json.load(r).get("keys", [])
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    out = {}
+    for k in keys:
+        out[k.get("source", "?")] = out.get(k.get("source", "?"), 0) + 1
+    return out
+
+
 def percentile(values, q):
     """Nearest-rank percentile; inf entries stand for 'never salted'."""
     if not values:
@@ -402,6 +415,9 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
     if is_hotkey(strategy):
         # List churn: versions the coordinator published for the topic during the run.
         r["list_versions"] = topic_version(ctx["coordinator_url"], topic)
+        # Why each key of the final list is salted (a coordinator before the balance source
+        # lists balance-selected keys as detected).
+        r["listed_by_source"] = listed_by_source(ctx["coordinator_url"], topic)
         if r["list_versions"] is not None:
             r["list_versions_per_min"] = r["list_versions"] * 60.0 / scn["duration"]
     cpu = sum(s["cpu_s"] for s in summaries)
@@ -531,7 +547,10 @@ def add_relative(scenarios):
 def versions(r):
     if r.get("list_versions") is None:
         return "n/a"
-    return f"{r['list_versions']} ({r['list_versions_per_min']:.1f})"
+    out = f"{r['list_versions']} ({r['list_versions_per_min']:.1f})"
+    if r.get("listed_by_source"):
+        out += "; listed: " + ", ".join(f"{n} {s}" for s, n in sorted(r["listed_by_source"].items()))
+    return out
 
 
 def markdown(doc):
@@ -539,7 +558,7 @@ def markdown(doc):
              f"total {doc['elapsed_s']:.0f} s.", "",
              "| scenario | strategy | max/avg (noise floor) | idle | keys salted | records salted | "
              "detect p50 / p99 | throughput vs naive | producer CPU/record vs naive | "
-             "list versions (per min) |",
+             "list versions (per min); keys listed at the end by source |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for scn in doc["scenarios"]:
         for r in scn["results"]:
