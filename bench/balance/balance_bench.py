@@ -168,7 +168,10 @@ def listed_by_source(url, topic):
         return None
     out = {}
     for k in keys:
-        out[k.get("source", "?")] = out.get(k.get("source", "?"), 0) + 1
+        # On the wire a balance key is "source": "detected" with "balance": true (clients
+        # refuse a list with a source they do not know: CONTRACTS.md 6).
+        source = "balance" if k.get("balance") else k.get("source", "?")
+        out[source] = out.get(source, 0) + 1
     return out
 
 
