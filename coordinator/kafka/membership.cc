@@ -175,34 +175,45 @@ bool Membership::read_to_end(const std::vector<int32_t>& parts,
                              std::map<int32_t, PartitionLists>* out) {
   rd_kafka_t* reader = handles_.reader;
   const auto deadline = Steady::now() + kReadToEndAttempt;
-  // Partitions not read to their high watermark yet (taken again at every attempt), with it.
+  // Partitions not read to their high watermark yet, with it.
   std::map<int32_t, int64_t> high;
   for (int32_t p : parts) {
-    int64_t lo = 0, hi = 0;
-    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
-    while (Steady::now() < deadline && !stop_.load()) {
-      // Every wait ends by the deadline: this runs on the group's poll thread, and blocking it
-      // past max.poll.interval.ms expels the member (seen on a loaded machine: the takeover
-      // then started over at every rejoin and never finished).
-      err = rd_kafka_query_watermark_offsets(reader, cc_.lists_topic.c_str(), p, &lo, &hi,
-                                             remaining_ms(deadline));
-      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
-      // A moved leader: the watermark query does not refresh the cached leader itself.
-      refresh_metadata(reader, cc_.lists_topic, remaining_ms(deadline));
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(100, remaining_ms(deadline))));
-    }
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      log_now(log_, {{"level", "warn"},
-                {"event", "lists_watermarks_failed"},
-                {"partition", p},
-                {"error", rd_kafka_err2str(err)}});
-      return false;
-    }
     ReadProgress& pr = progress_[p];
-    // Records below the log start are gone (deleted or the topic recreated): read it all again.
-    if (pr.next >= 0 && pr.next < lo) pr = ReadProgress{};
-    if (hi > std::max(pr.next, lo)) high[p] = hi;
+    if (pr.high < 0) {
+      // Taken once and kept: with the watermarks queried again at every attempt, one slow
+      // query spent the attempt's budget and the next partition's always timed out (seen on a
+      // starved broker: a takeover pending for two minutes, one partition never queried).
+      int64_t lo = 0, hi = 0;
+      rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+      while (Steady::now() < deadline && !stop_.load()) {
+        // Every wait ends by the deadline: this runs on the group's poll thread, and blocking
+        // it past max.poll.interval.ms expels the member (seen on a loaded machine: the
+        // takeover then started over at every rejoin and never finished).
+        err = rd_kafka_query_watermark_offsets(reader, cc_.lists_topic.c_str(), p, &lo, &hi,
+                                               remaining_ms(deadline));
+        if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+        // A moved leader: the watermark query does not refresh the cached leader itself.
+        refresh_metadata(reader, cc_.lists_topic, remaining_ms(deadline));
+        std::this_thread::sleep_for(
+            std::chrono::milliseconds(std::min(100, remaining_ms(deadline))));
+      }
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        log_now(log_, {{"level", "warn"},
+                       {"event", "lists_watermarks_failed"},
+                       {"partition", p},
+                       {"error", rd_kafka_err2str(err)}});
+        // The partitions queried so far keep their watermarks for the next attempt.
+        continue;
+      }
+      // Records below the log start are gone (deleted or the topic recreated): read it all.
+      if (pr.next >= 0 && pr.next < lo) pr = ReadProgress{};
+      pr.high = hi;
+      pr.low = lo;
+    }
+    if (pr.high > std::max(pr.next, pr.low)) high[p] = pr.high;
   }
+  bool queried_all = true;
+  for (int32_t p : parts) queried_all = queried_all && progress_[p].high >= 0;
   // The reader stays assigned between attempts, so an attempt cut short by a slow broker or a
   // loaded machine resumes where it stopped: starting over from the beginning every time could
   // keep a takeover pending for as long as the load lasted.
@@ -258,7 +269,7 @@ bool Membership::read_to_end(const std::vector<int32_t>& parts,
       if (e.offset >= high[e.partition]) high.erase(e.partition);
     }
   }
-  if (!high.empty()) return false;
+  if (!high.empty() || !queried_all) return false;
   assign_reader();  // nothing left to read: unassigned
   for (int32_t p : parts) {
     (*out)[p] = std::move(progress_[p].lists);

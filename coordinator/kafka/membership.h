@@ -101,6 +101,10 @@ class Membership {
   struct ReadProgress {
     PartitionLists lists;
     int64_t next = -1;  // the next offset to read; -1: from the beginning
+    // The high watermark to read to, taken once after the fence and kept across attempts
+    // (-1: not taken yet). Every record of a former owner lies below it.
+    int64_t high = -1;
+    int64_t low = 0;  // the log start offset taken with it
   };
   std::map<int32_t, ReadProgress> progress_;
   std::set<int32_t> reading_;
