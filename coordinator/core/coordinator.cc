@@ -233,16 +233,18 @@ bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
 namespace {
 // The audit entry of a topic's delete (single-node delete_topic and cluster apply_delete).
 AuditEntry delete_audit(int64_t at_ms, const std::string& who, const std::string& topic,
-                        const std::string& reason, size_t pins, size_t denies, int32_t partitions,
-                        uint64_t version) {
+                        const std::string& reason, size_t pins, size_t denies, size_t policies,
+                        int32_t partitions, uint64_t version) {
   AuditEntry a;
   a.at_ms = at_ms;
   a.who = who;
   a.action = "delete_topic";
   a.topic = topic;
   a.detail =
-      json{{"reason", reason}, {"pins", pins}, {"denies", denies}, {"partitions", partitions}}.dump(
-          -1, ' ', false, json::error_handler_t::replace);
+      json{{"reason", reason},         {"pins", pins},
+           {"denies", denies},         {"policies", policies},
+           {"partitions", partitions}}
+          .dump(-1, ' ', false, json::error_handler_t::replace);
   a.version = version;
   return a;
 }
@@ -284,7 +286,7 @@ CallResult Coordinator::delete_topic(const std::string& topic, const std::string
   StoreStatus st =
       drop_topic_locked(t, lock,
                         delete_audit(clock_.now_ms(), who, topic, reason, t->pins.size(),
-                                     t->denies.size(), t->partitions, version));
+                                     t->denies.size(), t->policies.size(), t->partitions, version));
   if (!st.ok) return error_result(Status::kUnavailable, "store", st.error);
   CallResult r;
   r.version = version;
@@ -319,9 +321,10 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
     log_.write(json{{"ts_ms", clock_.now_ms()}, {"level", "info"},     {"event", "topic_expired"},
                       {"topic", topic},           {"reason", op.reason}, {"version", version}});
   };
-  const auto audit = [&](uint64_t version, size_t pins, size_t denies, int32_t partitions) {
-    return delete_audit(clock_.now_ms(), op.who, topic, op.reason, pins, denies, partitions,
-                        version);
+  const auto audit = [&](uint64_t version, size_t pins, size_t denies, size_t policies,
+                         int32_t partitions) {
+    return delete_audit(clock_.now_ms(), op.who, topic, op.reason, pins, denies, policies,
+                        partitions, version);
   };
   for (;;) {
     std::shared_ptr<Topic> t = find_topic(topic);
@@ -333,7 +336,7 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
       StoreBatch b;
       b.drop_topic(topic, counter);
       b.put_meta(deleted_mark(topic), std::to_string(counter) + " " + std::to_string(op.at_ms));
-      if (!op.expired) b.append_audit(audit(counter, 0, 0, 0));
+      if (!op.expired) b.append_audit(audit(counter, 0, 0, 0, 0));
       if (extra) extra(b);
       StoreStatus st = store_.write(b);
       if (!st.ok) return error_result(Status::kUnavailable, "store", st.error);
@@ -362,7 +365,9 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
     const uint64_t counter = std::max({floor, t->version, t->reported_version});
     t->version = counter;
     std::optional<AuditEntry> a;
-    if (!op.expired) a = audit(counter, t->pins.size(), t->denies.size(), t->partitions);
+    if (!op.expired) {
+      a = audit(counter, t->pins.size(), t->denies.size(), t->policies.size(), t->partitions);
+    }
     StoreBatch b;
     b.put_meta(deleted_mark(topic), std::to_string(counter) + " " + std::to_string(op.at_ms));
     if (extra) extra(b);

@@ -239,7 +239,8 @@
           'max/avg predicted once producers route with the published list'),
         td(fmtPct(r.idle), 'num', 'partitions with under 10% of the average load'),
         td(fmtInt(r.hot), 'num'),
-        td(fmtInt(r.pins) + ' / ' + fmtInt(r.denies), 'num'));
+        td(fmtInt(r.pins) + ' / ' + fmtInt(r.denies), 'num'),
+        td(fmtInt(r.policies), 'num policies', 'prefix policies of the topic (its page lists them)'));
       frag.append(tr);
     }
     $('topics').tBodies[0].replaceChildren(frag);

@@ -181,6 +181,9 @@ describe('dashboard', () => {
     await waitFor(async () => /Never salted by policy: seller-\*/.test(await page.locator('#denied-line').textContent()),
       'the list view names the prefix');
     await page.locator('#audit tbody tr', { hasText: 'policy_add' }).first().waitFor({ timeout: 10000 });
+    // The topics overview counts the topic's policies (GET /v1/topics "policies").
+    const policiesCell = page.locator(`#topics tr[data-topic="${TOPIC}"] td.policies`);
+    await waitFor(async () => (await policiesCell.textContent()) === '1', 'overview: 1 policy');
     await screenshot(page, 'dashboard-policies.png');
 
     // A prefix policy with thresholds, then both removed from the table.
@@ -193,6 +196,7 @@ describe('dashboard', () => {
     await page.click('#confirm-ok');
     await page.locator('#policies tbody tr', { hasText: 'hot_fraction 0.25, max 2 salts' }).first()
       .waitFor({ timeout: 10000 });
+    await waitFor(async () => (await policiesCell.textContent()) === '2', 'overview: 2 policies');
     for (const prefix of ['seller-', 'user-']) {
       await page.locator('#policies tbody tr', { hasText: prefix }).first().locator('button').click();
       await page.click('#confirm-ok');
@@ -201,6 +205,7 @@ describe('dashboard', () => {
     }
     await waitFor(async () => (await coord.request('GET', `/v1/topics/${TOPIC}/policies`)).json.policies.length === 0,
       'no policies left');
+    await waitFor(async () => (await policiesCell.textContent()) === '0', 'overview: no policies');
     await waitFor(async () => {
       const r = await coord.request('GET', `/v1/hotkeys?topic=${TOPIC}`);
       return r.json.keys.some((k) => k.key === HOT);

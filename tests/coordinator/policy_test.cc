@@ -250,6 +250,28 @@ TEST(Policies, PoliciesSurviveARestartAndAreAudited) {
   EXPECT_EQ(h.coord().policies(kTopic)->size(), 1u);
 }
 
+// A topic's delete drops its policies with its pins and denies; the audit entry says how many
+// of each went, and none is back after a restart.
+TEST(Policies, DeletingATopicDropsItsPoliciesAndTheAuditCountsThem) {
+  Harness h(detection_only());
+  round(h, 3, 8, 1, traffic({{"account:1", 400}}));
+  ASSERT_TRUE(h.coord().set_policy(kTopic, never_salt("account:"), "alice").ok());
+  ASSERT_TRUE(h.coord().set_policy(kTopic, own("user:", 0.25, 4), "alice").ok());
+  ASSERT_TRUE(h.coord().deny(kTopic, "k", "ordering", "alice").ok());
+  ASSERT_TRUE(h.coord().delete_topic(kTopic, "junk topic", "alice").ok());
+  const auto audit = h.coord().audit(1);
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].action, "delete_topic");
+  const json detail = json::parse(audit[0].detail);
+  EXPECT_EQ(detail["policies"], 2) << audit[0].detail;
+  EXPECT_EQ(detail["denies"], 1) << audit[0].detail;
+  EXPECT_EQ(detail["pins"], 0) << audit[0].detail;
+  EXPECT_EQ(detail["reason"], "junk topic");
+  h.restart();
+  const auto left = h.coord().policies(kTopic);
+  EXPECT_TRUE(!left.has_value() || left->empty());
+}
+
 TEST(Policies, ATopicHoldsAtMost256Policies) {
   Harness h;
   for (size_t i = 0; i < kMaxPoliciesPerTopic; ++i) {
