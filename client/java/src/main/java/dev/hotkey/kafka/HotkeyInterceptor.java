@@ -2,12 +2,14 @@ package dev.hotkey.kafka;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.kafka.clients.producer.ProducerInterceptor;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.BytesSerializer;
@@ -24,13 +26,16 @@ import org.apache.kafka.common.utils.Bytes;
  * listed key in route mode. In route mode this interceptor changes nothing.
  */
 public class HotkeyInterceptor implements ProducerInterceptor<Object, Object> {
-  static final String SALT_HEADER = "hotkey.salt";
-  static final String VERSION_HEADER = "hotkey.version";
+  static final String SALT_HEADER = RoutingTable.SALT_HEADER;
+  static final String VERSION_HEADER = RoutingTable.VERSION_HEADER;
 
   private HotkeyClient client;
   private boolean rekey;
   private boolean headers;
   private HotkeyConfig.SaltPolicy policy;
+  // The topic of the previous record and its router: one reference compare instead of a map
+  // lookup for producers that send to one topic.
+  private volatile TopicRouter lastTopic;
 
   /** The salted key object of the record this thread just rekeyed, and its logical key bytes. */
   private static final class Rekeyed {
@@ -56,6 +61,31 @@ public class HotkeyInterceptor implements ProducerInterceptor<Object, Object> {
     byte[] out = r.logical;
     r.logical = null;
     return out;
+  }
+
+  /**
+   * Whether {@code key} ends in {@code separator} and 1-10 decimal digits, as every key this
+   * interceptor salts does: the partitioner looks for this thread's mark (a ThreadLocal) only
+   * then, so a cold key pays a few byte compares instead. A list with a new separator racing
+   * with a record leaves it counted under its salted key (the next rekey replaces the mark).
+   */
+  static boolean maybeSalted(byte[] key, byte[] separator) {
+    int end = key.length;
+    int i = end - 1;
+    while (i >= 0 && end - i <= 11 && key[i] >= '0' && key[i] <= '9') {
+      i--;
+    }
+    int digits = end - 1 - i;
+    int start = i + 1 - separator.length;
+    if (digits == 0 || digits > 10 || start < 0) {
+      return false;
+    }
+    for (int j = 0; j < separator.length; j++) {
+      if (key[start + j] != separator[j]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
@@ -109,6 +139,16 @@ public class HotkeyInterceptor implements ProducerInterceptor<Object, Object> {
     return client;
   }
 
+  private TopicRouter router(String topic) {
+    TopicRouter r = lastTopic;
+    if (r != null && r.topic.equals(topic)) {
+      return r;
+    }
+    r = client.topic(topic);
+    lastTopic = r;
+    return r;
+  }
+
   @Override
   public ProducerRecord<Object, Object> onSend(ProducerRecord<Object, Object> record) {
     if (!rekey || client == null) {
@@ -118,10 +158,7 @@ public class HotkeyInterceptor implements ProducerInterceptor<Object, Object> {
     if (key == null || record.partition() != null) {
       return record;
     }
-    TopicRouter r = client.existingTopic(record.topic());
-    if (r == null) {
-      r = client.topic(record.topic());
-    }
+    TopicRouter r = router(record.topic());
     int live = r.livePartitions();
     RoutingTable t = live > 0 ? r.tableFor(live) : r.table();
     if (t == null || t.isEmpty()) {
@@ -142,6 +179,12 @@ public class HotkeyInterceptor implements ProducerInterceptor<Object, Object> {
     if (e == null) {
       return record;
     }
+    return rekeyed(record, key, t, e);
+  }
+
+  // Out of line: the cold path above stays small enough to inline into the producer's send().
+  private ProducerRecord<Object, Object> rekeyed(ProducerRecord<Object, Object> record,
+      Object key, RoutingTable t, RoutingTable.Entry e) {
     int idx;
     switch (policy) {
       case VALUE_HASH:
@@ -153,19 +196,26 @@ public class HotkeyInterceptor implements ProducerInterceptor<Object, Object> {
       default:
         idx = t.pickWrr(e);
     }
-    int salt = e.salts[idx];
     Object salted;
     if (key instanceof String) {
-      salted = (String) key + t.separatorText() + Integer.toUnsignedString(salt);
+      // The key equals the entry's text, so the table's salted text is this key salted.
+      salted = e.saltedText[idx];
     } else if (key instanceof byte[]) {
-      salted = Salts.saltedKey((byte[]) key, t.separator, salt);
+      salted = Salts.saltedKey((byte[]) key, t.separator, e.salts[idx]);
     } else {
-      salted = new Bytes(Salts.saltedKey(((Bytes) key).get(), t.separator, salt));
+      salted = new Bytes(Salts.saltedKey(((Bytes) key).get(), t.separator, e.salts[idx]));
     }
-    RecordHeaders h = new RecordHeaders(record.headers().toArray());
-    if (headers) {
-      h.add(SALT_HEADER, Integer.toUnsignedString(salt).getBytes(StandardCharsets.US_ASCII));
-      h.add(VERSION_HEADER, Long.toUnsignedString(t.version).getBytes(StandardCharsets.US_ASCII));
+    Header[] given = record.headers().toArray();
+    Iterable<Header> h;
+    if (!headers) {
+      h = record.headers();
+    } else if (given.length == 0) {
+      h = e.mergeHeaders[idx];
+    } else {
+      Header[] all = Arrays.copyOf(given, given.length + 2);
+      all[given.length] = e.saltHeaders[idx];
+      all[given.length + 1] = t.versionHeader;
+      h = new RecordHeaders(all);
     }
     Rekeyed mark = REKEYED.get();
     mark.saltedKey = salted;

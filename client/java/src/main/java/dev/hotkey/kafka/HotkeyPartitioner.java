@@ -85,7 +85,7 @@ public class HotkeyPartitioner implements Partitioner {
       byte[] valueBytes, int hash, int n) {
     int partition = hash % n;
     // A record the interceptor rekeyed: counted under its logical key, placed by its salted key.
-    if (rekey) {
+    if (rekey && HotkeyInterceptor.maybeSalted(keyBytes, t.separator)) {
       byte[] logical = HotkeyInterceptor.takeRekeyed(key);
       if (logical != null) {
         r.sampler.record(logical, partition, true);

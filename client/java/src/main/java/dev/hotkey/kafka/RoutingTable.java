@@ -9,6 +9,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
  * The immutable routing table of one topic for one partition count (client/src/routing_table.cc):
@@ -24,8 +27,18 @@ final class RoutingTable {
     final int[] partitions;
     final short[] seq;
     final int index;
+    // Built once per table so that rekeying a record builds no key text and no header values:
+    // the salted key text per salt (null when the key is not UTF-8 text) and each salt's
+    // hotkey.salt header. Shared by every record the table rekeys; Kafka only reads them.
+    final String[] saltedText;
+    final Header[] saltHeaders;
+    // Per salt, the two merge headers of a record that had none. ProducerRecord copies the
+    // headers it is given into a list of its own, so one instance serves every such record;
+    // nothing writes to it after construction.
+    final RecordHeaders[] mergeHeaders;
 
-    Entry(byte[] key, int hash, int[] salts, int[] partitions, short[] seq, int index) {
+    Entry(byte[] key, int hash, int[] salts, int[] partitions, short[] seq, int index,
+        byte[] separator, Header versionHeader) {
       this.key = key;
       this.text = KeyCodec.utf8(key);
       this.hash = hash;
@@ -33,8 +46,21 @@ final class RoutingTable {
       this.partitions = partitions;
       this.seq = seq;
       this.index = index;
+      String sep = new String(separator, StandardCharsets.UTF_8);
+      this.saltedText = new String[salts.length];
+      this.saltHeaders = new Header[salts.length];
+      this.mergeHeaders = new RecordHeaders[salts.length];
+      for (int i = 0; i < salts.length; i++) {
+        String digits = Integer.toUnsignedString(salts[i]);
+        saltedText[i] = text == null ? null : text + sep + digits;
+        saltHeaders[i] = new RecordHeader(SALT_HEADER, digits.getBytes(StandardCharsets.US_ASCII));
+        mergeHeaders[i] = new RecordHeaders(new Header[] {saltHeaders[i], versionHeader});
+      }
     }
   }
+
+  static final String SALT_HEADER = "hotkey.salt";
+  static final String VERSION_HEADER = "hotkey.version";
 
   final long version;
   final int partitions; // 0: no list
@@ -44,6 +70,11 @@ final class RoutingTable {
   private final int mask;
   private final long[] filter = new long[8]; // 512-bit filter of mixed hashes
   private final Map<String, Entry> byText;
+  // A 1024-bit filter over (length, first char, last char) of the hot keys' texts: a cold String
+  // key usually misses it with three reads, before its String hash is computed for the map.
+  private final long[] textFilter = new long[16];
+  // The hotkey.version header of the records this table rekeys.
+  final Header versionHeader;
   private final AtomicIntegerArray cursors;
   final List<Entry> entries;
   final boolean empty;
@@ -59,6 +90,7 @@ final class RoutingTable {
     this.slots = new Entry[0];
     this.mask = 0;
     this.byText = Map.of();
+    this.versionHeader = versionHeader(version);
     this.cursors = new AtomicIntegerArray(0);
     this.entries = List.of();
     this.empty = true;
@@ -77,6 +109,7 @@ final class RoutingTable {
     this.separator = Salts.validSeparator(list.separator) ? list.separator
         : Salts.DEFAULT_SEPARATOR;
     this.recomputed = !sameSpace;
+    this.versionHeader = versionHeader(version);
     List<Entry> built = new ArrayList<>();
     for (HotKeyList.HotKey hk : list.keys) {
       if (hk.salts.isEmpty()) {
@@ -108,7 +141,7 @@ final class RoutingTable {
       }
       int hash = Hashes.murmur2(hk.key) & 0x7fffffff;
       built.add(new Entry(hk.key, hash, saltIds, parts, Wrr.sequence(weights, Wrr.MAX_LEN),
-          built.size()));
+          built.size(), separator, versionHeader));
     }
     this.entries = List.copyOf(built);
     this.empty = built.isEmpty();
@@ -130,6 +163,8 @@ final class RoutingTable {
       slots[slot] = e;
       if (e.text != null) {
         texts.put(e.text, e);
+        int tb = textBit(e.text);
+        textFilter[tb >>> 6] |= 1L << (tb & 63);
       }
     }
     this.byText = texts;
@@ -169,9 +204,27 @@ final class RoutingTable {
     }
   }
 
+  private static Header versionHeader(long version) {
+    return new RecordHeader(VERSION_HEADER,
+        Long.toUnsignedString(version).getBytes(StandardCharsets.US_ASCII));
+  }
+
+  private static int textBit(String s) {
+    int n = s.length();
+    int h = n == 0 ? 0 : n * 0x9e3779b1 ^ s.charAt(0) * 0x85ebca6b ^ s.charAt(n - 1) * 0xc2b2ae35;
+    return (h ^ (h >>> 15)) >>> (32 - 10);
+  }
+
   /** The hot entry for a key given as text (encoded as UTF-8 by the producer), or null. */
   Entry find(String key) {
-    return empty ? null : byText.get(key);
+    if (empty) {
+      return null;
+    }
+    int tb = textBit(key);
+    if (((textFilter[tb >>> 6] >>> (tb & 63)) & 1L) == 0) {
+      return null;
+    }
+    return byText.get(key);
   }
 
   /** The next step of e's round robin: an index into e.salts. */
@@ -183,10 +236,6 @@ final class RoutingTable {
   /** The index into e.salts for a pick of {@code value} (value_hash, random). */
   int pickBy(Entry e, int value) {
     return e.seq[Integer.remainderUnsigned(value, e.seq.length)];
-  }
-
-  String separatorText() {
-    return new String(separator, StandardCharsets.UTF_8);
   }
 
   // Where a new table's cursors start: a different place in every process, table and key (see

@@ -10,8 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -175,6 +177,85 @@ class RoutingTest {
     long[] c = partitioner.client().topic("orders").sampler.counters();
     assertEquals(30, c[0]);
     assertEquals(0, c[1]);
+  }
+
+  @Test
+  void rekeyModeKeepsTheRecordsHeadersAndGivesEveryRecordHeadersOfItsOwn() throws Exception {
+    open();
+    partitioner.client().topic("orders").publish(Lists.list("orders", 7, 12, "hot", 1, 1));
+    ProducerRecord<Object, Object> in = new ProducerRecord<>("orders", "hot", "v");
+    in.headers().add("trace", new byte[] {1});
+    ProducerRecord<Object, Object> out = interceptor.onSend(in);
+    Header[] h = out.headers().toArray();
+    assertEquals(3, h.length);
+    assertEquals("trace", h[0].key());
+    assertEquals("hotkey.salt", h[1].key());
+    assertEquals("hotkey.version", h[2].key());
+    // Records without headers of their own share the table's header values, never its list:
+    // adding to one record's headers changes no other record's.
+    ProducerRecord<Object, Object> a = interceptor.onSend(new ProducerRecord<>("orders", "hot", "v"));
+    ProducerRecord<Object, Object> b = interceptor.onSend(new ProducerRecord<>("orders", "hot", "v"));
+    ProducerRecord<Object, Object> c = interceptor.onSend(new ProducerRecord<>("orders", "hot", "v"));
+    assertEquals(a.key(), c.key()); // two salts: the round robin comes back
+    a.headers().add("extra", new byte[] {2});
+    assertEquals(3, a.headers().toArray().length);
+    assertEquals(2, b.headers().toArray().length);
+    assertEquals(2, c.headers().toArray().length);
+  }
+
+  @Test
+  void aListedTextKeyIsFoundAmongManyAndColdTextKeysAreNot() throws Exception {
+    open();
+    StringBuilder json = new StringBuilder("{\"topic\":\"orders\",\"version\":3,"
+        + "\"partitions\":24,\"hash\":\"murmur2\",\"keys\":[");
+    List<String> hot = new ArrayList<>();
+    hot.add("");
+    hot.add("h\u00e9\u6f22");
+    for (int i = 0; i < 300; i++) {
+      hot.add("user-" + i * 7);
+    }
+    for (int i = 0; i < hot.size(); i++) {
+      json.append(i > 0 ? "," : "").append("{\"key\":");
+      Json.writeString(json, hot.get(i));
+      json.append(",\"salts\":[{\"salt\":0,\"partition\":")
+          .append(Hashes.partitionFor(HashFamily.MURMUR2,
+              Salts.saltedKey(hot.get(i).getBytes(StandardCharsets.UTF_8), Salts.DEFAULT_SEPARATOR, 0),
+              24))
+          .append(",\"weight\":10000}]}");
+    }
+    json.append("]}");
+    partitioner.client().topic("orders").publish(HotKeyList.parse(json.toString()));
+    RoutingTable t = partitioner.client().topic("orders").table();
+    Set<String> hotSet = new HashSet<>(hot);
+    for (String k : hot) {
+      assertNotNull(t.find(k), k);
+      assertSame(t.find(k), t.find(k.getBytes(StandardCharsets.UTF_8),
+          Hashes.murmur2(k.getBytes(StandardCharsets.UTF_8)) & 0x7fffffff));
+      // A new String object, as a producer's keys are: found by value.
+      assertNotNull(t.find(new String(k.toCharArray())), k);
+    }
+    for (int i = 0; i < 3000; i++) {
+      String k = "user-" + i;
+      assertEquals(hotSet.contains(k), t.find(k) != null, k);
+    }
+  }
+
+  @Test
+  void onlyKeysEndingInTheSeparatorAndDigitsCanBeRekeyedOnes() {
+    byte[] hash = {'#'};
+    byte[] multi = "::".getBytes(StandardCharsets.UTF_8);
+    assertTrue(HotkeyInterceptor.maybeSalted("hot#0".getBytes(StandardCharsets.UTF_8), hash));
+    assertTrue(HotkeyInterceptor.maybeSalted("#4294967295".getBytes(StandardCharsets.UTF_8), hash));
+    assertTrue(HotkeyInterceptor.maybeSalted("a::17".getBytes(StandardCharsets.UTF_8), multi));
+    assertFalse(HotkeyInterceptor.maybeSalted("a:17".getBytes(StandardCharsets.UTF_8), multi));
+    assertFalse(HotkeyInterceptor.maybeSalted("customer-123".getBytes(StandardCharsets.UTF_8), hash));
+    assertFalse(HotkeyInterceptor.maybeSalted("hot#".getBytes(StandardCharsets.UTF_8), hash));
+    assertFalse(HotkeyInterceptor.maybeSalted("hot#12345678901".getBytes(StandardCharsets.UTF_8), hash));
+    assertFalse(HotkeyInterceptor.maybeSalted("0".getBytes(StandardCharsets.UTF_8), hash));
+    assertFalse(HotkeyInterceptor.maybeSalted(new byte[0], hash));
+    for (int salt : new int[] {0, 9, 10, 65535, -1}) {
+      assertTrue(HotkeyInterceptor.maybeSalted(Salts.saltedKey(new byte[] {1, 2}, hash, salt), hash));
+    }
   }
 
   @Test
