@@ -1,6 +1,7 @@
 #include "lists_writer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 
 #include "kafka_io.h"
@@ -43,8 +44,9 @@ ListsWriter::TxnProducer::~TxnProducer() {
   if (rk) rd_kafka_destroy(rk);
 }
 
-bool ListsWriter::fence(const std::vector<int32_t>& parts) {
+bool ListsWriter::fence(const std::vector<int32_t>& parts, int budget_ms) {
   if (!fencing_) return true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
   bool all = true;
   for (int32_t p : parts) {
     std::shared_ptr<TxnProducer> tp;
@@ -67,8 +69,15 @@ bool ListsWriter::fence(const std::vector<int32_t>& parts) {
     }
     std::lock_guard tl(tp->mu);
     if (tp->ready) continue;
-    // Short attempts: the caller is the group's poll loop, retried a second later.
-    if (rd_kafka_error_t* e = rd_kafka_init_transactions(tp->rk, 5000)) {
+    // Bounded by the caller's budget; a call that timed out resumes where it stopped.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left < 1) {
+      all = false;
+      continue;
+    }
+    if (rd_kafka_error_t* e = rd_kafka_init_transactions(tp->rk, static_cast<int>(left))) {
       log_now(log_, {{"level", "warn"}, {"event", "lists_fence_pending"}, {"partition", p},
                      {"error", rd_kafka_error_string(e)}});
       if (rd_kafka_error_is_fatal(e)) tp->dead = true;

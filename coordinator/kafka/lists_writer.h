@@ -44,8 +44,10 @@ class ListsWriter {
   // Before reading partitions `parts` to their end on an assignment (fencing only): makes and
   // initialises each one's transactional producer, which makes the broker abort a former
   // owner's open transaction and refuse its later writes. False when the broker did not answer
-  // in time (the caller retries; the partitions stay unowned meanwhile).
-  bool fence(const std::vector<int32_t>& parts);
+  // in time (the caller retries; the partitions stay unowned meanwhile). Every wait together
+  // ends within `budget_ms`: the caller is the group's poll loop, which max.poll.interval.ms
+  // expels when blocked (an initialisation cut short resumes at the next call).
+  bool fence(const std::vector<int32_t>& parts, int budget_ms);
 
   int32_t partition_of(const std::string& topic) const;
   bool owns(const std::string& topic) const;

@@ -283,7 +283,9 @@ void Membership::take_ownership() {
   std::map<int32_t, PartitionLists> found;
   // Fence first: a former owner's open transaction is aborted and its later writes refused
   // before this member reads what the partition holds.
-  if (!writer_.fence(parts)) {
+  if (!writer_.fence(parts, static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                   kReadToEndAttempt)
+                                                   .count()))) {
     log_now(log_, {{"level", "warn"},
               {"event", "ownership_pending"},
               {"partitions", parts},

@@ -415,11 +415,11 @@ TEST(KafkaBroker, ListsFencingMakesTheBrokerRefuseAFormerOwnersWrites) {
       pl->json = list_to_json(pl->list);
       return pl;
     };
-    ASSERT_TRUE(a.fence({p})) << log.text();
+    ASSERT_TRUE(a.fence({p}, 30000)) << log.text();
     a.own(p, 1);
     a.publish(list(1, "a-1"));
     // b takes the partition with the same epoch (it found nothing of a's epoch to go above).
-    ASSERT_TRUE(b.fence({p})) << log.text();
+    ASSERT_TRUE(b.fence({p}, 30000)) << log.text();
     b.own(p, 1);
     b.publish(list(2, "b-2"));
     a.publish(list(2, "a-2"));  // the stalled owner, resumed, still believing it owns p
