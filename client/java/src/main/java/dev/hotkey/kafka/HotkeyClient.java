@@ -112,8 +112,12 @@ public final class HotkeyClient implements AutoCloseable {
       }
       boolean adaptive = config.sampleAuto && config.connected();
       double rate = config.sampleAuto ? (config.connected() ? 1.0 : 1e-6) : config.sampleRate;
-      r = new TopicRouter(name, new Sampler(config.sketchCapacity, adaptive, rate,
-          config.connected() && config.surgeIntervalMs > 0 ? config.surgeFactor : 0));
+      Sampler sampler = new Sampler(config.sketchCapacity, adaptive, rate,
+          config.connected() && config.surgeIntervalMs > 0 ? config.surgeFactor : 0);
+      if (reporter != null) {
+        sampler.onSurge(reporter::wake);
+      }
+      r = new TopicRouter(name, sampler);
       List<TopicRouter> next = new ArrayList<>(topicList);
       next.add(r);
       topicList = List.copyOf(next);

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The reporter thread (client/src/reporter.cc): every hotkey.report.interval.ms it drains each
@@ -20,7 +21,6 @@ import java.util.concurrent.atomic.AtomicLong;
 final class Reporter {
   private static final long BATCH_PROBE_MS = 5 * 60 * 1000;
   private static final int BATCH_BYTES = 1 << 20;
-  private static final long SURGE_TICK_MS = 10;
 
   private enum Outcome { ACCEPTED, REJECTED, RETRY }
 
@@ -47,7 +47,7 @@ final class Reporter {
   private final HotkeyClient client;
   private final KafkaTransport kafka;
   private final Http http;
-  private final Thread thread;
+  final Thread thread;
   final AtomicLong sent = new AtomicLong();
   final AtomicLong failed = new AtomicLong();
   final AtomicLong rejected = new AtomicLong();
@@ -55,6 +55,10 @@ final class Reporter {
   final AtomicLong surges = new AtomicLong();
   private boolean stopping;
   private boolean requested;
+  // Set by a sampler that flagged a surge (on the send path: no lock, no wait), then the
+  // thread is unparked: surges are handled when they happen, not found by polling (a 10 ms
+  // poll cost a producer about 8 ms of CPU a second).
+  private volatile boolean surgeSignalled;
   private long rounds;
   private boolean batchSupported = true;
   private long batchProbeAt;
@@ -93,6 +97,7 @@ final class Reporter {
       long target = rounds + 1;
       requested = true;
       notifyAll();
+      LockSupport.unpark(thread);
       long deadline = nowMs() + config.httpTimeoutMs * 2L + 1000;
       while (!stopping && (rounds < target || requested)) {
         long left = deadline - nowMs();
@@ -118,6 +123,7 @@ final class Reporter {
       stopping = true;
       notifyAll();
     }
+    LockSupport.unpark(thread);
     if (http != null) {
       http.close();
     }
@@ -138,22 +144,29 @@ final class Reporter {
     Backoff backoff = new Backoff(config.backoffInitialMs, config.backoffMaxMs);
     for (;;) {
       boolean forced;
-      synchronized (this) {
-        long until = next;
-        if (surgesOn()) {
-          until = Math.min(until, nowMs() + SURGE_TICK_MS);
-        }
-        while (!stopping && !requested) {
-          long left = until - nowMs();
-          if (left <= 0) {
+      long until = surgesOn() ? Math.min(next, surgeDeadline()) : next;
+      for (;;) {
+        synchronized (this) {
+          if (stopping || requested) {
             break;
           }
-          try {
-            wait(left);
-          } catch (InterruptedException e) {
-            return;
-          }
         }
+        if (surgeSignalled) {
+          surgeSignalled = false;
+          break;
+        }
+        long left = until - nowMs();
+        if (left <= 0) {
+          break;
+        }
+        // Woken early by reportNow, stop and surges (unpark); a permit given before this
+        // park makes it return at once, so no wake-up is lost.
+        LockSupport.parkNanos(this, left * 1_000_000L);
+        if (Thread.currentThread().isInterrupted()) {
+          return;
+        }
+      }
+      synchronized (this) {
         if (stopping) {
           break;
         }
@@ -205,6 +218,28 @@ final class Reporter {
         notifyAll();
       }
     }
+  }
+
+  /** A sampler flagged a surge: handle it now (any thread; never blocks). */
+  void wake() {
+    surgeSignalled = true;
+    LockSupport.unpark(thread);
+  }
+
+  /** The earliest surge follow-up or mute expiry due (Long.MAX_VALUE: none). */
+  private long surgeDeadline() {
+    long at = Long.MAX_VALUE;
+    for (SurgeState st : surge.values()) {
+      if (st.followUp != 0) {
+        at = Math.min(at, st.followUp);
+      }
+      for (long m : st.mutedUntil) {
+        if (m != 0) {
+          at = Math.min(at, m);
+        }
+      }
+    }
+    return at;
   }
 
   private long surgeMuteMs() {

@@ -40,7 +40,7 @@ final class Sampler {
     long untilSample;
     long rng;
     // Written by the owner (release), read by the reporter.
-    // Records without a known partition, salted, cold, without a key. The window's total is
+    // Records without a known partition, salted, [2] unused, without a key. The window's total is
     // the growth of the partition counts plus the first: derived from the same counters, a
     // window's partition counts never exceed its total.
     final long[] counts = new long[4];
@@ -104,6 +104,8 @@ final class Sampler {
   private final AtomicInteger partitions = new AtomicInteger();
   private final AtomicLong surge = new AtomicLong();
   private final AtomicLongArray muted = new AtomicLongArray(MUTE_SLOTS);
+  // Set before the sampler is published (HotkeyClient.topic).
+  private Runnable surgeListener;
 
   Sampler(int capacity, boolean adaptive, double sampleRate, double surgeFactor) {
     this.capacity = capacity;
@@ -153,17 +155,21 @@ final class Sampler {
   }
 
   private static void count(Shard s, int partition, boolean salted) {
-    s.bump(salted ? 1 : 2);
+    // A cold record is counted once, in its partition's count (cold = keyed - salted). The
+    // salted count is stored last, so counters() reading it first never sees it ahead.
     if (partition < 0) {
       s.bump(0);
-      return;
+    } else {
+      long[] pc = s.partitionCounts;
+      if (partition >= pc.length) {
+        pc = Arrays.copyOf(pc, partition + 1);
+        s.partitionCounts = pc;
+      }
+      LONGS.setRelease(pc, partition, pc[partition] + 1);
     }
-    long[] pc = s.partitionCounts;
-    if (partition >= pc.length) {
-      pc = Arrays.copyOf(pc, partition + 1);
-      s.partitionCounts = pc;
+    if (salted) {
+      s.bump(1);
     }
-    LONGS.setRelease(pc, partition, pc[partition] + 1);
   }
 
   // A sampled record is counted under the monitor, where the reporter reads a shard's sketch
@@ -227,7 +233,14 @@ final class Sampler {
         return;
       }
     }
-    surge.compareAndSet(0, fp);
+    if (surge.compareAndSet(0, fp) && surgeListener != null) {
+      surgeListener.run();
+    }
+  }
+
+  /** Called (on the sending thread, under no lock of the caller's) when a surge is flagged. */
+  void onSurge(Runnable listener) {
+    surgeListener = listener;
   }
 
   static long fingerprint(byte[] key) {
@@ -249,12 +262,21 @@ final class Sampler {
     }
   }
 
-  /** Records so far: salted, cold, without a key. */
+  /**
+   * Records so far: salted, cold (every keyed record not salted), without a key. Read without
+   * stopping the senders, so a figure may lag a concurrent record.
+   */
   long[] counters() {
     long[] c = new long[3];
     for (Shard s : shards) {
-      c[0] += s.read(1);
-      c[1] += s.read(2);
+      long salted = s.read(1);
+      long keyed = s.read(0);
+      long[] pc = s.partitionCounts;
+      for (int p = 0; p < pc.length; p++) {
+        keyed += (long) LONGS.getAcquire(pc, p);
+      }
+      c[0] += salted;
+      c[1] += keyed - salted;
       c[2] += s.read(3);
     }
     return c;

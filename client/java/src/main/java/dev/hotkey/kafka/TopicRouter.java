@@ -49,10 +49,14 @@ final class TopicRouter {
     return livePartitions;
   }
 
-  /** Records the live partition count (the send path: a plain volatile write when it changes). */
+  /**
+   * Records the live partition count (the send path: volatile writes only when it changes).
+   * The sampler needs it to tell a surge (a key above its share of a partition).
+   */
   void observePartitions(int n) {
     if (n > 0 && livePartitions != n) {
       livePartitions = n;
+      sampler.setPartitions(n);
     }
   }
 

@@ -3,11 +3,16 @@ package dev.hotkey.kafka.bench;
 import dev.hotkey.kafka.HotkeyInterceptor;
 import dev.hotkey.kafka.HotkeyPartitioner;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -37,6 +42,41 @@ public final class CpuPerRecord {
   private static final double MAX_LATE_SHARE = 0.01;
 
   private CpuPerRecord() {}
+
+  /** CPU ns so far of every live Java thread, by id; names by id into {@code names}. */
+  private static Map<Long, Long> threadCpuNs(Map<Long, String> names) {
+    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+    Map<Long, Long> out = new HashMap<>();
+    for (ThreadInfo ti : mx.getThreadInfo(mx.getAllThreadIds())) {
+      if (ti == null) {
+        continue;
+      }
+      long ns = mx.getThreadCpuTime(ti.getThreadId());
+      if (ns >= 0) {
+        out.put(ti.getThreadId(), ns);
+        names.put(ti.getThreadId(), ti.getThreadName());
+      }
+    }
+    return out;
+  }
+
+  // Where a thread's CPU is counted: the sending thread, Kafka's sender (I/O), the library's
+  // threads, the rest of the Java threads; "vm" (GC, JIT, threads that ended) is the rest of
+  // the process's time.
+  private static final String[] GROUPS = {"send", "kafka-io", "hotkey", "other", "vm"};
+
+  private static String group(String name) {
+    if (name.equals("main")) {
+      return "send";
+    }
+    if (name.startsWith("kafka-producer-network-thread")) {
+      return "kafka-io";
+    }
+    if (name.startsWith("hotkey")) {
+      return "hotkey";
+    }
+    return "other";
+  }
 
   private static long processCpuNs() {
     return ((com.sun.management.OperatingSystemMXBean)
@@ -86,6 +126,7 @@ public final class CpuPerRecord {
     List<Double> paired = new ArrayList<>();
     List<Double> allPlain = new ArrayList<>();
     List<Double> allLibrary = new ArrayList<>();
+    Map<String, List<Double>> byThread = new TreeMap<>();
     // Round 0 warms the JIT for both and is not counted.
     for (int r = 0; r <= rounds; r++) {
       boolean libraryFirst = r % 2 == 1;
@@ -111,6 +152,7 @@ public final class CpuPerRecord {
         long cpu0 = 0;
         long counted0 = 0;
         long late = 0;
+        Map<Long, Long> threads0 = new HashMap<>();
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(p)) {
           long start = System.nanoTime();
           long total = (long) (rate * phaseS);
@@ -118,6 +160,7 @@ public final class CpuPerRecord {
           for (long i = 0; i < total; i++) {
             if (i == warm) {
               cpu0 = processCpuNs();
+              threads0 = threadCpuNs(new HashMap<>());
               counted0 = i;
             }
             long wait = start + (long) (i * 1e9 / rate) - System.nanoTime();
@@ -135,6 +178,8 @@ public final class CpuPerRecord {
           }
           producer.flush();
           long cpu = processCpuNs() - cpu0;
+          Map<Long, String> names = new HashMap<>();
+          Map<Long, Long> threads1 = threadCpuNs(names);
           perCpu[withLibrary ? 1 : 0] = (records - counted0) / (cpu / 1e9);
           double lateShare = (double) late / (records - counted0);
           onTime &= lateShare <= MAX_LATE_SHARE;
@@ -142,6 +187,24 @@ public final class CpuPerRecord {
               + "/CPU-s  %5.1f%% late%s%n", r, withLibrary ? "library" : "plain",
               records - counted0, cpu / 1e9, perCpu[withLibrary ? 1 : 0], 100 * lateShare,
               r == 0 ? "  (warm-up, not counted)" : "");
+          double[] us = new double[GROUPS.length];
+          double counted = 0;
+          for (Map.Entry<Long, Long> t : threads1.entrySet()) {
+            double d = (t.getValue() - threads0.getOrDefault(t.getKey(), 0L)) / 1e3;
+            us[Arrays.asList(GROUPS).indexOf(group(names.get(t.getKey())))] += d;
+            counted += d;
+          }
+          us[GROUPS.length - 1] = cpu / 1e3 - counted;
+          StringBuilder line = new StringBuilder("  CPU us/record by thread:");
+          for (int g = 0; g < GROUPS.length; g++) {
+            double perRecord = us[g] / (records - counted0);
+            line.append(String.format(Locale.ROOT, " %s %.2f", GROUPS[g], perRecord));
+            if (r > 0) {
+              byThread.computeIfAbsent((withLibrary ? "library " : "plain ") + GROUPS[g],
+                  x -> new ArrayList<>()).add(perRecord);
+            }
+          }
+          System.out.println(line);
         }
         if (failed.get() > 0) {
           System.out.println("  " + failed.get() + " records failed");
@@ -160,6 +223,14 @@ public final class CpuPerRecord {
         paired.add(perCpu[1] / perCpu[0]);
       }
     }
+    StringBuilder split = new StringBuilder("CPU us/record by thread, medians over the rounds:");
+    for (String kind : new String[] {"plain", "library"}) {
+      split.append("\n  ").append(String.format(Locale.ROOT, "%-8s", kind));
+      for (String g : GROUPS) {
+        split.append(String.format(Locale.ROOT, " %s %.2f", g, median(byThread.get(kind + " " + g))));
+      }
+    }
+    System.out.println(split);
     System.out.printf(Locale.ROOT, "records per CPU-second, all %d rounds (medians): plain %.0f, "
         + "library %.0f: ratio %.3f%n", allPlain.size(), median(allPlain), median(allLibrary),
         median(allLibrary) / median(allPlain));
