@@ -250,6 +250,47 @@ def listed_after_ms(work, topic, summaries, start_at_ms):
     return out
 
 
+def list_changes(work, topic):
+    """The coordinator's list_change log events for `topic` (one per published version)."""
+    out = []
+    try:
+        with open(os.path.join(work, "coordinator.log")) as f:
+            for line in f:
+                if '"list_change"' not in line:
+                    continue
+                try:
+                    j = json.loads(line)
+                except ValueError:
+                    continue
+                if j.get("event") == "list_change" and j.get("topic") == topic:
+                    out.append(j)
+    except OSError:
+        pass
+    return out
+
+
+def steady_churn(work, topic, start_at_ms, warmup_s, duration_s):
+    """Versions the coordinator published for `topic` after the warm-up: from warmup_s into
+    the run to the producers' end (duration_s), per minute of that span, with the causes.
+    Start-up publishes the topic's first lists (every scenario does, and 16 s runs are mostly
+    start-up); the churn goal (<= 20 versions a minute) is about the steady state after it.
+    None when the run is too short to leave 20 s after the warm-up."""
+    span = duration_s - warmup_s
+    if span < 20:
+        return None
+    lo, hi = start_at_ms + warmup_s * 1000, start_at_ms + duration_s * 1000
+    events = [e for e in list_changes(work, topic) if lo <= e["ts_ms"] < hi]
+    causes = {}
+    for e in events:
+        causes[e.get("cause", "?")] = causes.get(e.get("cause", "?"), 0) + 1
+    return dict(warmup_s=warmup_s, span_s=span, versions=len(events),
+                per_min=len(events) * 60.0 / span, causes=causes,
+                changes=[dict(t_s=round((e["ts_ms"] - start_at_ms) / 1000.0, 2),
+                              cause=e.get("cause"), keys=e.get("keys"),
+                              sources=e.get("sources"), added=e.get("added"),
+                              removed=e.get("removed")) for e in events])
+
+
 def transient_split(scn, counts, summaries):
     """The transient of the keys that became hot inside the steady window, apart from the rest.
 
@@ -356,17 +397,30 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
         return dict(strategy=strategy, throughput=sum(s["throughput"] for s in summaries),
                     records_salted_share=sum(s["salted_records"] for s in summaries) / sent,
                     producer_cpu_s=cpu)
+    # The list as the run left it, read before the window is counted: on a loaded machine the
+    # read-back takes longer than hold_ms, and a list read after it had already dropped every
+    # key (no reports since the producers stopped) in a version counted as the run's.
+    at_end = None
+    if is_hotkey(strategy):
+        at_end = (topic_version(ctx["coordinator_url"], topic),
+                  listed_by_source(ctx["coordinator_url"], topic))
     # Every producer flushed: what the brokers hold is final.
     t_read = time.monotonic()
     counter.send_signal(signal.SIGTERM)
     out, err = counter.communicate(timeout=180)
     fleet.procs.remove(counter)
     if counter.returncode != 0:
-        raise RuntimeError(f"{topic}: counting the window failed: {err}")
+        # The churn figures come from the coordinator's log, not the brokers: say them anyway.
+        churn = steady_churn(work, topic, start_at_ms, ctx["churn_warmup"], scn["duration"]) \
+            if is_hotkey(strategy) else None
+        raise RuntimeError(f"{topic}: counting the window failed: {err}"
+                           + (f" (steady churn: {churn['versions']} versions in "
+                              f"{churn['warmup_s']:g}-{scn['duration']:g} s, causes "
+                              f"{churn['causes']})" if churn else ""))
     w = json.loads(out)
     counts, whole = w["counts"], w["end_offsets"]
     r = dict(strategy=strategy, topic=topic, window_s=[scn["window"], scn["duration"]],
-             counts=counts, read_back_s=time.monotonic() - t_read)
+             counts=counts, read_back_s=time.monotonic() - t_read, start_at_ms=start_at_ms)
     r.update(balance(counts))
     r["noise_floor"] = noise_floor(r["records"], len(counts))
     # Whole-topic end offsets (earlier runs on the topic included) for reference.
@@ -415,14 +469,17 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
         r["listed_after_ms"] = listed_after_ms(ctx["work"], topic, summaries, start_at_ms)
     r["throughput"] = sum(s["throughput"] for s in summaries)
     r["target_rate"] = scn["rate"]
+    # The machine's load average (1 min) when the run ended: figures from a loaded machine
+    # (other builds on the same cores) are not comparable with an idle one's.
+    r["load_avg_1m"] = round(os.getloadavg()[0], 2)
     if is_hotkey(strategy):
-        # List churn: versions the coordinator published for the topic during the run.
-        r["list_versions"] = topic_version(ctx["coordinator_url"], topic)
-        # Why each key of the final list is salted (a coordinator before the balance source
-        # lists balance-selected keys as detected).
-        r["listed_by_source"] = listed_by_source(ctx["coordinator_url"], topic)
+        # List churn: versions the coordinator published for the topic during the run, and
+        # why each key of the final list is salted.
+        r["list_versions"], r["listed_by_source"] = at_end
         if r["list_versions"] is not None:
             r["list_versions_per_min"] = r["list_versions"] * 60.0 / scn["duration"]
+        r["steady_churn"] = steady_churn(ctx["work"], topic, start_at_ms,
+                                         ctx["churn_warmup"], scn["duration"])
     cpu = sum(s["cpu_s"] for s in summaries)
     r["producer_cpu_s"] = cpu
     r["records_per_cpu_s"] = sent / cpu if cpu > 0 else None
@@ -435,7 +492,8 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
 
 def run_scenario(args, name, scn, strategies, fleet):
     work = tempfile.mkdtemp(prefix=f"hotkey-bench-{name}-")
-    ctx = dict(bindir=args.bindir, work=work, fleet=fleet, client_props=args.client_prop)
+    ctx = dict(bindir=args.bindir, work=work, fleet=fleet, client_props=args.client_prop,
+               churn_warmup=args.churn_warmup)
     bsfile = os.path.join(work, "bootstrap")
     mock = fleet.start([f"{args.bindir}/hotkey-mock-kafka", "--brokers", "3",
                         "--bootstrap-file", bsfile]
@@ -471,6 +529,11 @@ def run_scenario(args, name, scn, strategies, fleet):
                   f"detect p99 {fmt_s(det)}  {r['throughput']:7.0f} rec/s"
                   + (f"  list versions {versions(r)}" if is_hotkey(strategy) else ""),
                   flush=True)
+            if r.get("steady_churn"):
+                c = r["steady_churn"]
+                print(f"  {'':<9} {'':<14} steady churn: {c['versions']} versions in "
+                      f"{c['warmup_s']:g}-{scn['duration']:g} s ({c['per_min']:.1f} a minute; "
+                      f"causes {c['causes']}); load average {r['load_avg_1m']}", flush=True)
             if r.get("records_undelivered"):
                 print(f"  {'':<9} {'':<14} NOT VALID: {r['records_undelivered']} records "
                       f"({r['records_undelivered'] / r['records_sent'] * 100:.1f}%) never reached "
@@ -556,13 +619,23 @@ def versions(r):
     return out
 
 
+def steady(r):
+    c = r.get("steady_churn")
+    if not c:
+        return "n/a"
+    return f"{c['versions']} ({c['per_min']:.1f})"
+
+
 def markdown(doc):
     lines = [f"Command: `{doc['command']}`  ", f"Machine: {doc['machine']}; "
-             f"total {doc['elapsed_s']:.0f} s.", "",
+             f"total {doc['elapsed_s']:.0f} s; load average (1 min) at the end of each run "
+             f"{', '.join(str(r['load_avg_1m']) for s in doc['scenarios'] for r in s['results'])}.",
+             "",
              "| scenario | strategy | max/avg (noise floor) | idle | keys salted | records salted | "
              "detect p50 / p99 | throughput vs naive | producer CPU/record vs naive | "
-             "list versions (per min); keys listed at the end by source |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "list versions (per min); keys listed at the end by source | "
+             f"versions after the first {doc['churn_warmup_s']:g} s (per min) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for scn in doc["scenarios"]:
         for r in scn["results"]:
             det = ("n/a" if r["detect_samples"] == 0 or r["strategy"] == "naive" else
@@ -579,7 +652,8 @@ def markdown(doc):
                 f"{r['idle_share']*100:.0f}% | {r['keys_salted']} of {r['distinct_keys']} "
                 f"({r['keys_salted_share']*100:.3f}%) | {r['records_salted_share']*100:.1f}% | "
                 f"{det} | {'' if thr is None else f'{thr:.3f}x'} | "
-                f"{'' if eff is None else f'{1/eff:.2f}x'} | {versions(r)} |")
+                f"{'' if eff is None else f'{1/eff:.2f}x'} | {versions(r)} | "
+                f"{steady(r) if is_hotkey(r['strategy']) else ''} |")
     tr = [(scn, r) for scn in doc["scenarios"] for r in scn["results"] if r.get("transient")]
     if tr:
         lines += ["", "Keys that became hot inside the window: the transient (records above fair "
@@ -672,6 +746,9 @@ def main():
     ap.add_argument("--duration", type=float,
                     help="run each scenario this many seconds instead of its default "
                          "(the steady window still opens at the scenario's start)")
+    ap.add_argument("--churn-warmup", type=float, default=15,
+                    help="steady-state churn counts the versions published from this many "
+                         "seconds into each run to its end (runs leaving under 20 s: n/a)")
     ap.add_argument("--keep", action="store_true", help="keep per-run work directories")
     ap.add_argument("--command", default="", help="command line recorded in the results")
     args = ap.parse_args()
@@ -722,6 +799,8 @@ def main():
     doc = dict(command=args.command or " ".join(sys.argv),
                machine=f"{os.cpu_count()} cores, {os.uname().sysname} {os.uname().release}",
                elapsed_s=time.monotonic() - t0, quick=args.quick,
+               churn_warmup_s=args.churn_warmup,
+               load_avg=[round(x, 2) for x in os.getloadavg()],
                strategies={s: LABELS[s] for s in strategies}, scenarios=scenarios)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(doc, f, indent=1)
