@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <string_view>
 
 #include "kafka_io.h"
 
@@ -90,7 +91,8 @@ bool ListsWriter::fence(const std::vector<int32_t>& parts, int budget_ms) {
   return all;
 }
 
-bool ListsWriter::write(int32_t p, const std::string& topic, const std::string* value) {
+bool ListsWriter::write(int32_t p, const std::string& topic, const std::string* value,
+                        uint64_t version) {
   std::shared_ptr<TxnProducer> tp;
   if (fencing_) {
     auto it = txn_.find(p);
@@ -98,6 +100,7 @@ bool ListsWriter::write(int32_t p, const std::string& topic, const std::string* 
     tp = it->second;
   }
   std::unique_lock<std::mutex> tl;
+  if (!tp) tl = std::unique_lock<std::mutex>(plain_mu_);
   rd_kafka_t* rk = producer_;
   // Ends a transaction that failed: aborted where it can be, the producer given up where the
   // broker fenced it (a newer owner initialised this partition's transactional id).
@@ -111,6 +114,9 @@ bool ListsWriter::write(int32_t p, const std::string& topic, const std::string* 
                    {"error", rd_kafka_error_string(e)}});
     if (fatal) {
       tp->dead = true;
+    } else if (step == std::string_view("commit") && rd_kafka_error_is_retriable(e)) {
+      // Timed out: the commit goes on; the next write finishes it first.
+      tp->committing = true;
     } else if (rd_kafka_error_txn_requires_abort(e)) {
       if (rd_kafka_error_t* a = rd_kafka_abort_transaction(rk, 5000)) rd_kafka_error_destroy(a);
     }
@@ -121,6 +127,19 @@ bool ListsWriter::write(int32_t p, const std::string& topic, const std::string* 
     tl = std::unique_lock<std::mutex>(tp->mu);
     if (tp->dead) return false;
     rk = tp->rk;
+    if (tp->committing) {
+      if (rd_kafka_error_t* e = rd_kafka_commit_transaction(rk, 5000)) return failed(e, "commit");
+      tp->committing = false;
+    }
+  }
+  // With the partition's writes serialised (tl): nothing older than what was written.
+  const auto stale = [&] {
+    std::lock_guard wl(written_mu_);
+    auto w = written_.find(topic);
+    return value && w != written_.end() && version < w->second;
+  };
+  if (stale()) return false;
+  if (tp) {
     if (rd_kafka_error_t* e = rd_kafka_begin_transaction(rk)) return failed(e, "begin");
   }
   rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__QUEUE_FULL;
@@ -149,6 +168,9 @@ bool ListsWriter::write(int32_t p, const std::string& topic, const std::string* 
   if (tp) {
     if (rd_kafka_error_t* e = rd_kafka_commit_transaction(rk, 5000)) return failed(e, "commit");
   }
+  std::lock_guard wl(written_mu_);
+  uint64_t& w = written_[topic];
+  w = std::max(w, version);
   return true;
 }
 
@@ -179,7 +201,7 @@ void ListsWriter::publish(const std::shared_ptr<const PublishedList>& list) {
     dropped_.fetch_add(1);
     return;
   }
-  if (write(p, list->list.topic, &list->json)) {
+  if (write(p, list->list.topic, &list->json, list->list.version)) {
     produced_.fetch_add(1);
   } else {
     // The next republish writes it again.
@@ -193,7 +215,7 @@ void ListsWriter::tombstone(const std::string& topic, uint64_t version) {
   uint64_t& d = deleted_[topic];
   d = std::max(d, version);
   if (!owned_.contains(p)) return;
-  const bool ok = write(p, topic, nullptr);
+  const bool ok = write(p, topic, nullptr, version);
   if (ok) tombstoned_.fetch_add(1);
   log_now(log_, {{"level", ok ? "info" : "error"},
             {"event", "list_tombstoned"},

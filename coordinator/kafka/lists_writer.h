@@ -87,12 +87,22 @@ class ListsWriter {
     rd_kafka_t* rk = nullptr;
     std::atomic<bool> ready{false};  // init_transactions succeeded
     std::atomic<bool> dead{false};
+    // The last commit timed out and is still under way in librdkafka: the next write first
+    // calls commit_transaction again to finish it (a new transaction cannot begin before).
+    bool committing = false;  // under mu
     std::mutex mu;
     ~TxnProducer();
   };
   // Writes one record (a list, or a tombstone when `value` is null) to partition p, in a
   // transaction of p's producer when fencing. True once acknowledged (fencing) or queued.
-  bool write(int32_t p, const std::string& topic, const std::string* value);
+  // A list below the newest version this member wrote for `topic` is not written: a
+  // republish that took its list before a newer one was written (seen with fencing, whose
+  // writes hold the partition for a commit round: a version went back on the lists topic).
+  bool write(int32_t p, const std::string& topic, const std::string* value, uint64_t version);
+  // Serialises check and produce of the writes without fencing (with fencing, TxnProducer::mu).
+  std::mutex plain_mu_;
+  std::mutex written_mu_;
+  std::map<std::string, uint64_t> written_;  // topic -> newest version written (written_mu_)
   std::map<int32_t, std::shared_ptr<TxnProducer>> txn_;  // under mu_
 
   mutable std::shared_mutex mu_;

@@ -12,8 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -156,7 +158,19 @@ class Node {
              // Topics it creates fit the tests' single-node clusters.
              "--kafka-set", "topic_partitions=" + std::to_string(kPartitions),
              "--kafka-set", "replication_factor=1"};
-    for (const auto& s : kafka_sets) {
+    // HOTKEY_TEST_KAFKA_SET="K=V,K=V": the same for every member of every test, between the
+    // defaults and the test's own (e.g. the whole suite with kafka.lists_fencing=1).
+    std::vector<std::string> sets;
+    if (const char* env = std::getenv("HOTKEY_TEST_KAFKA_SET")) {
+      std::string all(env);
+      for (size_t at = 0; at < all.size();) {
+        const size_t comma = std::min(all.find(',', at), all.size());
+        if (comma > at) sets.push_back(all.substr(at, comma - at));
+        at = comma + 1;
+      }
+    }
+    sets.insert(sets.end(), kafka_sets.begin(), kafka_sets.end());
+    for (const auto& s : sets) {
       args_.push_back("--kafka-set");
       args_.push_back(s);
     }
@@ -203,6 +217,19 @@ class Node {
   const std::string& name() const { return name_; }
   int port() const { return port_; }
   std::string log() const { return read_file(log_); }
+  // Its log's warnings and errors only, each line prefixed with the member's name (for a
+  // failing test's output: a whole log of a long run is mostly list changes).
+  std::string problems() const {
+    std::istringstream in(log());
+    std::string line, out;
+    while (std::getline(in, line)) {
+      if (line.find("\"level\":\"warn\"") != std::string::npos ||
+          line.find("\"level\":\"error\"") != std::string::npos) {
+        out += name_ + ": " + line + "\n";
+      }
+    }
+    return out;
+  }
   // The exit status of a process that exited during start (-1 otherwise).
   int exit_status() const { return exit_status_; }
 
