@@ -198,6 +198,7 @@ def run_cpu(args, ctx):
     cmd = ["java", "-Xmx512m", "-cp", args.java_cp, "dev.hotkey.kafka.bench.CpuPerRecord",
            "--bootstrap", ctx["bootstrap"], "--topic", "cpu", "--coordinator", ctx["url"],
            "--rate", f"{args.cpu_rate:g}", "--rounds", str(args.cpu_rounds),
+           "--warmup-rounds", str(args.cpu_warmup_rounds),
            "--phase-s", f"{args.cpu_phase_s:g}", "--zipf", "1.0", "--keys", str(args.keys)]
     for kv in args.cpu_client_prop:
         cmd += ["--client-prop", kv]
@@ -233,6 +234,8 @@ def main():
                     help="linger.ms of the librdkafka producers (C++, Python)")
     ap.add_argument("--cpu-rate", type=float, default=5000, help="cpu: records/s")
     ap.add_argument("--cpu-rounds", type=int, default=6, help="cpu: rounds of both phases")
+    ap.add_argument("--cpu-warmup-rounds", type=int, default=3,
+                    help="cpu: rounds of both phases before those counted (JIT warm-up)")
     ap.add_argument("--cpu-phase-s", type=float, default=10, help="cpu: seconds per phase")
     ap.add_argument("--cpu-client-prop", action="append", default=[], metavar="K=V",
                     help="cpu: a property of the library's producer (repeatable)")

@@ -2,6 +2,7 @@ package dev.hotkey.kafka.bench;
 
 import dev.hotkey.kafka.HotkeyInterceptor;
 import dev.hotkey.kafka.HotkeyPartitioner;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
@@ -28,9 +29,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * top keys above a partition's fair share, so the coordinator lists them and the library salts
  * them). Phases alternate plain / library (ABBA order per round) in this one JVM; each phase
  * creates its producer, sends for {@code --warmup-s} unmeasured, then counts the records sent
- * and the process CPU time (every thread: sender, I/O, reporter, list subscriber, GC, JIT)
- * until the end of the phase including the flush. Prints each phase (with the share of its
- * records sent more than 5 ms late), the medians and their ratio over all rounds and over the
+ * (the first {@code --warmup-rounds} rounds, 3 by default, are not counted) and the process CPU
+ * time (every thread: sender, I/O, reporter, list subscriber, GC, JIT) until the end of the
+ * phase including the flush. Prints each phase (with the share of its records sent more than
+ * 5 ms late, its CPU per record by thread, and the JVM's GC and JIT time in it), the medians and their ratio over all rounds and over the
  * rounds whose two phases kept to their schedule.
  */
 public final class CpuPerRecord {
@@ -63,7 +65,8 @@ public final class CpuPerRecord {
   // Where a thread's CPU is counted: the sending thread, Kafka's sender (I/O), the library's
   // threads, the rest of the Java threads; "vm" (GC, JIT, threads that ended) is the rest of
   // the process's time.
-  private static final String[] GROUPS = {"send", "kafka-io", "hotkey", "other", "vm"};
+  private static final String[] GROUPS =
+      {"send", "kafka-io", "hotkey-reporter", "hotkey-lists", "other", "vm"};
 
   private static String group(String name) {
     if (name.equals("main")) {
@@ -72,10 +75,27 @@ public final class CpuPerRecord {
     if (name.startsWith("kafka-producer-network-thread")) {
       return "kafka-io";
     }
-    if (name.startsWith("hotkey")) {
-      return "hotkey";
+    if (name.startsWith("hotkey-report")) {
+      return "hotkey-reporter";
+    }
+    if (name.startsWith("hotkey-lists")) {
+      return "hotkey-lists";
     }
     return "other";
+  }
+
+  /** Young and old collections so far, and their time in ms, summed over the collectors. */
+  private static long[] gc() {
+    long[] out = new long[2];
+    for (GarbageCollectorMXBean b : ManagementFactory.getGarbageCollectorMXBeans()) {
+      out[0] += Math.max(0, b.getCollectionCount());
+      out[1] += Math.max(0, b.getCollectionTime());
+    }
+    return out;
+  }
+
+  private static long jitMs() {
+    return ManagementFactory.getCompilationMXBean().getTotalCompilationTime();
   }
 
   private static long processCpuNs() {
@@ -91,6 +111,7 @@ public final class CpuPerRecord {
     double phaseS = 10;
     double warmupS = 2;
     int rounds = 6;
+    int warmupRounds = 3;
     int keys = 100_000;
     double zipf = 1.0;
     int valueBytes = 100;
@@ -105,6 +126,7 @@ public final class CpuPerRecord {
         case "--phase-s" -> phaseS = Double.parseDouble(v);
         case "--warmup-s" -> warmupS = Double.parseDouble(v);
         case "--rounds" -> rounds = Integer.parseInt(v);
+        case "--warmup-rounds" -> warmupRounds = Math.max(1, Integer.parseInt(v));
         case "--keys" -> keys = Integer.parseInt(v);
         case "--zipf" -> zipf = Double.parseDouble(v);
         case "--value-bytes" -> valueBytes = Integer.parseInt(v);
@@ -114,7 +136,8 @@ public final class CpuPerRecord {
     }
     if (bootstrap == null || topic == null || url.isEmpty() || args.length % 2 != 0) {
       System.err.println("usage: CpuPerRecord --bootstrap B --topic T --coordinator URL "
-          + "[--rate R] [--phase-s S] [--warmup-s S] [--rounds N] [--keys N] [--zipf Z] "
+          + "[--rate R] [--phase-s S] [--warmup-s S] [--rounds N] [--warmup-rounds N] [--keys N] "
+          + "[--zipf Z] "
           + "[--value-bytes N] [--client-prop K=V]...");
       System.exit(2);
     }
@@ -127,9 +150,11 @@ public final class CpuPerRecord {
     List<Double> allPlain = new ArrayList<>();
     List<Double> allLibrary = new ArrayList<>();
     Map<String, List<Double>> byThread = new TreeMap<>();
-    // Round 0 warms the JIT for both and is not counted.
-    for (int r = 0; r <= rounds; r++) {
-      boolean libraryFirst = r % 2 == 1;
+    // The first warmupRounds rounds (numbered up to 0) warm the JIT for both, not counted: the
+    // compilers kept working through the first three rounds (0.9 s of JIT time in the second,
+    // 0.2 s in the third), and a phase's JIT time is in its process CPU time.
+    for (int r = 1 - warmupRounds; r <= rounds; r++) {
+      boolean libraryFirst = Math.floorMod(r, 2) == 1;
       double[] perCpu = new double[2];
       boolean onTime = true;
       for (int k = 0; k < 2; k++) {
@@ -153,6 +178,8 @@ public final class CpuPerRecord {
         long counted0 = 0;
         long late = 0;
         Map<Long, Long> threads0 = new HashMap<>();
+        long[] gc0 = new long[2];
+        long jit0 = 0;
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(p)) {
           long start = System.nanoTime();
           long total = (long) (rate * phaseS);
@@ -161,6 +188,8 @@ public final class CpuPerRecord {
             if (i == warm) {
               cpu0 = processCpuNs();
               threads0 = threadCpuNs(new HashMap<>());
+              gc0 = gc();
+              jit0 = jitMs();
               counted0 = i;
             }
             long wait = start + (long) (i * 1e9 / rate) - System.nanoTime();
@@ -186,7 +215,7 @@ public final class CpuPerRecord {
           System.out.printf(Locale.ROOT, "round %d %-8s %7d records  %6.3f CPU s  %8.0f records"
               + "/CPU-s  %5.1f%% late%s%n", r, withLibrary ? "library" : "plain",
               records - counted0, cpu / 1e9, perCpu[withLibrary ? 1 : 0], 100 * lateShare,
-              r == 0 ? "  (warm-up, not counted)" : "");
+              r <= 0 ? "  (warm-up, not counted)" : "");
           double[] us = new double[GROUPS.length];
           double counted = 0;
           for (Map.Entry<Long, Long> t : threads1.entrySet()) {
@@ -204,6 +233,9 @@ public final class CpuPerRecord {
                   x -> new ArrayList<>()).add(perRecord);
             }
           }
+          long[] gc1 = gc();
+          line.append(String.format(Locale.ROOT, "  (vm: %d GCs %d ms, JIT %d ms)",
+              gc1[0] - gc0[0], gc1[1] - gc0[1], jitMs() - jit0));
           System.out.println(line);
         }
         if (failed.get() > 0) {
