@@ -22,6 +22,22 @@ double hot_share_of(const PlanInput& in, const std::string& key) {
   return in.policies.hot_fraction(key, *in.settings) / static_cast<double>(in.partitions);
 }
 
+double exit_share_of(const PlanInput& in, const HotState& st) {
+  const double fair = 1.0 / in.partitions;
+  return std::min(in.settings->cold_fraction * fair, 0.5 * st.entry_share);
+}
+
+std::vector<std::string> idle_keys(const PlanInput& in, const KeyEstimates& est,
+                                   const std::map<std::string, HotState>& hot) {
+  std::vector<std::string> out;
+  if (!in.detect || !est.has_recent()) return out;
+  for (const auto& [key, st] : hot) {
+    if (st.below_since_ms < 0) continue;
+    if (est.recent_of(key).traffic < kIdleFraction * exit_share_of(in, st)) out.push_back(key);
+  }
+  return out;
+}
+
 void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
                      std::map<std::string, HotState>& hot) {
   const TopicSettings& s = *in.settings;
@@ -39,8 +55,7 @@ void detect_hot_keys(const PlanInput& in, const KeyEstimates& est,
     }
     if (in.detect) {
       double sh = est.share_of(it->first);
-      double exit_share = std::min(s.cold_fraction * fair, 0.5 * it->second.entry_share);
-      if (sh >= exit_share) {
+      if (sh >= exit_share_of(in, it->second)) {
         it->second.below_since_ms = -1;
       } else if (it->second.below_since_ms < 0) {
         it->second.below_since_ms = in.now_ms;

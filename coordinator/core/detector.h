@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "key_estimates.h"
 #include "planner.h"
@@ -25,6 +26,17 @@ bool eligible(const PlanInput& in, const std::map<std::string, HotState>& hot,
 // The hot threshold of `key` as a share of the topic: hot_fraction (its policy's, else the
 // topic's) / partitions.
 double hot_share_of(const PlanInput& in, const std::string& key);
+
+// A listed key's exit share: min(cold_fraction / partitions, half its entry share).
+double exit_share_of(const PlanInput& in, const HotState& st);
+
+// Listed keys whose traffic is gone: below their exit share in the window (counting towards
+// hold_ms) and under kIdleFraction of it in the recent view. A moving hot set's keys are so
+// ten seconds after the set moved on, and hold_ms kept them listed (each carrying no record)
+// for 30 s more, to leave in a version of their own. plan_topic drops them in a version that
+// publishes anyway: dropping then costs neither a version nor any key's order.
+std::vector<std::string> idle_keys(const PlanInput& in, const KeyEstimates& est,
+                                   const std::map<std::string, HotState>& hot);
 
 // Updates `hot`: drops denied and pinned keys and keys under a never_salt policy, keys below
 // their exit share for hold_ms (when in.detect) and the smallest keys over the capacity; adds

@@ -115,6 +115,10 @@ inline constexpr int64_t kFirstRoundMs = 500;
 // 1 / kOwnKeyProducers of the topic's producers (of two or more), at the hot threshold there and
 // below it fleet-wide: those producers' own key (table_planner.cc, producers_own_key).
 inline constexpr size_t kOwnKeyProducers = 4;
+// A listed key below its exit share in the window whose traffic in the recent view is under
+// this fraction of that exit share no longer sends: it leaves with the next version that
+// publishes anyway (detector.h, idle_keys).
+inline constexpr double kIdleFraction = 0.1;
 // A key's recent share replaces its window share for sizing once the two differ by more
 // than this fraction of the window share (steady keys keep the steadier window estimate).
 inline constexpr double kRecentDeparture = 0.25;
