@@ -484,8 +484,10 @@ const std::vector<SettingInfo>& config_settings() {
           "cold_fraction", 0, 1000, true,
           "a listed key leaves after its share stayed below `min(cold_fraction / "
           "partitions, entry share / 2)` … (must be ≤ `hot_fraction`)"),
-      topic_numeric<&TopicSettings::hold_ms>("hold_ms", 0, 86400000, false,
-                                             "… for this long (hysteresis)"),
+      topic_numeric<&TopicSettings::hold_ms>(
+          "hold_ms", 0, 86400000, false,
+          "… for this long (hysteresis); a key below that share that no longer sends leaves "
+          "earlier, with the next version published for another reason"),
       topic_numeric<&TopicSettings::balance_target>(
           "balance_target", 1, 1000, false,
           "balance-driven selection adds keys while the predicted max/avg partition load "
