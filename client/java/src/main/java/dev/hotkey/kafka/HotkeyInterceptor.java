@@ -10,6 +10,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.BytesSerializer;
@@ -196,24 +197,28 @@ public class HotkeyInterceptor implements ProducerInterceptor<Object, Object> {
       default:
         idx = t.pickWrr(e);
     }
+    int salt = e.salts[idx];
+    boolean precomputed = e.saltedText != null;
     Object salted;
     if (key instanceof String) {
       // The key equals the entry's text, so the table's salted text is this key salted.
-      salted = e.saltedText[idx];
+      salted = precomputed ? e.saltedText[idx]
+          : (String) key + t.separatorText + Integer.toUnsignedString(salt);
     } else if (key instanceof byte[]) {
-      salted = Salts.saltedKey((byte[]) key, t.separator, e.salts[idx]);
+      salted = Salts.saltedKey((byte[]) key, t.separator, salt);
     } else {
-      salted = new Bytes(Salts.saltedKey(((Bytes) key).get(), t.separator, e.salts[idx]));
+      salted = new Bytes(Salts.saltedKey(((Bytes) key).get(), t.separator, salt));
     }
     Header[] given = record.headers().toArray();
     Iterable<Header> h;
     if (!headers) {
       h = record.headers();
-    } else if (given.length == 0) {
+    } else if (given.length == 0 && precomputed) {
       h = e.mergeHeaders[idx];
     } else {
       Header[] all = Arrays.copyOf(given, given.length + 2);
-      all[given.length] = e.saltHeaders[idx];
+      all[given.length] = precomputed ? e.saltHeaders[idx] : new RecordHeader(SALT_HEADER,
+          Integer.toUnsignedString(salt).getBytes(StandardCharsets.US_ASCII));
       all[given.length + 1] = t.versionHeader;
       h = new RecordHeaders(all);
     }

@@ -30,6 +30,8 @@ final class RoutingTable {
     // Built once per table so that rekeying a record builds no key text and no header values:
     // the salted key text per salt (null when the key is not UTF-8 text) and each salt's
     // hotkey.salt header. Shared by every record the table rekeys; Kafka only reads them.
+    // All three are null for the keys past the table's budget (PRECOMPUTED_BYTES): the
+    // interceptor builds theirs per record.
     final String[] saltedText;
     final Header[] saltHeaders;
     // Per salt, the two merge headers of a record that had none. ProducerRecord copies the
@@ -38,7 +40,7 @@ final class RoutingTable {
     final RecordHeaders[] mergeHeaders;
 
     Entry(byte[] key, int hash, int[] salts, int[] partitions, short[] seq, int index,
-        byte[] separator, Header versionHeader) {
+        byte[] separator, Header versionHeader, boolean precompute) {
       this.key = key;
       this.text = KeyCodec.utf8(key);
       this.hash = hash;
@@ -46,6 +48,12 @@ final class RoutingTable {
       this.partitions = partitions;
       this.seq = seq;
       this.index = index;
+      if (!precompute) {
+        this.saltedText = null;
+        this.saltHeaders = null;
+        this.mergeHeaders = null;
+        return;
+      }
       String sep = new String(separator, StandardCharsets.UTF_8);
       this.saltedText = new String[salts.length];
       this.saltHeaders = new Header[salts.length];
@@ -57,7 +65,17 @@ final class RoutingTable {
         mergeHeaders[i] = new RecordHeaders(new Header[] {saltHeaders[i], versionHeader});
       }
     }
+
+    /** About the heap that precomputing costs: a salted key and three small objects per salt. */
+    static long precomputedBytes(int keyBytes, int salts) {
+      return (long) salts * (keyBytes + 200);
+    }
   }
+
+  // The most heap a table spends on precomputed salted keys and headers (keys in list order):
+  // a typical list (tens of keys, a few dozen salts each) takes well under 1 MB; a list near
+  // the format's limits (65,536 keys, 4 KB keys, a salt per partition) would take gigabytes.
+  static final long PRECOMPUTED_BYTES = 4L << 20;
 
   static final String SALT_HEADER = "hotkey.salt";
   static final String VERSION_HEADER = "hotkey.version";
@@ -65,6 +83,7 @@ final class RoutingTable {
   final long version;
   final int partitions; // 0: no list
   final byte[] separator;
+  final String separatorText;
   final boolean recomputed;
   private final Entry[] slots; // open addressing by mixed hash; null: empty
   private final int mask;
@@ -86,6 +105,7 @@ final class RoutingTable {
     this.version = version;
     this.partitions = 0;
     this.separator = Salts.DEFAULT_SEPARATOR;
+    this.separatorText = new String(separator, StandardCharsets.UTF_8);
     this.recomputed = false;
     this.slots = new Entry[0];
     this.mask = 0;
@@ -108,8 +128,10 @@ final class RoutingTable {
         && Salts.validSeparator(list.separator);
     this.separator = Salts.validSeparator(list.separator) ? list.separator
         : Salts.DEFAULT_SEPARATOR;
+    this.separatorText = new String(separator, StandardCharsets.UTF_8);
     this.recomputed = !sameSpace;
     this.versionHeader = versionHeader(version);
+    long budget = PRECOMPUTED_BYTES;
     List<Entry> built = new ArrayList<>();
     for (HotKeyList.HotKey hk : list.keys) {
       if (hk.salts.isEmpty()) {
@@ -140,8 +162,13 @@ final class RoutingTable {
         weights[i] = salts.get(i).weight == 0 ? 1 : salts.get(i).weight;
       }
       int hash = Hashes.murmur2(hk.key) & 0x7fffffff;
+      long cost = Entry.precomputedBytes(hk.key.length, n);
+      boolean precompute = cost <= budget;
+      if (precompute) {
+        budget -= cost;
+      }
       built.add(new Entry(hk.key, hash, saltIds, parts, Wrr.sequence(weights, Wrr.MAX_LEN),
-          built.size(), separator, versionHeader));
+          built.size(), separator, versionHeader, precompute));
     }
     this.entries = List.copyOf(built);
     this.empty = built.isEmpty();

@@ -259,6 +259,45 @@ class RoutingTest {
   }
 
   @Test
+  void aKeyPastTheTablesPrecomputeBudgetIsRekeyedAlike() throws Exception {
+    open();
+    // 4,000-byte key, a salt on each of 1,100 partitions: over the table's budget for
+    // precomputed salted keys, so this one is salted per record.
+    String big = "k".repeat(4000);
+    int partitions = 1100;
+    int[] weights = new int[partitions];
+    java.util.Arrays.fill(weights, 1);
+    HotKeyList list = Lists.list("orders", 9, partitions, big, weights);
+    partitioner.client().topic("orders").publish(list);
+    RoutingTable t = partitioner.client().topic("orders").table();
+    assertNull(t.find(big).saltedText);
+    Map<Integer, Integer> bySalt = new HashMap<>();
+    for (HotKeyList.Salt salt : list.keys.get(0).salts) {
+      bySalt.put(salt.salt, salt.partition);
+    }
+    Cluster cluster = Lists.cluster("orders", partitions);
+    for (int i = 0; i < 20; i++) {
+      ProducerRecord<Object, Object> in = new ProducerRecord<>("orders", big, "v");
+      if (i % 2 == 1) {
+        in.headers().add("trace", new byte[] {1});
+      }
+      ProducerRecord<Object, Object> out = interceptor.onSend(in);
+      String key = (String) out.key();
+      assertTrue(key.startsWith(big + "#"));
+      int salt = Integer.parseInt(key.substring(big.length() + 1));
+      assertEquals(Integer.toString(salt), new String(out.headers().lastHeader("hotkey.salt")
+          .value(), StandardCharsets.US_ASCII));
+      assertEquals("9", new String(out.headers().lastHeader("hotkey.version").value(),
+          StandardCharsets.US_ASCII));
+      assertEquals(i % 2 == 1 ? 3 : 2, out.headers().toArray().length);
+      assertEquals(bySalt.get(salt), partitioner.partition("orders", key,
+          key.getBytes(StandardCharsets.UTF_8), out.value(), new byte[1], cluster));
+    }
+    long[] c = partitioner.client().topic("orders").sampler.counters();
+    assertEquals(20, c[0]);
+  }
+
+  @Test
   void rekeyModeWithHeadersOffAddsNoHeaders() throws Exception {
     open("hotkey.salt.headers", "false");
     partitioner.client().topic("orders").publish(Lists.list("orders", 7, 12, "hot", 1, 1));
