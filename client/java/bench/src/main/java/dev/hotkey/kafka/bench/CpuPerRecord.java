@@ -18,6 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -231,6 +233,16 @@ public final class CpuPerRecord {
             if (r > 0) {
               byThread.computeIfAbsent((withLibrary ? "library " : "plain ") + GROUPS[g],
                   x -> new ArrayList<>()).add(perRecord);
+            }
+          }
+          // How the phase's records were batched (Kafka's own metrics, averaged over the
+          // producer's life): more, smaller batches cost the I/O thread more per record.
+          for (Map.Entry<MetricName, ? extends Metric> m : producer.metrics().entrySet()) {
+            String n = m.getKey().name();
+            if (m.getKey().group().equals("producer-metrics")
+                && (n.equals("records-per-request-avg") || n.equals("batch-size-avg"))) {
+              line.append(String.format(Locale.ROOT, " %s %.1f", n,
+                  ((Number) m.getValue().metricValue()).doubleValue()));
             }
           }
           long[] gc1 = gc();
