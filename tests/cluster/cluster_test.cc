@@ -493,7 +493,7 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
   std::map<int, size_t> owner;
   auto all_published = [&] { return published_by_owners(nodes, reader, topics, &owner); };
   ASSERT_TRUE(eventually(all_published, milliseconds(120000), kPollStep))
-      << describe(reader.latest());
+      << describe(reader.latest()) << a.problems() << b.problems();
 
   std::atomic<bool> stop{false};
   std::mutex mu;

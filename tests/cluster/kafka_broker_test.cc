@@ -272,7 +272,14 @@ TEST(KafkaBroker, PartitionLeadersKilledAndRestartedLoseNoAcknowledgedWrite) {
         milliseconds(60000), kPollStep))
         << describe(reader.latest());
   }
+  // Enough acknowledged writes to judge (on a fast run the kills may be over after a few).
   std::this_thread::sleep_for(std::chrono::seconds(2));
+  eventually(
+      [&] {
+        std::lock_guard lock(mu);
+        return acknowledged.size() >= 10;
+      },
+      milliseconds(60000), kPollStep);
   stop = true;
   writer.join();
   std::printf("[   INFO   ] %zu operator writes acknowledged, %d refused\n", acknowledged.size(),
