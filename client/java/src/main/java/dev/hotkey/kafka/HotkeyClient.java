@@ -17,6 +17,8 @@ public final class HotkeyClient implements AutoCloseable {
   final HotkeyConfig config;
   private final ConcurrentHashMap<String, TopicRouter> topics = new ConcurrentHashMap<>();
   private final Object topicsLock = new Object();
+  // The router of the previous topic asked for (interceptor and partitioner alike).
+  private volatile TopicRouter lastTopic;
   private volatile List<TopicRouter> topicList = List.of();
   final Reporter reporter;
   final ListSource lists;
@@ -99,12 +101,26 @@ public final class HotkeyClient implements AutoCloseable {
     }
   }
 
-  /** The topic's router, created (and followed by the list source) on first use. */
+  /**
+   * The topic's router, created (and followed by the list source) on first use. Kept small so
+   * the JIT inlines it into the send path: the previous topic's router is one reference compare
+   * (producers mostly send to one topic), then a map lookup.
+   */
   TopicRouter topic(String name) {
-    TopicRouter r = topics.get(name);
-    if (r != null) {
+    TopicRouter r = lastTopic;
+    if (r != null && r.topic.equals(name)) {
       return r;
     }
+    r = topics.get(name);
+    if (r == null) {
+      r = createTopic(name);
+    }
+    lastTopic = r;
+    return r;
+  }
+
+  private TopicRouter createTopic(String name) {
+    TopicRouter r;
     synchronized (topicsLock) {
       r = topics.get(name);
       if (r != null) {

@@ -34,9 +34,6 @@ public class HotkeyInterceptor implements ProducerInterceptor<Object, Object> {
   private boolean rekey;
   private boolean headers;
   private HotkeyConfig.SaltPolicy policy;
-  // The topic of the previous record and its router: one reference compare instead of a map
-  // lookup for producers that send to one topic.
-  private volatile TopicRouter lastTopic;
 
   /** The salted key object of the record this thread just rekeyed, and its logical key bytes. */
   private static final class Rekeyed {
@@ -140,16 +137,6 @@ public class HotkeyInterceptor implements ProducerInterceptor<Object, Object> {
     return client;
   }
 
-  private TopicRouter router(String topic) {
-    TopicRouter r = lastTopic;
-    if (r != null && r.topic.equals(topic)) {
-      return r;
-    }
-    r = client.topic(topic);
-    lastTopic = r;
-    return r;
-  }
-
   @Override
   public ProducerRecord<Object, Object> onSend(ProducerRecord<Object, Object> record) {
     if (!rekey || client == null) {
@@ -159,7 +146,7 @@ public class HotkeyInterceptor implements ProducerInterceptor<Object, Object> {
     if (key == null || record.partition() != null) {
       return record;
     }
-    TopicRouter r = router(record.topic());
+    TopicRouter r = client.topic(record.topic());
     int live = r.livePartitions();
     RoutingTable t = live > 0 ? r.tableFor(live) : r.table();
     if (t == null || t.isEmpty()) {

@@ -20,9 +20,6 @@ public class HotkeyPartitioner implements Partitioner {
   private HotkeyConfig.SaltPolicy policy;
   private boolean rekey;
   private int stickyBatchSize = 16384;
-  // The topic of the previous record and its router: one reference compare instead of a map
-  // lookup for producers that send to one topic.
-  private volatile TopicRouter lastTopic;
 
   @Override
   public void configure(Map<String, ?> configs) {
@@ -45,23 +42,13 @@ public class HotkeyPartitioner implements Partitioner {
     return client;
   }
 
-  private TopicRouter router(String topic) {
-    TopicRouter r = lastTopic;
-    if (r != null && r.topic.equals(topic)) {
-      return r;
-    }
-    r = client.topic(topic);
-    lastTopic = r;
-    return r;
-  }
-
   // Kept small so the JIT inlines the cold path whole into the producer's send(): the listed
   // keys, keyless records and rekeyed records go out of line.
   @Override
   public int partition(String topic, Object key, byte[] keyBytes, Object value, byte[] valueBytes,
       Cluster cluster) {
     final int n = cluster.partitionsForTopic(topic).size();
-    final TopicRouter r = router(topic);
+    final TopicRouter r = client.topic(topic);
     r.observePartitions(n);
     if (keyBytes == null) {
       return keyless(r, cluster, n, valueBytes);
