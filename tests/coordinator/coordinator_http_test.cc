@@ -27,15 +27,6 @@ std::string report_json(const std::string& producer, uint64_t seq,
   return report_to_json(make_report(producer, kTopic, 8, seq, counts));
 }
 
-std::string error_of(const httplib::Result& r) {
-  if (!r) return "<no response>";
-  try {
-    return json::parse(r->body).at("error").get<std::string>();
-  } catch (...) {
-    return "<no JSON error in: " + r->body + ">";
-  }
-}
-
 TEST(CoordinatorHttp, ListsSinceZeroTimeoutAndEtag) {
   Harness h(test_config(), true);
   auto c = h.client();

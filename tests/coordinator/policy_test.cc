@@ -285,15 +285,6 @@ TEST(Policies, ATopicHoldsAtMost256Policies) {
   EXPECT_EQ(h.coord().policies(kTopic)->size(), kMaxPoliciesPerTopic);
 }
 
-std::string error_of(const httplib::Result& r) {
-  if (!r) return "<no response>";
-  try {
-    return json::parse(r->body).at("error").get<std::string>();
-  } catch (...) {
-    return "<no JSON error in: " + r->body + ">";
-  }
-}
-
 TEST(PoliciesHttp, PostGetDeleteWithTheOperatorToken) {
   Harness h(detection_only(), true);
   auto c = h.client();

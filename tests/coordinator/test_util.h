@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "clock.h"
 #include "command_line.h"
 #include "config.h"
@@ -117,6 +119,16 @@ inline const HotKey* find(const HotKeyList& list, const std::string& key) {
     if (k.key == key) return &k;
   }
   return nullptr;
+}
+
+// The "error" of an HTTP answer's JSON body, or why there is none (for assertion messages).
+inline std::string error_of(const httplib::Result& r) {
+  if (!r) return "<no response: " + httplib::to_string(r.error()) + ">";
+  try {
+    return nlohmann::json::parse(r->body).at("error").get<std::string>();
+  } catch (...) {
+    return "<no JSON error in: " + r->body + ">";
+  }
 }
 
 }  // namespace hotkey::coordinator::test

@@ -471,15 +471,6 @@ TEST(TokenFiles, OpenOrMalformedFilesAreRefusedWithoutEchoingTokens) {
 
 // ---------------------------------------------------------------- rate limits
 
-std::string error_of(const httplib::Result& r) {
-  if (!r) return "<no response: " + httplib::to_string(r.error()) + ">";
-  try {
-    return json::parse(r->body).at("error").get<std::string>();
-  } catch (...) {
-    return "<no JSON error in: " + r->body + ">";
-  }
-}
-
 // A client bound to `source` (any 127.0.0.0/8 address is loopback on Linux), so the server
 // sees a different client address.
 std::unique_ptr<httplib::Client> client_from(const char* source, int port) {
