@@ -38,6 +38,10 @@ final class KafkaTransport implements HotkeyClient.ListSource {
   final AtomicLong undelivered = new AtomicLong();
   private final Map<String, TopicRouter> followed = new ConcurrentHashMap<>();
   private volatile boolean stopping;
+  // The consumer thread's pauses wait on this; close() wakes them. The thread is never
+  // interrupted: an interrupt that landed while it closed its consumer made KafkaConsumer.close()
+  // throw InterruptException out of the thread (printed by the default handler at shutdown).
+  private final Object pauses = new Object();
   private Thread consumerThread;
   private volatile KafkaConsumer<byte[], byte[]> consumer;
 
@@ -148,7 +152,7 @@ final class KafkaTransport implements HotkeyClient.ListSource {
         try {
           List<PartitionInfo> parts = c.partitionsFor(config.listsTopic, Duration.ofSeconds(5));
           if (parts == null || parts.isEmpty()) {
-            Thread.sleep(Math.min(5000, backoff.nextMs()));
+            pause(Math.min(5000, backoff.nextMs()));
             continue;
           }
           int n = parts.size();
@@ -172,25 +176,37 @@ final class KafkaTransport implements HotkeyClient.ListSource {
           backoff.reset();
           applyTtl(lastContact);
         } catch (WakeupException e) {
-          // A topic was added: look at the assignment again.
-        } catch (InterruptedException e) {
-          return;
+          // A topic was added, or close(): look at the assignment (and at stopping) again.
         } catch (RuntimeException e) {
+          if (stopping) {
+            break;
+          }
           client.listErrors.incrementAndGet();
           applyTtl(lastContact);
-          try {
-            Thread.sleep(backoff.nextMs());
-          } catch (InterruptedException ie) {
-            return;
-          }
+          pause(backoff.nextMs());
         }
       }
     } finally {
       consumer = null;
-      // close() interrupts this thread to end a sleep; with the flag still set the consumer's
-      // own close would throw InterruptException out of the thread instead of closing.
-      Thread.interrupted();
       c.close();
+    }
+  }
+
+  /** Waits up to ms, or until close(). */
+  private void pause(long ms) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+    synchronized (pauses) {
+      long left;
+      while (!stopping && (left = deadline - System.nanoTime()) > 0) {
+        try {
+          TimeUnit.NANOSECONDS.timedWait(pauses, left);
+        } catch (InterruptedException e) {
+          // The thread is the library's own and only close() ends it: an interrupt from
+          // elsewhere ends the pause, not the thread (with the flag kept, every poll after it
+          // would throw InterruptException).
+          return;
+        }
+      }
     }
   }
 
@@ -241,12 +257,14 @@ final class KafkaTransport implements HotkeyClient.ListSource {
     if (c != null) {
       c.wakeup();
     }
+    synchronized (pauses) {
+      pauses.notifyAll();
+    }
     Thread t;
     synchronized (this) {
       t = consumerThread;
     }
     if (t != null) {
-      t.interrupt();
       try {
         t.join(3000);
       } catch (InterruptedException e) {

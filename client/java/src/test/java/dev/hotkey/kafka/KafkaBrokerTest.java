@@ -417,6 +417,78 @@ class KafkaBrokerTest {
     assertEquals(400, total, "every keyed record counted once in the reports");
   }
 
+  /**
+   * Closing a producer whose lists consumer is polling the broker: the consumer thread ends
+   * within the close, nothing escapes it as an uncaught exception, and the close is not counted
+   * as a list error. (close() used to interrupt the thread: the poll in progress then threw
+   * KafkaConsumer's InterruptException, counted as a list error, and an interrupt that landed
+   * while the thread closed its consumer threw out of the thread.)
+   */
+  @Test
+  void closingDuringAPollEndsTheListsThreadCleanly() throws Exception {
+    String lists = "java-close-lists";
+    String topic = "java-close";
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+      admin.createTopics(List.of(new NewTopic(lists, 3, (short) 1),
+          new NewTopic("java-close-reports", 3, (short) 1))).all().get(60, TimeUnit.SECONDS);
+    }
+    List<Throwable> escaped = java.util.Collections.synchronizedList(new ArrayList<>());
+    Thread.UncaughtExceptionHandler previous = Thread.getDefaultUncaughtExceptionHandler();
+    Thread.setDefaultUncaughtExceptionHandler((th, e) -> escaped.add(e));
+    try {
+      for (int i = 0; i < 5; i++) {
+        Map<String, Object> configs = new HashMap<>();
+        configs.put("client.id", "close-test-" + i);
+        configs.put("bootstrap.servers", bootstrap);
+        configs.put("hotkey.transport", "kafka");
+        configs.put("hotkey.lists.topic", lists);
+        configs.put("hotkey.reports.topic", "java-close-reports");
+        configs.put("hotkey.topics", topic);
+        HotkeyPartitioner partitioner = new HotkeyPartitioner();
+        partitioner.configure(configs);
+        HotkeyClient client = partitioner.client();
+        // The consumer has met the broker (its partitions assigned) and sits in poll().
+        assertTrue(eventually(() -> listsThreadAlive() && client.listErrors() == 0
+            && consumerPolling()), "the lists consumer did not start polling");
+        Thread.sleep(50L * i);
+        long errors = client.listErrors();
+        long start = System.nanoTime();
+        partitioner.close();
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(!listsThreadAlive(), "the lists thread outlived close() (" + tookMs + " ms)");
+        assertEquals(errors, client.listErrors(), "close() counted as a list error");
+      }
+      Thread.sleep(200);
+      assertTrue(escaped.isEmpty(), "escaped the lists thread: " + escaped);
+    } finally {
+      Thread.setDefaultUncaughtExceptionHandler(previous);
+    }
+  }
+
+  private static boolean listsThreadAlive() {
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.getName().equals("hotkey-lists-kafka") && t.isAlive()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The lists thread is inside KafkaConsumer.poll (not in partitionsFor or a pause). */
+  private static boolean consumerPolling() {
+    for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+      if (!e.getKey().getName().equals("hotkey-lists-kafka")) {
+        continue;
+      }
+      for (StackTraceElement f : e.getValue()) {
+        if (f.getMethodName().equals("poll") && f.getClassName().contains("Consumer")) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   /** The `total` field of a binary report (after magic, version, producer, topic, ...). */
   private static long totalOf(byte[] v) {
     java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(v).order(java.nio.ByteOrder.LITTLE_ENDIAN);
