@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -81,6 +82,12 @@ RealKafka::~RealKafka() {
   spec.binary = "/bin/bash";
   spec.args = {script().string(), "stop", (dir_.path() / "cluster").string()};
   run_capturing(spec, dir_.path(), "", std::chrono::seconds(60));
+}
+
+int RealKafka::node_pid(int i) const {
+  const std::string text =
+      trim(read_file(dir_.path() / "cluster" / ("node-" + std::to_string(i)) / "pid"));
+  return text.empty() ? 0 : std::atoi(text.c_str());
 }
 
 std::string RealKafka::node_bootstrap(int i) const {

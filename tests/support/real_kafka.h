@@ -35,6 +35,8 @@ class RealKafka {
   int nodes() const { return options_.nodes; }
   // The bootstrap of node `i` alone (0-based).
   std::string node_bootstrap(int i) const;
+  // The process id of node `i`'s JVM (0 when it is not known).
+  int node_pid(int i) const;
   // kill -9 of node `i`; start_node() brings it back on its data and ports and waits for it.
   void kill_node(int i);
   void start_node(int i);
