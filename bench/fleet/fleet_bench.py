@@ -15,7 +15,8 @@ keys in the same order (same seeds, the same generator):
           librdkafka plugin) producers together on one topic
           mixed-naive: the same three kinds without the library (murmur2 everywhere)
   cpu     (only when named) producer records per CPU-second, a plain KafkaProducer against
-          one with the library, alternated in one JVM (client/java/bench CpuPerRecord)
+          one with the library, alternated in one JVM (client/java/bench CpuPerRecord), or
+          each phase in a JVM of its own with --cpu-jvm-per-phase
 
 Balance is max/avg of the records per partition on the broker whose timestamps fall in the
 steady window [--window, --duration] s after the start (hotkey-watch --window, exact even when
@@ -193,13 +194,16 @@ def run_scenario(args, ctx, name, topics):
 
 
 def run_cpu(args, ctx):
-    """Records per CPU-second, plain KafkaProducer vs the library (CpuPerRecord), one JVM."""
+    """Records per CPU-second, plain KafkaProducer vs the library (CpuPerRecord)."""
     create_topics(ctx["bootstrap"], ["cpu"])
     cmd = ["java", "-Xmx512m", "-cp", args.java_cp, "dev.hotkey.kafka.bench.CpuPerRecord",
            "--bootstrap", ctx["bootstrap"], "--topic", "cpu", "--coordinator", ctx["url"],
            "--rate", f"{args.cpu_rate:g}", "--rounds", str(args.cpu_rounds),
            "--warmup-rounds", str(args.cpu_warmup_rounds),
-           "--phase-s", f"{args.cpu_phase_s:g}", "--zipf", "1.0", "--keys", str(args.keys)]
+           "--phase-s", f"{args.cpu_phase_s:g}", "--warmup-s", f"{args.cpu_warmup_s:g}",
+           "--zipf", "1.0", "--keys", str(args.keys)]
+    if args.cpu_jvm_per_phase:
+        cmd += ["--jvm-per-phase", "true"]
     for kv in args.cpu_client_prop:
         cmd += ["--client-prop", kv]
     lines = []
@@ -237,6 +241,11 @@ def main():
     ap.add_argument("--cpu-warmup-rounds", type=int, default=3,
                     help="cpu: rounds of both phases before those counted (JIT warm-up)")
     ap.add_argument("--cpu-phase-s", type=float, default=10, help="cpu: seconds per phase")
+    ap.add_argument("--cpu-warmup-s", type=float, default=2,
+                    help="cpu: seconds at the start of each phase not counted")
+    ap.add_argument("--cpu-jvm-per-phase", action="store_true",
+                    help="cpu: each phase in a JVM of its own (no warm-up rounds; give "
+                         "--cpu-warmup-s time for the JIT instead)")
     ap.add_argument("--cpu-client-prop", action="append", default=[], metavar="K=V",
                     help="cpu: a property of the library's producer (repeatable)")
     ap.add_argument("--out", required=True)
