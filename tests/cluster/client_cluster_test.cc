@@ -78,6 +78,21 @@ class FleetProducer {
   std::unique_ptr<test_support::ChildProcess> proc_;
 };
 
+// The fleet: kProducers producers of `topics` over `transport` (http: to `coordinator`), each
+// sending for 600 s at most (the tests stop them sooner).
+std::vector<std::unique_ptr<FleetProducer>> start_fleet(const std::filesystem::path& dir,
+                                                        const std::string& bootstrap,
+                                                        const std::vector<std::string>& topics,
+                                                        const std::string& transport,
+                                                        const std::string& coordinator = "") {
+  std::vector<std::unique_ptr<FleetProducer>> fleet;
+  for (int i = 0; i < kProducers; ++i) {
+    fleet.push_back(
+        std::make_unique<FleetProducer>(dir, i, bootstrap, topics, transport, coordinator, 600));
+  }
+  return fleet;
+}
+
 // A coordinator in single-node HTTP mode (no --kafka), for the balance baseline.
 class SingleNode {
  public:
@@ -106,13 +121,8 @@ class SingleNode {
 // stretched the measured windows, and a failed query must not read as offset -1).
 class Offsets {
  public:
-  explicit Offsets(const std::string& bootstrap) {
-    char errstr[256];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof errstr);
-    rd_kafka_conf_set(conf, "log_level", "2", errstr, sizeof errstr);
-    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
-  }
+  explicit Offsets(const std::string& bootstrap)
+      : rk_(new_rdkafka(RD_KAFKA_PRODUCER, bootstrap)) {}
   ~Offsets() { rd_kafka_destroy(rk_); }
   std::map<std::string, std::vector<int64_t>> take(const std::vector<std::string>& topics) {
     for (int attempt = 0; attempt < 10; ++attempt) {
@@ -297,11 +307,7 @@ TEST(ClientCluster, TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeOneNode) {
     TempDir dir;
     SingleNode node(dir.path());
     ASSERT_NE(node.port(), 0);
-    std::vector<std::unique_ptr<FleetProducer>> fleet;
-    for (int i = 0; i < kProducers; ++i) {
-      fleet.push_back(std::make_unique<FleetProducer>(dir.path(), i, kafka.bootstrap(), topics,
-                                                      "http", node.url(), 600));
-    }
+    auto fleet = start_fleet(dir.path(), kafka.bootstrap(), topics, "http", node.url());
     single = measure_balance(kafka.bootstrap(), fleet, topics, [] { return true; });
     if (std::getenv("HOTKEY_TEST_EVIDENCE")) {
       for (const auto& t : topics) {
@@ -323,11 +329,7 @@ TEST(ClientCluster, TwentyKafkaProducersOnThreeCoordinatorsBalanceLikeOneNode) {
     Node b("b", dir.path(), kafka.bootstrap());
     Node c("c", dir.path(), kafka.bootstrap());
     std::vector<Node*> nodes{&a, &b, &c};
-    std::vector<std::unique_ptr<FleetProducer>> fleet;
-    for (int i = 0; i < kProducers; ++i) {
-      fleet.push_back(std::make_unique<FleetProducer>(dir.path(), i, kafka.bootstrap(), topics,
-                                                      "kafka", "", 600));
-    }
+    auto fleet = start_fleet(dir.path(), kafka.bootstrap(), topics, "kafka");
     std::map<int, size_t> owner;
     cluster = measure_balance(kafka.bootstrap(), fleet, topics, [&] {
       // Every topic owned by exactly one coordinator, every coordinator owning some.
@@ -404,11 +406,7 @@ TEST(ClientCluster, KillNineOfACoordinatorMidRunListsKeepFlowingAndNoVersionGoes
   Node b("b", dir.path(), kafka.bootstrap());
   Node c("c", dir.path(), kafka.bootstrap());
   std::vector<Node*> nodes{&a, &b, &c};
-  std::vector<std::unique_ptr<FleetProducer>> fleet;
-  for (int i = 0; i < kProducers; ++i) {
-    fleet.push_back(std::make_unique<FleetProducer>(dir.path(), i, kafka.bootstrap(), topics,
-                                                    "kafka", "", 600));
-  }
+  auto fleet = start_fleet(dir.path(), kafka.bootstrap(), topics, "kafka");
   std::map<int, size_t> owner;
   ASSERT_TRUE(
       eventually([&] { return stable(nodes, &owner) && every_hot_key_listed(fleet, topics); },

@@ -17,18 +17,9 @@ using std::chrono::milliseconds;
 // operator writes go through both members: every acknowledged write is in force on both
 // members and on the owner's list; every member's versions of a topic only grow.
 TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) {
-  MockKafka kafka;
-  TempDir dir;
-  const auto topics = data_topics(4);
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
-  Node a("a", dir.path(), kafka.bootstrap());
-  Node b("b", dir.path(), kafka.bootstrap());
-  std::vector<Node*> nodes{&a, &b};
-  std::map<int, size_t> owner;
-  auto all_published = [&] { return published_by_owners(nodes, reader, topics, &owner); };
-  ASSERT_TRUE(eventually(all_published, milliseconds(120000), kPollStep))
-      << describe(reader.latest()) << a.problems() << b.problems();
+  Scenario<MockKafka> s({.topics = data_topics(4)});
+  Node &a = s.member(0), &b = s.member(1);
+  ASSERT_TRUE(s.wait_published(milliseconds(120000)));
 
   std::atomic<bool> stop{false};
   std::mutex mu;
@@ -36,14 +27,10 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
   std::atomic<int> refused{0};
   std::thread writer([&] {
     for (int i = 0; !stop.load(); ++i) {
-      const std::string topic = topics[static_cast<size_t>(i) % topics.size()];
+      const std::string topic = s.topics[static_cast<size_t>(i) % s.topics.size()];
       const std::string key = "op-" + std::to_string(i);
-      Node& via = i % 2 == 0 ? a : b;
-      httplib::Client c("127.0.0.1", via.port());
-      c.set_read_timeout(30, 0);
-      const httplib::Headers auth{{"Authorization", std::string("Bearer ") + kOperatorToken}};
-      auto r = c.Post("/v1/topics/" + topic + "/pins", auth,
-                      json{{"key", key}, {"reason", "fault test"}}.dump(), "application/json");
+      auto r = operator_call(i % 2 == 0 ? a : b, "POST", "/v1/topics/" + topic + "/pins",
+                             json{{"key", key}, {"reason", "fault test"}});
       if (r && r->status == 200) {
         std::lock_guard lock(mu);
         acknowledged.emplace_back(topic, key);
@@ -54,7 +41,7 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
     }
   });
 
-  rd_kafka_mock_cluster_t* mc = kafka.handle();
+  rd_kafka_mock_cluster_t* mc = s.kafka.handle();
   // Leaders of the state and lists partitions move around.
   for (int32_t leader : {2, 3, 1}) {
     rd_kafka_mock_partition_set_leader(mc, "__hotkey_state", 0, leader);
@@ -86,29 +73,23 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
   ASSERT_GE(acknowledged.size(), 5u);
 
   // Every acknowledged pin is held by both members and listed by the topic's owner.
-  auto held = [&](const Node& n, const std::string& topic, const std::string& key) {
-    httplib::Client c("127.0.0.1", n.port());
-    c.set_read_timeout(10, 0);
-    auto r = c.Get("/v1/topics/" + topic + "/pins");
-    return r && r->status == 200 && r->body.find("\"" + key + "\"") != std::string::npos;
-  };
   ASSERT_TRUE(eventually(
       [&] {
-        if (!all_published()) return false;
-        auto latest = reader.latest();
+        if (!s.published()) return false;
+        auto latest = s.reader.latest();
         for (const auto& [topic, key] : acknowledged) {
           if (latest[topic].keys.find(key + ",") == std::string::npos) return false;
         }
         return true;
       },
       milliseconds(90000), kPollStep))
-      << describe(reader.latest()) << [&] {
+      << describe(s.reader.latest()) << [&] {
            std::string out;
            for (const auto& [topic, key] : acknowledged) {
-             out += topic + " " + key + ": a " + (held(a, topic, key) ? "holds" : "lacks") +
-                    ", b " + (held(b, topic, key) ? "holds" : "lacks") + "\n";
+             out += topic + " " + key + ": a " + (holds_pin(a, topic, key) ? "holds" : "lacks") +
+                    ", b " + (holds_pin(b, topic, key) ? "holds" : "lacks") + "\n";
            }
-           for (Node* n : nodes) {
+           for (Node* n : s.nodes) {
              std::istringstream lines(n->log());
              std::string line;
              while (std::getline(lines, line)) {
@@ -125,14 +106,16 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
   // Each member applies the state topic at its own pace (it may still be catching up after the
   // faults when the owner's lists already show a write that came through the other member).
   for (const auto& [topic, key] : acknowledged) {
-    EXPECT_TRUE(eventually([&] { return held(a, topic, key); }, milliseconds(30000), kPollStep))
+    EXPECT_TRUE(
+        eventually([&] { return holds_pin(a, topic, key); }, milliseconds(30000), kPollStep))
         << topic << " " << key;
-    EXPECT_TRUE(eventually([&] { return held(b, topic, key); }, milliseconds(30000), kPollStep))
+    EXPECT_TRUE(
+        eventually([&] { return holds_pin(b, topic, key); }, milliseconds(30000), kPollStep))
         << topic << " " << key;
   }
   // Per member and topic, versions in log order never go down (republish repeats one).
-  expect_versions_never_go_back(reader.records());
-  expect_no_version_conflicts(reader.records());
+  expect_versions_never_go_back(s.reader.records());
+  expect_no_version_conflicts(s.reader.records());
 }
 
 }  // namespace

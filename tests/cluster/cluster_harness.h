@@ -20,11 +20,13 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +54,22 @@ inline constexpr int kSessionTimeoutMs = 6000;
 inline constexpr const char* kOperatorToken = "cluster-test-operator";
 
 using test_support::read_file;
+
+// A librdkafka client of `type` on `bootstrap` with `settings` (its own log at errors only);
+// throws when librdkafka refuses to create it. The caller destroys it.
+inline rd_kafka_t* new_rdkafka(rd_kafka_type_t type, const std::string& bootstrap,
+                               const std::map<std::string, std::string>& settings = {}) {
+  char errstr[256];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof errstr);
+  rd_kafka_conf_set(conf, "log_level", "2", errstr, sizeof errstr);
+  for (const auto& [k, v] : settings) {
+    rd_kafka_conf_set(conf, k.c_str(), v.c_str(), errstr, sizeof errstr);
+  }
+  rd_kafka_t* rk = rd_kafka_new(type, conf, errstr, sizeof errstr);
+  if (!rk) throw std::runtime_error(errstr);
+  return rk;
+}
 
 // The Kafka of one scenario: a real Apache Kafka cluster of its own (one node, or three with
 // replication factor 3 and min.insync.replicas=2), with the coordinator's internal topics
@@ -268,21 +286,27 @@ inline int32_t partition_of(const std::string& topic) {
   return partition_for(HashFamily::kMurmur2, topic, kPartitions);
 }
 
+// Round `round` of a skewed report for `topic` from reporter `p` (ids `id`): `hot` carries half
+// the records, a tail of 200 keys the rest (as the client reports a skewed topic).
+inline Report skewed_report(const std::string& id, const std::string& topic, uint64_t round, int p,
+                            const std::string& hot = "hot") {
+  std::map<std::string, uint64_t> counts{{hot, 500}};
+  coordinator::test::add_tail(counts, 500, 200, static_cast<uint32_t>(round * 7 + p));
+  Report r = coordinator::test::make_report(id, topic, 12, round, counts, 64);
+  r.window_ms = 300;
+  return r;
+}
+
 // Writes binary reports straight to the reports topic (as the client's kafka transport
 // does): every topic has one hot key "hot" carrying half its records. Thread-safe start/stop.
 class ReportProducer {
  public:
   ReportProducer(const std::string& bootstrap, std::vector<std::string> topics)
-      : topics_(std::move(topics)) {
-    char errstr[256];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof errstr);
-    rd_kafka_conf_set(conf, "partitioner", "murmur2_random", errstr, sizeof errstr);
-    rd_kafka_conf_set(conf, "enable.idempotence", "true", errstr, sizeof errstr);
-    rd_kafka_conf_set(conf, "linger.ms", "5", errstr, sizeof errstr);
-    rd_kafka_conf_set(conf, "log_level", "2", errstr, sizeof errstr);
-    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
-    if (!rk_) throw std::runtime_error(errstr);
+      : topics_(std::move(topics)),
+        rk_(new_rdkafka(RD_KAFKA_PRODUCER, bootstrap,
+                        {{"partitioner", "murmur2_random"},
+                         {"enable.idempotence", "true"},
+                         {"linger.ms", "5"}})) {
     thread_ = std::thread([this] { run(); });
   }
   ~ReportProducer() {
@@ -332,12 +356,8 @@ class ReportProducer {
       for (const auto& topic : topics_) {
         if (paused.contains(topic)) continue;
         for (int producer = 0; producer < 2; ++producer) {
-          std::map<std::string, uint64_t> counts{{"hot", 500}};
-          coordinator::test::add_tail(counts, 500, 200, static_cast<uint32_t>(seq * 7 + producer));
-          Report r = coordinator::test::make_report("p" + std::to_string(producer) + "-" + topic,
-                                                    topic, 12, seq, counts, 64);
-          r.window_ms = 300;
-          const std::string value = encode_report_binary(r);
+          const std::string value = encode_report_binary(skewed_report(
+              "p" + std::to_string(producer) + "-" + topic, topic, seq, producer));
           rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC("__hotkey_reports"),
                             RD_KAFKA_V_KEY(topic.data(), topic.size()),
                             RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
@@ -380,15 +400,9 @@ struct ListRecord {
 // client drops the list and keeps the version.
 class ListsReader {
  public:
-  explicit ListsReader(const std::string& bootstrap) {
-    char errstr[256];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof errstr);
-    rd_kafka_conf_set(conf, "group.id", "cluster-test-reader", errstr, sizeof errstr);
-    rd_kafka_conf_set(conf, "enable.auto.commit", "false", errstr, sizeof errstr);
-    rd_kafka_conf_set(conf, "log_level", "2", errstr, sizeof errstr);
-    rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof errstr);
-    if (!rk_) throw std::runtime_error(errstr);
+  explicit ListsReader(const std::string& bootstrap)
+      : rk_(new_rdkafka(RD_KAFKA_CONSUMER, bootstrap,
+                        {{"group.id", "cluster-test-reader"}, {"enable.auto.commit", "false"}})) {
     rd_kafka_poll_set_consumer(rk_);
     rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(kPartitions);
     for (int p = 0; p < kPartitions; ++p) {
@@ -553,6 +567,12 @@ inline httplib::Result get(const Node& n, const std::string& path) {
   return c.Get(path, {{"Authorization", std::string("Bearer ") + kOperatorToken}});
 }
 
+// Whether `n` holds a pin of `key` on `topic` (GET /v1/topics/T/pins).
+inline bool holds_pin(const Node& n, const std::string& topic, const std::string& key) {
+  auto r = get(n, "/v1/topics/" + topic + "/pins");
+  return r && r->status == 200 && r->body.find("\"" + key + "\"") != std::string::npos;
+}
+
 // What `n` holds of `topic`: in GET /v1/topics, its pins, its denies (each an empty string when
 // it holds nothing; "?" when it did not answer).
 struct Held {
@@ -609,6 +629,81 @@ inline bool published_by_owners(const std::vector<Node*>& nodes, const ListsRead
   }
   return true;
 }
+
+struct ScenarioOptions {
+  std::vector<std::string> topics;  // the data topics the ReportProducer reports
+  int members = 2;
+  json settings = json::object();  // every member's config-file settings (see Node)
+};
+
+// The setup most cluster scenarios share: a Kafka of their own (K: Kafka, or MockKafka where a
+// test injects faults), a data directory, `topics` reported by a ReportProducer, a ListsReader
+// and the members "a", "b", ... started in that order (member(i) and nodes[i] are the i-th).
+// Scenarios that start their members otherwise (later, by other names, expecting a failed
+// start, beside a client fleet) build these pieces themselves.
+template <class K = Kafka>
+class Scenario {
+ public:
+  // `kafka_args`: what K's constructor takes (KafkaOptions for Kafka).
+  template <class... KafkaArgs>
+  explicit Scenario(ScenarioOptions o, KafkaArgs&&... kafka_args)
+      : kafka(std::forward<KafkaArgs>(kafka_args)...),
+        topics(std::move(o.topics)),
+        producer(kafka.bootstrap(), topics),
+        reader(kafka.bootstrap()),
+        settings_(std::move(o.settings)) {
+    for (int i = 0; i < o.members; ++i) add_member(std::string(1, static_cast<char>('a' + i)));
+  }
+  Scenario(const Scenario&) = delete;
+  Scenario& operator=(const Scenario&) = delete;
+
+  // Starts one more member with the scenario's settings and appends it to `nodes`.
+  Node& add_member(const std::string& name) {
+    members_.push_back(std::make_unique<Node>(name, dir.path(), kafka.bootstrap(),
+                                              /*must_start=*/true, settings_));
+    nodes.push_back(members_.back().get());
+    return *members_.back();
+  }
+  // The i-th member started (stays the same when a test changes `nodes`).
+  Node& member(size_t i) { return *members_.at(i); }
+
+  // published_by_owners() of `nodes` and `topics` (fills `owner`).
+  bool published() { return published_by_owners(nodes, reader, topics, &owner); }
+  // Every reports partition owned once by `nodes` (fills `owner`) and every topic listed, by
+  // whichever member.
+  bool listed() {
+    if (!stable(nodes, &owner)) return false;
+    auto latest = reader.latest();
+    for (const auto& t : topics) {
+      if (!latest.contains(t)) return false;
+    }
+    return true;
+  }
+  // eventually(done) at the cluster tests' poll step; a failure says what the reader holds and
+  // every member's warnings and errors.
+  testing::AssertionResult wait_until(const std::function<bool()>& done,
+                                      std::chrono::milliseconds timeout) {
+    if (eventually(done, timeout, kPollStep)) return testing::AssertionSuccess();
+    testing::AssertionResult failure = testing::AssertionFailure() << describe(reader.latest());
+    for (const auto& m : members_) failure << m->problems();
+    return failure;
+  }
+  testing::AssertionResult wait_published(std::chrono::milliseconds timeout) {
+    return wait_until([this] { return published(); }, timeout);
+  }
+
+  K kafka;
+  TempDir dir;
+  std::vector<std::string> topics;
+  ReportProducer producer;
+  ListsReader reader;
+  std::vector<Node*> nodes;     // the members the checks ask: what `owner` indexes
+  std::map<int, size_t> owner;  // reports partition -> index in `nodes`, as last seen
+
+ private:
+  json settings_;
+  std::vector<std::unique_ptr<Node>> members_;
+};
 
 // Per member and topic, versions in log order never go down (a republish repeats one).
 inline void expect_versions_never_go_back(const std::vector<ListRecord>& records) {

@@ -36,11 +36,7 @@ void post_reports(int port, const std::string& topic, uint64_t round) {
   httplib::Client c("127.0.0.1", port);
   c.set_read_timeout(10, 0);
   for (int p = 0; p < 2; ++p) {
-    std::map<std::string, uint64_t> counts{{"hot", 500}};
-    coordinator::test::add_tail(counts, 500, 200, static_cast<uint32_t>(round * 7 + p));
-    Report r =
-        coordinator::test::make_report("single-" + std::to_string(p), topic, 12, round, counts, 64);
-    r.window_ms = 300;
+    const Report r = skewed_report("single-" + std::to_string(p), topic, round, p);
     c.Post("/v1/reports", encode_report_binary(r), std::string(kReportBinaryContentType));
   }
 }
@@ -169,18 +165,9 @@ json topics_of(const Node& n) {
 }
 
 TEST(ClusterOperator, EveryMemberListsTheWholeClusterWithOwnersAndTheGroupsMembers) {
-  Kafka kafka;
-  TempDir dir;
-  const auto topics = one_topic_per_partition();
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
-  Node a("a", dir.path(), kafka.bootstrap());
-  Node b("b", dir.path(), kafka.bootstrap());
-  std::vector<Node*> nodes{&a, &b};
-  std::map<int, size_t> owner;
-  ASSERT_TRUE(eventually([&] { return published_by_owners(nodes, reader, topics, &owner); },
-                         milliseconds(120000), kPollStep))
-      << describe(reader.latest());
+  Scenario s({.topics = one_topic_per_partition()});
+  Node &a = s.member(0), &b = s.member(1);
+  ASSERT_TRUE(s.wait_published(milliseconds(120000)));
 
   // Every member lists every topic with its owner, measured by that owner (rate > 0), also
   // the topics it does not own itself.
@@ -191,21 +178,21 @@ TEST(ClusterOperator, EveryMemberListsTheWholeClusterWithOwnersAndTheGroupsMembe
     std::set<std::string> seen;
     for (const auto& t : j.value("topics", json::array())) {
       const std::string topic = t.value("topic", "");
-      if (std::find(topics.begin(), topics.end(), topic) == topics.end()) continue;
-      if (t.value("owner", "") != nodes[owner[partition_of(topic)]]->url()) return false;
+      if (std::find(s.topics.begin(), s.topics.end(), topic) == s.topics.end()) continue;
+      if (t.value("owner", "") != s.nodes[s.owner[partition_of(topic)]]->url()) return false;
       if (!t.value("owner_answered", false) || t.value("rate", 0.0) <= 0) return false;
       seen.insert(topic);
     }
-    return seen.size() == topics.size();
+    return seen.size() == s.topics.size();
   };
-  for (Node* n : nodes) {
+  for (Node* n : s.nodes) {
     EXPECT_TRUE(eventually([&] { return lists_all(*n); }, milliseconds(30000), kPollStep)) << last;
   }
   // hotkeyctl list through either member: every topic, both owners named.
-  for (Node* n : nodes) {
+  for (Node* n : s.nodes) {
     std::string out;
     ASSERT_EQ(hotkeyctl("list --url " + n->url(), &out), 0) << out;
-    for (const auto& t : topics) EXPECT_NE(out.find(t), std::string::npos) << out;
+    for (const auto& t : s.topics) EXPECT_NE(out.find(t), std::string::npos) << out;
     EXPECT_NE(out.find("OWNER"), std::string::npos) << out;
     EXPECT_NE(out.find(a.url()), std::string::npos) << out;
     EXPECT_NE(out.find(b.url()), std::string::npos) << out;
@@ -221,16 +208,16 @@ TEST(ClusterOperator, EveryMemberListsTheWholeClusterWithOwnersAndTheGroupsMembe
       if (!m.value("writes_lists", false)) return false;
       for (int p : m.value("partitions", std::vector<int>{})) parts[m.value("url", "")].insert(p);
     }
-    for (size_t i = 0; i < nodes.size(); ++i) {
+    for (size_t i = 0; i < s.nodes.size(); ++i) {
       std::set<int> want;
-      for (const auto& [p, o] : owner) {
+      for (const auto& [p, o] : s.owner) {
         if (o == i) want.insert(p);
       }
-      if (parts[nodes[i]->url()] != want) return false;
+      if (parts[s.nodes[i]->url()] != want) return false;
     }
-    return parts.size() == nodes.size();
+    return parts.size() == s.nodes.size();
   };
-  for (Node* n : nodes) {
+  for (Node* n : s.nodes) {
     EXPECT_TRUE(eventually([&] { return group_ok(*n); }, milliseconds(30000), kPollStep)) << last;
   }
   {
@@ -248,7 +235,7 @@ TEST(ClusterOperator, EveryMemberListsTheWholeClusterWithOwnersAndTheGroupsMembe
   std::set<std::string> seen;
   for (const auto& t : j.value("topics", json::array())) {
     const std::string topic = t.value("topic", "");
-    if (std::find(topics.begin(), topics.end(), topic) == topics.end()) continue;
+    if (std::find(s.topics.begin(), s.topics.end(), topic) == s.topics.end()) continue;
     seen.insert(topic);
     if (t.value("owner", "") == b.url()) {
       EXPECT_FALSE(t.value("owner_answered", true)) << t.dump();
@@ -256,26 +243,17 @@ TEST(ClusterOperator, EveryMemberListsTheWholeClusterWithOwnersAndTheGroupsMembe
       EXPECT_GT(t.value("partitions", 0), 0) << t.dump();
     }
   }
-  EXPECT_EQ(seen.size(), topics.size()) << j.dump();
+  EXPECT_EQ(seen.size(), s.topics.size()) << j.dump();
 }
 
 TEST(ClusterOperator, WritesThroughAMemberThatDoesNotOwnTheTopicAnswerTheOwnersVersion) {
-  Kafka kafka;
-  TempDir dir;
-  const auto topics = one_topic_per_partition();
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
-  Node a("a", dir.path(), kafka.bootstrap());
-  Node b("b", dir.path(), kafka.bootstrap());
-  std::vector<Node*> nodes{&a, &b};
-  std::map<int, size_t> owner;
-  ASSERT_TRUE(eventually([&] { return published_by_owners(nodes, reader, topics, &owner); },
-                         milliseconds(120000), kPollStep))
-      << describe(reader.latest());
+  Scenario s({.topics = one_topic_per_partition()});
+  Node &a = s.member(0), &b = s.member(1);
+  ASSERT_TRUE(s.wait_published(milliseconds(120000)));
   // A topic of b, written through a.
   std::string topic;
-  for (const auto& t : topics) {
-    if (owner[partition_of(t)] == 1) topic = t;
+  for (const auto& t : s.topics) {
+    if (s.owner[partition_of(t)] == 1) topic = t;
   }
   ASSERT_FALSE(topic.empty());
   auto version_of = [](const httplib::Result& r) {
@@ -297,7 +275,7 @@ TEST(ClusterOperator, WritesThroughAMemberThatDoesNotOwnTheTopicAnswerTheOwnersV
   uint64_t listed_pin = 0, listed_deny = 0;
   ASSERT_TRUE(eventually(
       [&] {
-        for (const auto& r : reader.records()) {
+        for (const auto& r : s.reader.records()) {
           if (r.topic != topic || r.tombstone || r.member != b.url()) continue;
           if (listed_pin == 0 && r.keys.find("vip,") != std::string::npos) listed_pin = r.version;
           if (listed_deny == 0 && r.denied.find("bot,") != std::string::npos) {
@@ -307,7 +285,7 @@ TEST(ClusterOperator, WritesThroughAMemberThatDoesNotOwnTheTopicAnswerTheOwnersV
         return listed_pin != 0 && listed_deny != 0;
       },
       milliseconds(30000), kPollStep))
-      << describe(reader.latest());
+      << describe(s.reader.latest());
   EXPECT_EQ(pin_version, listed_pin);
   EXPECT_EQ(deny_version, listed_deny);
   EXPECT_GT(deny_version, pin_version);

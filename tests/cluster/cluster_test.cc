@@ -1,6 +1,6 @@
 // Cluster mode end to end: real hotkey-coordinator processes in one consumer group on a real
-// Apache Kafka of their own (the librdkafka mock for the broker-fault scenario), reports written straight to the reports topic, lists read back
-// from the lists topic by a reader that keeps the highest version per topic (as clients do).
+// Apache Kafka of their own, reports written straight to the reports topic, lists read back from
+// the lists topic by a reader that keeps the highest version per topic (as clients do).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -12,7 +12,6 @@ namespace hotkey::coordinator::cluster_test {
 namespace {
 
 using std::chrono::milliseconds;
-
 
 TEST(Cluster, RefusesToStartWhenListsAreNotCoPartitionedWithReports) {
   Kafka kafka({.lists_partitions = 4});
@@ -37,36 +36,28 @@ TEST(Cluster, RefusesToStartWhenInternalTopicsAreMissingAndCannotBeCreated) {
 }
 
 TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
-  Kafka kafka;
-  TempDir dir;
-  const auto topics = data_topics(12);
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
-  Node a("a", dir.path(), kafka.bootstrap());
-  Node b("b", dir.path(), kafka.bootstrap());
-  Node c("c", dir.path(), kafka.bootstrap());
-  std::vector<Node*> nodes{&a, &b, &c};
-
-  std::map<int, size_t> owner;
-  ASSERT_TRUE(eventually([&] { return stable(nodes, &owner); }, milliseconds(120000), kPollStep))
+  Scenario s({.topics = data_topics(12), .members = 3});
+  Node &a = s.member(0), &b = s.member(1), &c = s.member(2);
+  ASSERT_TRUE(
+      eventually([&] { return stable(s.nodes, &s.owner); }, milliseconds(120000), kPollStep))
       << a.log() << b.log() << c.log();
 
   // Every topic's newest list was written by its partition's owner and lists the hot key.
   auto owners_published = [&](const std::vector<Node*>& ns) {
     std::map<int, size_t> own;
     if (!stable(ns, &own)) return false;
-    auto latest = reader.latest();
-    for (const auto& t : topics) {
+    auto latest = s.reader.latest();
+    for (const auto& t : s.topics) {
       auto it = latest.find(t);
       if (it == latest.end()) return false;
       if (it->second.member != ns[own[partition_of(t)]]->url()) return false;
       if (it->second.keys.find("hot,") == std::string::npos) return false;
     }
-    owner = own;
+    s.owner = own;
     return true;
   };
-  ASSERT_TRUE(eventually([&] { return owners_published(nodes); }, milliseconds(60000), kPollStep))
-      << describe(reader.latest());
+  ASSERT_TRUE(eventually([&] { return owners_published(s.nodes); }, milliseconds(60000), kPollStep))
+      << describe(s.reader.latest());
   // GET /v1/cluster on any member names the same owner for every topic. A member learns the
   // owners of topics it does not own from its own reader of the lists topic, which may be a
   // moment behind the test's (CI once saw two members still name data-4's previous owner), so
@@ -74,15 +65,15 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
   std::string disagreement;
   auto members_agree = [&] {
     disagreement.clear();
-    for (Node* n : nodes) {
+    for (Node* n : s.nodes) {
       json j = n->cluster();
       if (!j.is_object()) {
         disagreement = n->url() + ": no answer";
         return false;
       }
       if (j["url"] != n->url()) disagreement += n->url() + " calls itself " + j["url"].dump();
-      for (const auto& t : topics) {
-        const std::string want = nodes[owner[partition_of(t)]]->url();
+      for (const auto& t : s.topics) {
+        const std::string want = s.nodes[s.owner[partition_of(t)]]->url();
         if (j["owners"].contains(t) && j["owners"][t] != want) {
           disagreement += n->url() + " names " + j["owners"][t].dump() + " for " + t +
                           ", the owner is " + want + "\n";
@@ -96,7 +87,7 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
   // Top keys and the summary of a topic from a member that does not own it: the owner's
   // answers (its window: reports in it, the partition loads).
   {
-    Node* owner_node = nodes[owner[partition_of("data-0")]];
+    Node* owner_node = s.nodes[s.owner[partition_of("data-0")]];
     Node* other = owner_node == &a ? &b : &a;
     httplib::Client cli("127.0.0.1", other->port());
     cli.set_read_timeout(10, 0);
@@ -117,16 +108,16 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 200) << r->body;
     EXPECT_EQ(r->get_header_value("X-Hotkey-Owner"), owner_node->url());
-    json s = json::parse(r->body, nullptr, false);
-    EXPECT_GT(s.value("window_reports", 0.0), 0.0) << r->body;
-    EXPECT_FALSE(s.value("partition_load", json::array()).empty()) << r->body;
+    json summary = json::parse(r->body, nullptr, false);
+    EXPECT_GT(summary.value("window_reports", 0.0), 0.0) << r->body;
+    EXPECT_FALSE(summary.value("partition_load", json::array()).empty()) << r->body;
   }
 
   // Reports posted over HTTP to a member that does not own their topic reach the owner
   // through the reports topic: the owner lists the topic's hot key.
   {
     const std::string topic = "via-http";
-    Node* owner_node = nodes[owner[partition_of(topic)]];
+    Node* owner_node = s.nodes[s.owner[partition_of(topic)]];
     Node* other = owner_node == &a ? &b : &a;
     httplib::Client cli("127.0.0.1", other->port());
     cli.set_read_timeout(10, 0);
@@ -135,23 +126,19 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
     auto listed = [&] {
       ++seq;
       for (int p = 0; p < 2; ++p) {
-        std::map<std::string, uint64_t> counts{{"surge", 500}};
-        coordinator::test::add_tail(counts, 500, 200, static_cast<uint32_t>(seq * 7 + p));
-        Report r =
-            coordinator::test::make_report("http-" + std::to_string(p), topic, 12, seq, counts, 64);
-        r.window_ms = 300;
+        const Report r = skewed_report("http-" + std::to_string(p), topic, seq, p, "surge");
         auto res =
             cli.Post("/v1/reports", encode_report_binary(r), std::string(kReportBinaryContentType));
         last = res ? std::to_string(res->status) + " " + res->body : "no answer";
         if (!res || res->status != 200) return false;
       }
-      auto latest = reader.latest();
+      auto latest = s.reader.latest();
       auto it = latest.find(topic);
       return it != latest.end() && it->second.member == owner_node->url() &&
              it->second.keys.find("surge,") != std::string::npos;
     };
     ASSERT_TRUE(eventually(listed, milliseconds(60000), kPollStep)) << last << "\n"
-                                                                    << describe(reader.latest());
+                                                                    << describe(s.reader.latest());
     EXPECT_GT(other->cluster().value("reports_forwarded", 0), 0);
   }
 
@@ -161,25 +148,25 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
     std::string text;
     EXPECT_EQ(test_support::run_shell(cmd, &text, /*merge_stderr=*/false), 0) << text;
     EXPECT_NE(text.find("member " + b.url()), std::string::npos) << text;
-    const std::string owner_url = nodes[owner[partition_of("data-0")]]->url();
+    const std::string owner_url = s.nodes[s.owner[partition_of("data-0")]]->url();
     EXPECT_NE(text.find(owner_url), std::string::npos) << text;
   }
 
   // kill -9 the owner of data-0: its topics move to the others, whose versions are higher.
-  Node* victim = nodes[owner[partition_of("data-0")]];
+  Node* victim = s.nodes[s.owner[partition_of("data-0")]];
   std::map<std::string, uint64_t> before;
-  for (const auto& [t, r] : reader.latest()) {
+  for (const auto& [t, r] : s.reader.latest()) {
     if (r.member == victim->url()) before[t] = r.version;
   }
   ASSERT_FALSE(before.empty());
   const auto killed_at = Steady::now();
   victim->kill9();
   std::vector<Node*> survivors;
-  for (Node* n : nodes) {
+  for (Node* n : s.nodes) {
     if (n != victim) survivors.push_back(n);
   }
   auto taken_over = [&] {
-    auto latest = reader.latest();
+    auto latest = s.reader.latest();
     for (const auto& [t, v] : before) {
       const ListRecord& r = latest[t];
       if (r.member == victim->url() || r.version <= v) return false;
@@ -189,41 +176,32 @@ TEST(Cluster, ThreeCoordinatorsShareTopicsAndTakeOverAfterKillNine) {
   // Owned and published by another within 3 x session.timeout.ms on the mock (measured
   // ~11 s); the deadline adds slack for a loaded machine, the figure is printed.
   ASSERT_TRUE(eventually(taken_over, milliseconds(3 * kSessionTimeoutMs + 20000), kPollStep))
-      << describe(reader.latest());
+      << describe(s.reader.latest());
   const auto took = std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
   std::printf("failover: kill -9 -> every topic republished by a new owner in %lld ms\n",
               static_cast<long long>(took));
   ASSERT_TRUE(
       eventually([&] { return owners_published(survivors); }, milliseconds(30000), kPollStep))
-      << describe(reader.latest());
+      << describe(s.reader.latest());
   for (const auto& [t, v] : before) {
-    EXPECT_GT(reader.latest()[t].version >> 32, v >> 32) << t << ": the new owner's epoch";
+    EXPECT_GT(s.reader.latest()[t].version >> 32, v >> 32) << t << ": the new owner's epoch";
   }
-  expect_no_version_conflicts(reader.records());
-  EXPECT_EQ(reader.invalid(), 0u);
+  expect_no_version_conflicts(s.reader.records());
+  EXPECT_EQ(s.reader.invalid(), 0u);
 }
 
 TEST(Cluster, PausedCoordinatorsStaleListsAreNeverAcceptedAfterTheNewOwnerPublished) {
-  Kafka kafka;
-  TempDir dir;
-  const auto topics = data_topics(8);
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
-  Node a("a", dir.path(), kafka.bootstrap());
-  Node b("b", dir.path(), kafka.bootstrap());
-  std::vector<Node*> nodes{&a, &b};
-  std::map<int, size_t> owner;
-  auto all_published = [&] { return published_by_owners(nodes, reader, topics, &owner); };
-  ASSERT_TRUE(eventually(all_published, milliseconds(120000), kPollStep))
-      << describe(reader.latest());
+  Scenario s({.topics = data_topics(8)});
+  Node &a = s.member(0), &b = s.member(1);
+  ASSERT_TRUE(s.wait_published(milliseconds(120000)));
 
   // The zombie's topics and the highest epoch it wrote each of them with.
   std::map<std::string, uint64_t> zombie_epoch;
-  for (const auto& t : topics) {
-    if (owner[partition_of(t)] == 0) zombie_epoch[t] = 0;
+  for (const auto& t : s.topics) {
+    if (s.owner[partition_of(t)] == 0) zombie_epoch[t] = 0;
   }
   ASSERT_FALSE(zombie_epoch.empty());
-  for (const auto& r : reader.records()) {
+  for (const auto& r : s.reader.records()) {
     if (r.member == a.url() && zombie_epoch.contains(r.topic)) {
       zombie_epoch[r.topic] = std::max(zombie_epoch[r.topic], r.version >> 32);
     }
@@ -234,14 +212,14 @@ TEST(Cluster, PausedCoordinatorsStaleListsAreNeverAcceptedAfterTheNewOwnerPublis
   ASSERT_TRUE(eventually(
       [&] {
         if (b.owned().size() != static_cast<size_t>(kPartitions)) return false;
-        auto latest = reader.latest();
+        auto latest = s.reader.latest();
         for (const auto& [t, e] : zombie_epoch) {
           if (latest[t].member != b.url()) return false;
         }
         return true;
       },
       milliseconds(90000), kPollStep))
-      << describe(reader.latest()) << b.log();
+      << describe(s.reader.latest()) << b.log();
   // SIGCONT, and operator pins sent to the zombie at once so that it issues new lists before
   // it notices that it lost its partitions: whatever it writes with its old epoch must lose
   // to b's lists.
@@ -263,7 +241,7 @@ TEST(Cluster, PausedCoordinatorsStaleListsAreNeverAcceptedAfterTheNewOwnerPublis
 
   std::map<std::string, bool> new_owner_published;
   size_t stale_written = 0, stale_accepted = 0;
-  for (const auto& r : reader.records()) {
+  for (const auto& r : s.reader.records()) {
     auto z = zombie_epoch.find(r.topic);
     if (z == zombie_epoch.end()) continue;
     // b's takeover lists (above the zombie's epoch): b may also have written the topic before
@@ -285,46 +263,18 @@ TEST(Cluster, PausedCoordinatorsStaleListsAreNeverAcceptedAfterTheNewOwnerPublis
       "zombie status %s\n",
       stale_written, stale_accepted, a.cluster().dump().c_str());
   EXPECT_EQ(stale_accepted, 0u) << ownership_lines(a) << ownership_lines(b)
-                                << describe(reader.latest());
-  expect_no_version_conflicts(reader.records());
-  EXPECT_EQ(reader.invalid(), 0u);
+                                << describe(s.reader.latest());
+  expect_no_version_conflicts(s.reader.records());
+  EXPECT_EQ(s.reader.invalid(), 0u);
 }
 
-}  // namespace
-}  // namespace hotkey::coordinator::cluster_test
-
-namespace hotkey::coordinator::cluster_test {
-namespace {
-
-using std::chrono::milliseconds;
-
-
 TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
-  Kafka kafka;
-  TempDir dir;
-  const auto topics = data_topics(6);
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
-  Node a("a", dir.path(), kafka.bootstrap());
-  Node b("b", dir.path(), kafka.bootstrap());
-  std::vector<Node*> nodes{&a, &b};
-  std::map<int, size_t> owner;
-  auto all_published = [&](const std::vector<Node*>& ns) {
-    if (!stable(ns, &owner)) return false;
-    auto latest = reader.latest();
-    for (const auto& t : topics) {
-      auto it = latest.find(t);
-      if (it == latest.end() || it->second.member != ns[owner[partition_of(t)]]->url()) {
-        return false;
-      }
-    }
-    return true;
-  };
-  ASSERT_TRUE(eventually([&] { return all_published(nodes); }, milliseconds(120000), kPollStep))
-      << describe(reader.latest());
+  Scenario s({.topics = data_topics(6)});
+  Node &a = s.member(0), &b = s.member(1);
+  ASSERT_TRUE(s.wait_published(milliseconds(120000)));
   std::string ta, tb;  // a topic of a, a topic of b
-  for (const auto& t : topics) {
-    (owner[partition_of(t)] == 0 ? ta : tb) = t;
+  for (const auto& t : s.topics) {
+    (s.owner[partition_of(t)] == 0 ? ta : tb) = t;
   }
   ASSERT_FALSE(ta.empty());
   ASSERT_FALSE(tb.empty());
@@ -354,8 +304,9 @@ TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
            ib->second.keys.find("pinned-b,") != std::string::npos &&
            ib->second.keys.find("hot,") == std::string::npos;
   };
-  ASSERT_TRUE(eventually([&] { return in_force(reader.latest()); }, milliseconds(30000), kPollStep))
-      << describe(reader.latest());
+  ASSERT_TRUE(
+      eventually([&] { return in_force(s.reader.latest()); }, milliseconds(30000), kPollStep))
+      << describe(s.reader.latest());
   // b (which received none of the calls) holds them too.
   {
     httplib::Client c("127.0.0.1", b.port());
@@ -368,13 +319,13 @@ TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
   a.kill9();
   ASSERT_TRUE(eventually(
       [&] {
-        auto latest = reader.latest();
+        auto latest = s.reader.latest();
         return latest[ta].member == b.url() && in_force(latest);
       },
       milliseconds(3 * kSessionTimeoutMs + 20000), kPollStep))
-      << describe(reader.latest());
+      << describe(s.reader.latest());
   std::map<std::string, uint64_t> before;
-  for (const auto& [t, r] : reader.latest()) before[t] = r.version;
+  for (const auto& [t, r] : s.reader.latest()) before[t] = r.version;
 
   // Restart of every coordinator: state back from RocksDB + the state topic after the
   // checkpoint, versions continue upward.
@@ -385,16 +336,16 @@ TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
   EXPECT_GT(last_state_resumed(a)["from"]["0"].get<int64_t>(), 0) << a.log();
   ASSERT_TRUE(eventually(
       [&] {
-        auto latest = reader.latest();
+        auto latest = s.reader.latest();
         for (const auto& [t, v] : before) {
           if (latest[t].version <= v) return false;
         }
-        return in_force(latest) && all_published(nodes);
+        return in_force(latest) && s.published();
       },
       milliseconds(120000), kPollStep))
-      << describe(reader.latest());
-  expect_no_version_conflicts(reader.records());
-  EXPECT_EQ(reader.invalid(), 0u);
+      << describe(s.reader.latest());
+  expect_no_version_conflicts(s.reader.records());
+  EXPECT_EQ(s.reader.invalid(), 0u);
 }
 
 // Issue 26 item 5: a policy made through a member that does not own the topic goes through
@@ -402,23 +353,16 @@ TEST(Cluster, OperatorWritesSurviveTheirCoordinatorsKillAndAFullRestart) {
 // every member holds it, and the member that takes the topic over after the owner's kill -9
 // keeps applying it.
 TEST(Cluster, PoliciesThroughAnyMemberAreAppliedByTheOwnerAndSurviveItsFailover) {
-  Kafka kafka;
-  TempDir dir;
-  const auto topics = data_topics(6);
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
-  Node a("a", dir.path(), kafka.bootstrap());
-  Node b("b", dir.path(), kafka.bootstrap());
-  std::vector<Node*> nodes{&a, &b};
-  std::map<int, size_t> owner;
+  Scenario s({.topics = data_topics(6)});
+  Node &a = s.member(0), &b = s.member(1);
   std::string tb;  // a topic b owns, with "hot" listed
-  ASSERT_TRUE(eventually(
+  ASSERT_TRUE(s.wait_until(
       [&] {
-        if (!stable(nodes, &owner)) return false;
-        auto latest = reader.latest();
-        for (const auto& t : topics) {
+        if (!stable(s.nodes, &s.owner)) return false;
+        auto latest = s.reader.latest();
+        for (const auto& t : s.topics) {
           auto it = latest.find(t);
-          if (owner[partition_of(t)] == 1 && it != latest.end() && it->second.member == b.url() &&
+          if (s.owner[partition_of(t)] == 1 && it != latest.end() && it->second.member == b.url() &&
               it->second.keys.find("hot,") != std::string::npos) {
             tb = t;
             return true;
@@ -426,8 +370,7 @@ TEST(Cluster, PoliciesThroughAnyMemberAreAppliedByTheOwnerAndSurviveItsFailover)
         }
         return false;
       },
-      milliseconds(120000), kPollStep))
-      << describe(reader.latest());
+      milliseconds(120000)));
 
   auto r = operator_call(a, "POST", "/v1/topics/" + tb + "/policies",
                          json{{"key", "ho"}, {"never_salt", true}, {"reason", "ordering"}});
@@ -452,13 +395,13 @@ TEST(Cluster, PoliciesThroughAnyMemberAreAppliedByTheOwnerAndSurviveItsFailover)
   };
   ASSERT_TRUE(eventually(
       [&] {
-        auto latest = reader.latest();
+        auto latest = s.reader.latest();
         return latest[tb].member == b.url() && latest[tb].keys.find("hot,") == std::string::npos &&
                applied_by(b);
       },
       milliseconds(30000), kPollStep))
-      << describe(reader.latest());
-  for (Node* n : nodes) {
+      << describe(s.reader.latest());
+  for (Node* n : s.nodes) {
     httplib::Client c("127.0.0.1", n->port());
     auto pol = c.Get("/v1/topics/" + tb + "/policies");
     ASSERT_TRUE(pol);
@@ -466,68 +409,52 @@ TEST(Cluster, PoliciesThroughAnyMemberAreAppliedByTheOwnerAndSurviveItsFailover)
   }
 
   // kill -9 the owner: a takes tb over and keeps the policy in force.
-  const uint64_t before = reader.latest()[tb].version;
+  const uint64_t before = s.reader.latest()[tb].version;
   b.kill9();
   ASSERT_TRUE(eventually(
       [&] {
-        auto latest = reader.latest();
+        auto latest = s.reader.latest();
         return latest[tb].member == a.url() && latest[tb].version > before &&
                latest[tb].keys.find("hot,") == std::string::npos && applied_by(a);
       },
       milliseconds(3 * kSessionTimeoutMs + 20000), kPollStep))
-      << describe(reader.latest());
+      << describe(s.reader.latest());
   // Reports keep coming: a's later plans keep it out too.
   std::this_thread::sleep_for(milliseconds(2000));
-  EXPECT_EQ(reader.latest()[tb].keys.find("hot,"), std::string::npos) << describe(reader.latest());
+  EXPECT_EQ(s.reader.latest()[tb].keys.find("hot,"), std::string::npos)
+      << describe(s.reader.latest());
   EXPECT_TRUE(applied_by(a));
-  expect_no_version_conflicts(reader.records());
-  EXPECT_EQ(reader.invalid(), 0u);
+  expect_no_version_conflicts(s.reader.records());
+  EXPECT_EQ(s.reader.invalid(), 0u);
 }
-
-}  // namespace
-}  // namespace hotkey::coordinator::cluster_test
-
-namespace hotkey::coordinator::cluster_test {
-namespace {
-
-using std::chrono::milliseconds;
-
 
 // A delete through the member that does not own the topic: the owner tombstones its list,
 // every member forgets it (topic list, pins, denies) and audits the delete, a client on the
 // kafka transport routes it plain with its version kept; it stays deleted across a restart of
 // every member, and when its reports return it comes back above every version it had.
 TEST(Cluster, DeleteThroughAnyMemberTombstonesTheListEveryMemberForgetsItAndItReturnsAbove) {
-  Kafka kafka;
-  TempDir dir;
   const std::string doomed = "doomed";
-  auto topics = data_topics(3);
-  topics.push_back(doomed);
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
+  std::vector<std::string> reported = data_topics(3);
+  reported.push_back(doomed);
   // A 30 s window: the one rebuilt after the restart below reaches back before the delete.
-  const json settings = {{"window_epochs", 60}};
-  Node a("a", dir.path(), kafka.bootstrap(), true, settings);
-  Node b("b", dir.path(), kafka.bootstrap(), true, settings);
-  std::vector<Node*> nodes{&a, &b};
-  std::map<int, size_t> owner;
+  Scenario s({.topics = reported, .settings = json{{"window_epochs", 60}}});
+  Node &a = s.member(0), &b = s.member(1);
   // Every topic but `except` listed with its hot key by its owner.
   auto all_published = [&](const std::string& except) {
-    if (!stable(nodes, &owner)) return false;
-    auto latest = reader.latest();
-    for (const auto& t : topics) {
+    if (!stable(s.nodes, &s.owner)) return false;
+    auto latest = s.reader.latest();
+    for (const auto& t : s.topics) {
       if (t == except) continue;
       auto it = latest.find(t);
-      if (it == latest.end() || it->second.member != nodes[owner[partition_of(t)]]->url() ||
+      if (it == latest.end() || it->second.member != s.nodes[s.owner[partition_of(t)]]->url() ||
           it->second.keys.find("hot,") == std::string::npos) {
         return false;
       }
     }
     return true;
   };
-  ASSERT_TRUE(eventually([&] { return all_published(""); }, milliseconds(120000), kPollStep))
-      << describe(reader.latest());
-  Node* own = nodes[owner[partition_of(doomed)]];
+  ASSERT_TRUE(s.wait_until([&] { return all_published(""); }, milliseconds(120000)));
+  Node* own = s.nodes[s.owner[partition_of(doomed)]];
   Node* other = own == &a ? &b : &a;
 
   // A pin and a deny (through the owner): both members hold them.
@@ -549,7 +476,7 @@ TEST(Cluster, DeleteThroughAnyMemberTombstonesTheListEveryMemberForgetsItAndItRe
 
   // A client on the kafka transport routes the topic's hot key salted. (Its own reports would
   // bring the topic back: it sends none during the test.)
-  hotkey::client::Client client({{"bootstrap.servers", kafka.bootstrap()},
+  hotkey::client::Client client({{"bootstrap.servers", s.kafka.bootstrap()},
                                  {"hotkey.transport", "kafka"},
                                  {"hotkey.producer.id", "delete-test-client"},
                                  {"hotkey.topics", doomed},
@@ -566,7 +493,7 @@ TEST(Cluster, DeleteThroughAnyMemberTombstonesTheListEveryMemberForgetsItAndItRe
   ASSERT_TRUE(eventually(routes_salted, milliseconds(30000), kPollStep));
 
   // The topic's reports stop; the owner has read the last ones before the delete.
-  producer.pause(doomed);
+  s.producer.pause(doomed);
   std::this_thread::sleep_for(milliseconds(2000));
   const int64_t delete_called_ms =
       std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -576,19 +503,19 @@ TEST(Cluster, DeleteThroughAnyMemberTombstonesTheListEveryMemberForgetsItAndItRe
   ASSERT_EQ(r->status, 200) << r->body;
 
   // The owner wrote the tombstone; it ends the topic's records.
-  ASSERT_TRUE(
-      eventually([&] { return reader.latest()[doomed].tombstone; }, milliseconds(30000), kPollStep))
-      << describe(reader.latest());
-  EXPECT_EQ(reader.latest()[doomed].member, own->url());
+  ASSERT_TRUE(eventually([&] { return s.reader.latest()[doomed].tombstone; },
+                         milliseconds(30000), kPollStep))
+      << describe(s.reader.latest());
+  EXPECT_EQ(s.reader.latest()[doomed].member, own->url());
   uint64_t old = 0;
-  for (const auto& rec : reader.records()) {
+  for (const auto& rec : s.reader.records()) {
     if (rec.topic == doomed && !rec.tombstone) old = std::max(old, rec.version);
   }
   ASSERT_GT(old, 0u);
-  EXPECT_EQ(reader.latest()[doomed].version, old);
+  EXPECT_EQ(s.reader.latest()[doomed].version, old);
 
   // Every member forgot it and audited the delete.
-  for (Node* n : nodes) {
+  for (Node* n : s.nodes) {
     EXPECT_TRUE(
         eventually([&] { return held_by(*n, doomed).none(); }, milliseconds(30000), kPollStep))
         << n->name() << ": " << held_by(*n, doomed).pins << " " << held_by(*n, doomed).denies;
@@ -617,11 +544,11 @@ TEST(Cluster, DeleteThroughAnyMemberTombstonesTheListEveryMemberForgetsItAndItRe
 
   // Reports stamped before the delete (written late, or read again when a window is rebuilt)
   // do not bring it back.
-  producer.send_stamped(doomed, delete_called_ms - 1000, 1);
-  producer.send_stamped(doomed, delete_called_ms - 1000, 2);
+  s.producer.send_stamped(doomed, delete_called_ms - 1000, 1);
+  s.producer.send_stamped(doomed, delete_called_ms - 1000, 2);
   std::this_thread::sleep_for(milliseconds(3000));
   EXPECT_TRUE(held_by(*own, doomed).none());
-  EXPECT_TRUE(reader.latest()[doomed].tombstone) << describe(reader.latest());
+  EXPECT_TRUE(s.reader.latest()[doomed].tombstone) << describe(s.reader.latest());
 
   // A restart of every member: it stays deleted (the lists topic ends with its tombstone).
   ASSERT_EQ(b.terminate(), 0);
@@ -629,71 +556,51 @@ TEST(Cluster, DeleteThroughAnyMemberTombstonesTheListEveryMemberForgetsItAndItRe
   a.start();
   b.start();
   ASSERT_TRUE(eventually([&] { return all_published(doomed); }, milliseconds(120000), kPollStep))
-      << describe(reader.latest());
+      << describe(s.reader.latest());
   std::this_thread::sleep_for(milliseconds(2000));
-  for (Node* n : nodes) EXPECT_TRUE(held_by(*n, doomed).none()) << n->name();
-  EXPECT_TRUE(reader.latest()[doomed].tombstone) << describe(reader.latest());
+  for (Node* n : s.nodes) EXPECT_TRUE(held_by(*n, doomed).none()) << n->name();
+  EXPECT_TRUE(s.reader.latest()[doomed].tombstone) << describe(s.reader.latest());
 
   // Its reports return: it comes back, listed above every version it had, and the client takes
   // that list.
-  producer.resume(doomed);
+  s.producer.resume(doomed);
   ASSERT_TRUE(eventually(
       [&] {
-        const ListRecord l = reader.latest()[doomed];
+        const ListRecord l = s.reader.latest()[doomed];
         return !l.tombstone && l.version > old && l.keys.find("hot,") != std::string::npos;
       },
       milliseconds(60000), kPollStep))
-      << describe(reader.latest());
+      << describe(s.reader.latest());
   EXPECT_TRUE(client.wait_for_version(id, old + 1, std::chrono::seconds(30)));
   EXPECT_TRUE(routes_salted());
   EXPECT_TRUE(held_by(*own, doomed).listed || held_by(*other, doomed).listed);
-  expect_no_version_conflicts(reader.records());
-  EXPECT_EQ(reader.invalid(), 0u);
+  expect_no_version_conflicts(s.reader.records());
+  EXPECT_EQ(s.reader.invalid(), 0u);
 }
 
 // Idle expiry in cluster mode: only the owner expires a topic, through the state topic; every
 // member forgets it and the owner tombstones its list. A topic with a pin does not expire.
 TEST(Cluster, IdleTopicsExpireThroughTheOwnerOnEveryMember) {
-  Kafka kafka;
-  TempDir dir;
   const std::string idle = "goes-idle", pinned = "pinned-idle";
-  auto topics = data_topics(2);
-  topics.push_back(idle);
-  topics.push_back(pinned);
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
-  const json settings = {{"topic_idle_ttl_ms", 6000}};
-  Node a("a", dir.path(), kafka.bootstrap(), true, settings);
-  Node b("b", dir.path(), kafka.bootstrap(), true, settings);
-  std::vector<Node*> nodes{&a, &b};
-  std::map<int, size_t> owner;
-  ASSERT_TRUE(eventually(
-      [&] {
-        if (!stable(nodes, &owner)) return false;
-        auto latest = reader.latest();
-        for (const auto& t : topics) {
-          auto it = latest.find(t);
-          if (it == latest.end() || it->second.member != nodes[owner[partition_of(t)]]->url()) {
-            return false;
-          }
-        }
-        return true;
-      },
-      milliseconds(120000), kPollStep))
-      << describe(reader.latest());
+  std::vector<std::string> reported = data_topics(2);
+  reported.push_back(idle);
+  reported.push_back(pinned);
+  Scenario s({.topics = reported, .settings = json{{"topic_idle_ttl_ms", 6000}}});
+  Node &a = s.member(0), &b = s.member(1);
+  ASSERT_TRUE(s.wait_published(milliseconds(120000)));
   auto r = operator_call(a, "POST", "/v1/topics/" + pinned + "/pins",
                          json{{"key", "keep-me"}, {"reason", "test"}});
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
-  producer.pause(idle);
-  producer.pause(pinned);
-  Node* own = nodes[owner[partition_of(idle)]];
+  s.producer.pause(idle);
+  s.producer.pause(pinned);
+  Node* own = s.nodes[s.owner[partition_of(idle)]];
 
   ASSERT_TRUE(
-      eventually([&] { return reader.latest()[idle].tombstone; }, milliseconds(60000), kPollStep))
-      << describe(reader.latest());
-  EXPECT_EQ(reader.latest()[idle].member, own->url());
-  for (Node* n : nodes) {
+      eventually([&] { return s.reader.latest()[idle].tombstone; }, milliseconds(60000), kPollStep))
+      << describe(s.reader.latest());
+  EXPECT_EQ(s.reader.latest()[idle].member, own->url());
+  for (Node* n : s.nodes) {
     EXPECT_TRUE(
         eventually([&] { return held_by(*n, idle).none(); }, milliseconds(30000), kPollStep))
         << n->name();
@@ -704,10 +611,10 @@ TEST(Cluster, IdleTopicsExpireThroughTheOwnerOnEveryMember) {
   EXPECT_EQ(not_owner->log().find("topic_expiry_requested"), std::string::npos);
   EXPECT_NE(own->log().find("topic_expiry_requested"), std::string::npos);
   // Topics still reported, and the pinned one, stay.
-  for (const auto& t : topics) {
+  for (const auto& t : s.topics) {
     if (t == idle) continue;
-    EXPECT_FALSE(reader.latest()[t].tombstone) << t;
-    EXPECT_TRUE(held_by(*nodes[owner[partition_of(t)]], t).listed) << t;
+    EXPECT_FALSE(s.reader.latest()[t].tombstone) << t;
+    EXPECT_TRUE(held_by(*s.nodes[s.owner[partition_of(t)]], t).listed) << t;
   }
   EXPECT_NE(held_by(b, pinned).pins.find("keep-me"), std::string::npos);
 }

@@ -19,14 +19,9 @@ using std::chrono::milliseconds;
 // Records read from topic/partition between its watermarks (compaction leaves offsets out).
 int64_t records_in(const std::string& bootstrap, const std::string& topic, int partition,
                    int64_t high) {
-  char errstr[256];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr, sizeof errstr);
-  rd_kafka_conf_set(conf, "group.id", "kafka-broker-test-count", errstr, sizeof errstr);
-  rd_kafka_conf_set(conf, "enable.auto.commit", "false", errstr, sizeof errstr);
-  rd_kafka_conf_set(conf, "log_level", "2", errstr, sizeof errstr);
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof errstr);
-  if (!rk) throw std::runtime_error(errstr);
+  rd_kafka_t* rk =
+      new_rdkafka(RD_KAFKA_CONSUMER, bootstrap,
+                  {{"group.id", "kafka-broker-test-count"}, {"enable.auto.commit", "false"}});
   rd_kafka_poll_set_consumer(rk);
   rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(parts, topic.c_str(), partition)->offset =
@@ -110,47 +105,31 @@ TEST(KafkaBroker, RefusesListsAndStateTopicsThatAreNotCompactedOnly) {
 // directory rebuilds exactly the state and lists the others hold: a removed pin stays removed,
 // a deleted topic stays deleted, a pin and a deny stay in force.
 TEST(KafkaBroker, AMemberStartedEmptyAfterCompactionHoldsExactlyWhatTheOthersHold) {
-  Kafka kafka({.compacted_configs = {{"segment.ms", "500"},
-                                     {"min.cleanable.dirty.ratio", "0.01"},
-                                     {"min.compaction.lag.ms", "0"},
-                                     {"delete.retention.ms", "600000"}}});
-  TempDir dir;
-  const auto topics = data_topics(4);
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
-  Node a("a", dir.path(), kafka.bootstrap());
-  Node b("b", dir.path(), kafka.bootstrap());
-  std::vector<Node*> nodes{&a, &b};
-  std::map<int, size_t> owner;
-  ASSERT_TRUE(eventually(
-      [&] {
-        if (!stable(nodes, &owner)) return false;
-        auto latest = reader.latest();
-        for (const auto& t : topics) {
-          if (!latest.contains(t)) return false;
-        }
-        return true;
-      },
-      milliseconds(90000), kPollStep))
-      << describe(reader.latest());
+  Scenario s({.topics = data_topics(4)},
+             KafkaOptions{.compacted_configs = {{"segment.ms", "500"},
+                                                {"min.cleanable.dirty.ratio", "0.01"},
+                                                {"min.compaction.lag.ms", "0"},
+                                                {"delete.retention.ms", "600000"}}});
+  Node &a = s.member(0), &b = s.member(1);
+  ASSERT_TRUE(s.wait_until([&] { return s.listed(); }, milliseconds(90000)));
 
   auto ok = [](const httplib::Result& r) { return r && r->status == 200; };
   ASSERT_TRUE(ok(operator_call(a, "POST", "/v1/topics/data-0/pins", json{{"key", "keep"}, {"reason", "t"}})));
   ASSERT_TRUE(ok(operator_call(a, "POST", "/v1/topics/data-1/pins", json{{"key", "gone"}, {"reason", "t"}})));
   ASSERT_TRUE(ok(operator_call(b, "DELETE", "/v1/topics/data-1/pins?key=gone")));
   ASSERT_TRUE(ok(operator_call(b, "POST", "/v1/topics/data-2/denies", json{{"key", "hot"}, {"reason", "t"}})));
-  producer.pause("data-3");
+  s.producer.pause("data-3");
   // The reports already sent reach the owner before the delete (as in the Delete test).
   std::this_thread::sleep_for(milliseconds(2000));
   ASSERT_TRUE(ok(operator_call(a, "DELETE", "/v1/topics/data-3?reason=compaction-test")));
 
   // Keep writing (a pin added and removed again, lists republished every 2 s) until the broker
   // has compacted both topics: fewer records than offsets.
-  auto& k = kafka.real();
+  auto& k = s.kafka.real();
   auto compacted = [&](const std::string& topic, int partitions) {
     for (int p = 0; p < partitions; ++p) {
       const auto [low, high] = k.watermarks(topic, p);
-      if (high - low > 2 && records_in(kafka.bootstrap(), topic, p, high) < high - low) {
+      if (high - low > 2 && records_in(s.kafka.bootstrap(), topic, p, high) < high - low) {
         return true;
       }
     }
@@ -168,11 +147,10 @@ TEST(KafkaBroker, AMemberStartedEmptyAfterCompactionHoldsExactlyWhatTheOthersHol
       << "after " << round << " rounds";
   std::printf("[   INFO   ] compaction seen after %d rounds of writes\n", round);
 
-  Node c("c", dir.path(), kafka.bootstrap());
-  nodes.push_back(&c);
+  Node& c = s.add_member("c");
   // Every member holds the same: pins, denies, topics, and serves the same list per topic.
   auto same = [&](std::string* why) {
-    for (const auto& t : topics) {
+    for (const auto& t : s.topics) {
       const Held ha = held_by(a, t), hc = held_by(c, t);
       if (ha.listed != hc.listed || ha.pins != hc.pins || ha.denies != hc.denies) {
         *why = t + ": a " + ha.pins + ha.denies + " c " + hc.pins + hc.denies;
@@ -186,7 +164,7 @@ TEST(KafkaBroker, AMemberStartedEmptyAfterCompactionHoldsExactlyWhatTheOthersHol
     return true;
   };
   std::string why;
-  ASSERT_TRUE(eventually([&] { return stable(nodes, &owner) && same(&why); },
+  ASSERT_TRUE(eventually([&] { return stable(s.nodes, &s.owner) && same(&why); },
                          milliseconds(90000), kPollStep))
       << why << "\n" << c.log();
   const Held h0 = held_by(c, "data-0"), h1 = held_by(c, "data-1"), h2 = held_by(c, "data-2"),
@@ -199,8 +177,8 @@ TEST(KafkaBroker, AMemberStartedEmptyAfterCompactionHoldsExactlyWhatTheOthersHol
   // A deleted topic: no list (version 0, as for a topic never reported) on any member.
   EXPECT_EQ(served_list(c, "data-3"), "0");
   EXPECT_EQ(served_list(a, "data-3"), "0");
-  expect_no_version_conflicts(reader.records());
-  EXPECT_EQ(reader.invalid(), 0u);
+  expect_no_version_conflicts(s.reader.records());
+  EXPECT_EQ(s.reader.invalid(), 0u);
 }
 
 // Three brokers, replication factor 3, min.insync.replicas=2. Operator writes go through both
@@ -208,25 +186,9 @@ TEST(KafkaBroker, AMemberStartedEmptyAfterCompactionHoldsExactlyWhatTheOthersHol
 // is killed with kill -9 and restarted: every acknowledged write is held by both members and
 // listed by the owner, no member's versions of a topic go back, and lists keep flowing.
 TEST(KafkaBroker, PartitionLeadersKilledAndRestartedLoseNoAcknowledgedWrite) {
-  Kafka kafka({.nodes = 3});
-  TempDir dir;
-  const auto topics = data_topics(4);
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
-  Node a("a", dir.path(), kafka.bootstrap());
-  Node b("b", dir.path(), kafka.bootstrap());
-  std::vector<Node*> nodes{&a, &b};
-  std::map<int, size_t> owner;
-  auto all_published = [&] {
-    if (!stable(nodes, &owner)) return false;
-    auto latest = reader.latest();
-    for (const auto& t : topics) {
-      if (!latest.contains(t)) return false;
-    }
-    return true;
-  };
-  ASSERT_TRUE(eventually(all_published, milliseconds(90000), kPollStep))
-      << describe(reader.latest());
+  Scenario s({.topics = data_topics(4)}, KafkaOptions{.nodes = 3});
+  Node &a = s.member(0), &b = s.member(1);
+  ASSERT_TRUE(s.wait_until([&] { return s.listed(); }, milliseconds(90000)));
 
   std::atomic<bool> stop{false};
   std::mutex mu;
@@ -234,7 +196,7 @@ TEST(KafkaBroker, PartitionLeadersKilledAndRestartedLoseNoAcknowledgedWrite) {
   std::atomic<int> refused{0};
   std::thread writer([&] {
     for (int i = 0; !stop; ++i) {
-      const std::string topic = topics[i % topics.size()];
+      const std::string topic = s.topics[i % s.topics.size()];
       const std::string key = "pin-" + std::to_string(i);
       auto r = operator_call(i % 2 ? a : b, "POST", "/v1/topics/" + topic + "/pins",
                              json{{"key", key}, {"reason", "leader-kill"}});
@@ -247,8 +209,8 @@ TEST(KafkaBroker, PartitionLeadersKilledAndRestartedLoseNoAcknowledgedWrite) {
       std::this_thread::sleep_for(milliseconds(200));
     }
   });
-  auto& k = kafka.real();
-  const std::string lists_topic_of = topics[0];
+  auto& k = s.kafka.real();
+  const std::string lists_topic_of = s.topics[0];
   for (const auto& [topic, partition] : std::vector<std::pair<std::string, int>>{
            {"__hotkey_state", 0}, {"__hotkey_lists", partition_of(lists_topic_of)}}) {
     const int leader = k.leader(topic, partition);
@@ -256,21 +218,21 @@ TEST(KafkaBroker, PartitionLeadersKilledAndRestartedLoseNoAcknowledgedWrite) {
     std::printf("[   INFO   ] kill -9 of node %d, leader of %s/%d\n", leader, topic.c_str(),
                 partition);
     std::map<std::string, uint64_t> before;
-    for (const auto& [t, r] : reader.latest()) before[t] = r.version;
+    for (const auto& [t, r] : s.reader.latest()) before[t] = r.version;
     k.kill_node(leader);
     std::this_thread::sleep_for(std::chrono::seconds(4));
     k.start_node(leader);
     // Lists keep flowing: every topic gets a newer version after the restart.
     EXPECT_TRUE(eventually(
         [&] {
-          auto latest = reader.latest();
-          for (const auto& t : topics) {
+          auto latest = s.reader.latest();
+          for (const auto& t : s.topics) {
             if (latest[t].version <= before[t]) return false;
           }
           return true;
         },
         milliseconds(60000), kPollStep))
-        << describe(reader.latest());
+        << describe(s.reader.latest());
   }
   // Enough acknowledged writes to judge (on a fast run the kills may be over after a few).
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -286,27 +248,23 @@ TEST(KafkaBroker, PartitionLeadersKilledAndRestartedLoseNoAcknowledgedWrite) {
               refused.load());
   ASSERT_GE(acknowledged.size(), 10u);
 
-  auto holds = [&](const Node& n, const std::string& topic, const std::string& key) {
-    auto r = get(n, "/v1/topics/" + topic + "/pins");
-    return r && r->status == 200 && r->body.find("\"" + key + "\"") != std::string::npos;
-  };
   ASSERT_TRUE(eventually(
       [&] {
-        auto latest = reader.latest();
+        auto latest = s.reader.latest();
         for (const auto& [topic, key] : acknowledged) {
           if (latest[topic].keys.find(key + ",") == std::string::npos) return false;
         }
         return true;
       },
       milliseconds(60000), kPollStep))
-      << describe(reader.latest());
+      << describe(s.reader.latest());
   for (const auto& [topic, key] : acknowledged) {
-    EXPECT_TRUE(eventually([&] { return holds(a, topic, key) && holds(b, topic, key); },
+    EXPECT_TRUE(eventually([&] { return holds_pin(a, topic, key) && holds_pin(b, topic, key); },
                            milliseconds(30000), kPollStep))
         << topic << " " << key;
   }
-  expect_versions_never_go_back(reader.records());
-  expect_no_version_conflicts(reader.records());
+  expect_versions_never_go_back(s.reader.records());
+  expect_no_version_conflicts(s.reader.records());
   if (HasFailure()) std::cerr << a.problems() << b.problems();
 }
 
@@ -314,30 +272,20 @@ TEST(KafkaBroker, PartitionLeadersKilledAndRestartedLoseNoAcknowledgedWrite) {
 // with a higher epoch) within 3 x session.timeout.ms; SIGTERM leaves the group, so its topics
 // move within one rebalance, well before a session could expire.
 TEST(KafkaBroker, TopicsMoveWithinThreeSessionsAfterKillNineAndOneRebalanceAfterSigterm) {
-  Kafka kafka;
-  TempDir dir;
-  const auto topics = data_topics(12);
-  ReportProducer producer(kafka.bootstrap(), topics);
-  ListsReader reader(kafka.bootstrap());
-  Node a("a", dir.path(), kafka.bootstrap());
-  Node b("b", dir.path(), kafka.bootstrap());
-  Node c("c", dir.path(), kafka.bootstrap());
-  std::vector<Node*> nodes{&a, &b, &c};
-  std::map<int, size_t> owner;
-  auto all_published = [&] { return published_by_owners(nodes, reader, topics, &owner); };
-  ASSERT_TRUE(eventually(all_published, milliseconds(90000), kPollStep))
-      << describe(reader.latest());
+  Scenario s({.topics = data_topics(12), .members = 3});
+  Node &a = s.member(0), &b = s.member(1), &c = s.member(2);
+  ASSERT_TRUE(s.wait_published(milliseconds(90000)));
 
   // The topics of `gone`, each republished by another member with a higher epoch.
   auto moved_from = [&](Node& gone) {
     std::map<std::string, uint64_t> epochs;
-    for (const auto& [t, r] : reader.latest()) {
+    for (const auto& [t, r] : s.reader.latest()) {
       if (r.member == gone.url()) epochs[t] = r.version >> 32;
     }
     return epochs;
   };
   auto all_moved = [&](const std::map<std::string, uint64_t>& epochs, const Node& gone) {
-    auto latest = reader.latest();
+    auto latest = s.reader.latest();
     for (const auto& [t, epoch] : epochs) {
       if (latest[t].member == gone.url() || (latest[t].version >> 32) <= epoch) return false;
     }
@@ -350,27 +298,27 @@ TEST(KafkaBroker, TopicsMoveWithinThreeSessionsAfterKillNineAndOneRebalanceAfter
   a.kill9();
   ASSERT_TRUE(eventually([&] { return all_moved(epochs, a); },
                          milliseconds(3 * kSessionTimeoutMs + 10000), milliseconds(20)))
-      << describe(reader.latest());
+      << describe(s.reader.latest());
   const double kill_s = std::chrono::duration<double>(Steady::now() - t0).count();
   std::printf("[   INFO   ] kill -9: %zu topics republished by the others after %.2f s\n",
               epochs.size(), kill_s);
   EXPECT_LE(kill_s, 3.0 * kSessionTimeoutMs / 1000);
 
-  nodes = {&b, &c};
-  ASSERT_TRUE(eventually(all_published, milliseconds(60000), kPollStep));
+  s.nodes = {&b, &c};
+  ASSERT_TRUE(s.wait_published(milliseconds(60000)));
   epochs = moved_from(b);
   ASSERT_FALSE(epochs.empty());
   t0 = Steady::now();
   ASSERT_EQ(b.terminate(), 0);
   ASSERT_TRUE(eventually([&] { return all_moved(epochs, b); }, milliseconds(30000),
                          milliseconds(20)))
-      << describe(reader.latest());
+      << describe(s.reader.latest());
   const double term_s = std::chrono::duration<double>(Steady::now() - t0).count();
   std::printf("[   INFO   ] SIGTERM: %zu topics republished by the other after %.2f s\n",
               epochs.size(), term_s);
   // Within one rebalance: a member that only expired would take a whole session timeout.
   EXPECT_LT(term_s, kSessionTimeoutMs / 1000.0);
-  expect_no_version_conflicts(reader.records());
+  expect_no_version_conflicts(s.reader.records());
 }
 
 class CollectedLog : public LogSink {
@@ -449,13 +397,9 @@ TEST(KafkaBroker, ListsFencingMakesTheBrokerRefuseAFormerOwnersWrites) {
     std::vector<std::string> seen;
     const auto [low, high] = kafka.real().watermarks("__hotkey_lists", p);
     {
-      char errstr[256];
-      rd_kafka_conf_t* conf = rd_kafka_conf_new();
-      rd_kafka_conf_set(conf, "bootstrap.servers", kafka.bootstrap().c_str(), errstr,
-                        sizeof errstr);
-      rd_kafka_conf_set(conf, "group.id", "fence-test-reader", errstr, sizeof errstr);
-      rd_kafka_conf_set(conf, "enable.partition.eof", "true", errstr, sizeof errstr);
-      rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof errstr);
+      rd_kafka_t* rk =
+          new_rdkafka(RD_KAFKA_CONSUMER, kafka.bootstrap(),
+                      {{"group.id", "fence-test-reader"}, {"enable.partition.eof", "true"}});
       rd_kafka_poll_set_consumer(rk);
       rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
       rd_kafka_topic_partition_list_add(parts, "__hotkey_lists", p)->offset =
