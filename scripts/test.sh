@@ -20,13 +20,11 @@ scripts/deps-deploy.sh
 # broker's jars from Maven Central, cached under ~/.cache/hotkey).
 scripts/kafka.sh fetch >/dev/null
 
-# Debug info: line tables only (-g1). Backtraces and sanitizer reports keep file:line, and a
-# cold build on a 2-core machine is about a third faster than with full -g (23 -> 15 s for
-# tests/coordinator/coordinator_process_test.cc). Code generation is the same, so the
-# instruction-count guards are unaffected.
+# Line tables only (-g1): backtraces and sanitizer reports keep file:line, code generation is the
+# same as with -g (so the instruction-count guards are unaffected), and a cold build is about a
+# third faster. The sanitizer builds compile at -O1, as the ASan documentation advises. Figures
+# and how to reproduce them: docs/RELIABILITY.md, "Sanitizers".
 REL_FLAGS="-O2 -g1 -DNDEBUG"
-# The sanitizer builds compile at -O1, as the ASan documentation advises: the same test file takes
-# 32 s instead of 70 s under ASan+UBSan, and the ASan build was 22 of CI's 60 minutes.
 SAN_FLAGS="-O1 -g1 -DNDEBUG"
 configure() {  # dir, flags, extra cmake args...
   local dir=$1 flags=$2; shift 2
