@@ -8,17 +8,19 @@
 // The Kafka is a real Apache Kafka started for the run (scripts/kafka.sh, one node), an
 // existing one (--bootstrap), or librdkafka's mock cluster (--mock).
 //
-//   hotkey-fanout-bench --subscribers 1000 --processes 4 --rounds 10
+//   hotkey-fanout-bench --subscribers 1000 --processes 4 --rounds 10 [--warmup-rounds 20]
 //
 // Measured on CLOCK_MONOTONIC, which every process on the host shares, when the subscriber
-// process's loop polls the record (every consumer with a zero timeout, then 0.5 ms asleep: one
-// pass over 250 consumers takes well under a millisecond), so the figure is the delivery as an
-// application thread sees it, not the parsing done for all N subscribers (the parse and
+// process's loop polls the record (the loop sleeps in poll(2) until a consumer's queue signals
+// a message, then polls that consumer; --busy-poll: every consumer with a zero timeout, then
+// 0.5 ms asleep), so the figure is the delivery as an application thread sees it, not the parsing done for all N subscribers (the parse and
 // validation cost of one list is printed apart: each real producer parses its own copy). It
 // once took the librdkafka queue event's time instead, which a starved process could pair with
 // the next round's record (the event of a record already polled): rounds came out negative.
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,8 +107,8 @@ uint64_t version_of(const rd_kafka_message_t* m) {
 // One subscriber process: `n` consumers; writes "ready\n" to `out` once each holds version 1,
 // then for every later version one line "version arrival_us" per consumer, until it has seen
 // `last` on every consumer (or 60 s passed without news).
-int run_subscribers(const std::string& bootstrap, int n, uint64_t last, const std::string& fetch_wait,
-                    FILE* out) {
+int run_subscribers(const std::string& bootstrap, int n, uint64_t first_measured, uint64_t last,
+                    const std::string& fetch_wait, bool busy_poll, FILE* out) {
   const int32_t part = hotkey::partition_for(hotkey::HashFamily::kMurmur2, kTopic, kPartitions);
   char errstr[512];
   std::vector<std::unique_ptr<Subscriber>> subs;
@@ -136,26 +138,50 @@ int run_subscribers(const std::string& bootstrap, int n, uint64_t last, const st
     rd_kafka_topic_partition_list_destroy(parts);
     subs.push_back(std::move(s));
   }
+  // Wake-ups: every consumer's queue writes its index to one pipe when a message lands in it
+  // (rd_kafka_queue_io_event_enable), so the process sleeps in poll(2) between lists, as a real
+  // producer's list thread sleeps in its consumer poll, instead of sweeping every consumer every
+  // 0.5 ms (--busy-poll, the bench's loop before 2026-12-04: the sweeps of 4 processes took
+  // about as much CPU as the broker did).
+  int wake[2] = {-1, -1};
+  if (!busy_poll) {
+    if (pipe2(wake, O_NONBLOCK | O_CLOEXEC) != 0) return 1;
+  }
+  std::vector<int32_t> index(subs.size());
+  std::vector<rd_kafka_queue_t*> queues;
+  for (size_t i = 0; i < subs.size() && !busy_poll; ++i) {
+    index[i] = static_cast<int32_t>(i);
+    rd_kafka_queue_t* q = rd_kafka_queue_get_consumer(subs[i]->rk);
+    rd_kafka_queue_io_event_enable(q, wake[1], &index[i], sizeof index[i]);
+    queues.push_back(q);
+  }
   std::vector<uint64_t> held(subs.size(), 0);
-  // Takes every message a consumer has, records (version, the time it was polled) for
-  // versions above what it held; the first round's catch-up is not recorded.
-  auto drain = [&](bool record) {
-    for (size_t i = 0; i < subs.size(); ++i) {
-      Subscriber& s = *subs[i];
-      while (rd_kafka_message_t* m = rd_kafka_consumer_poll(s.rk, 0)) {
-        if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->payload) {
-          const uint64_t v = version_of(m);
-          if (v > held[i]) {
-            held[i] = v;
-            if (record && v > 1) {
-              std::fprintf(out, "%llu %lld\n", static_cast<unsigned long long>(v),
-                           static_cast<long long>(now_us()));
-            }
-          }
+  // Kept in memory and written at the end: the parent reads the pipe only after the rounds,
+  // and a pipe holds 64 KiB (at 250 consumers that is ~13 rounds of lines, after which a
+  // subscriber writing as it went blocked, and every later round measured the stall).
+  std::vector<std::pair<uint64_t, int64_t>> arrivals;
+  arrivals.reserve(subs.size() * static_cast<size_t>(last));
+  // Takes every message consumer i has, records (version, the time it was polled) for versions
+  // above what it held; the first round's catch-up is not recorded. True when it had news.
+  auto drain_one = [&](size_t i, bool record) {
+    bool news = false;
+    while (rd_kafka_message_t* m = rd_kafka_consumer_poll(subs[i]->rk, 0)) {
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->payload) {
+        const uint64_t v = version_of(m);
+        if (v > held[i]) {
+          held[i] = v;
+          news = true;
+          if (record && v > 1) arrivals.emplace_back(v, now_us());
         }
-        rd_kafka_message_destroy(m);
       }
+      rd_kafka_message_destroy(m);
     }
+    return news;
+  };
+  auto drain = [&](bool record) {
+    size_t found = 0;
+    for (size_t i = 0; i < subs.size(); ++i) found += drain_one(i, record) ? 1 : 0;
+    return found;
   };
   const auto setup_deadline = Clock::now() + std::chrono::seconds(300);
   while (Clock::now() < setup_deadline &&
@@ -165,18 +191,53 @@ int run_subscribers(const std::string& bootstrap, int n, uint64_t last, const st
   }
   std::fprintf(out, "ready\n");
   std::fflush(out);
-  const double cpu_at_ready = self_cpu_s();
+  // The CPU is counted from when every consumer holds the last warm-up version.
+  double cpu_from = -1;
   auto news = Clock::now();
+  // Versions found by the 100 ms safety sweep rather than by a wake-up (expected 0: a missed
+  // wake-up would show here and as a ~100 ms latency).
+  size_t swept = 0;
   while (std::any_of(held.begin(), held.end(), [&](uint64_t v) { return v < last; }) &&
          Clock::now() - news < std::chrono::seconds(60)) {
-    const auto before = held;
-    drain(true);
-    if (held != before) news = Clock::now();
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    if (cpu_from < 0 && std::all_of(held.begin(), held.end(),
+                                    [&](uint64_t v) { return v + 1 >= first_measured; })) {
+      cpu_from = self_cpu_s();
+    }
+    if (busy_poll) {
+      if (drain(true) > 0) news = Clock::now();
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+      continue;
+    }
+    pollfd pfd{wake[0], POLLIN, 0};
+    if (poll(&pfd, 1, 100) > 0) {
+      int32_t woken[256];
+      ssize_t got;
+      while ((got = read(wake[0], woken, sizeof woken)) > 0) {
+        for (ssize_t k = 0; k < got / static_cast<ssize_t>(sizeof(int32_t)); ++k) {
+          if (woken[k] >= 0 && static_cast<size_t>(woken[k]) < subs.size() &&
+              drain_one(static_cast<size_t>(woken[k]), true)) {
+            news = Clock::now();
+          }
+        }
+      }
+    } else {
+      const size_t found = drain(true);
+      swept += found;
+      if (found > 0) news = Clock::now();
+    }
   }
-  // The CPU this process spent from "ready" to its last version (the rounds).
-  std::fprintf(out, "cpu %.3f\n", self_cpu_s() - cpu_at_ready);
+  // The CPU this process spent over the measured rounds.
+  const double cpu = cpu_from < 0 ? 0 : self_cpu_s() - cpu_from;
+  for (const auto& [v, at] : arrivals) {
+    std::fprintf(out, "%llu %lld\n", static_cast<unsigned long long>(v), static_cast<long long>(at));
+  }
+  std::fprintf(out, "cpu %.3f\n", cpu);
+  std::fprintf(out, "swept %zu\n", swept);
   std::fflush(out);
+  for (rd_kafka_queue_t* q : queues) {
+    rd_kafka_queue_io_event_enable(q, -1, nullptr, 0);
+    rd_kafka_queue_destroy(q);
+  }
   for (auto& s : subs) {
     rd_kafka_consumer_close(s->rk);
     rd_kafka_destroy(s->rk);
@@ -187,26 +248,33 @@ int run_subscribers(const std::string& bootstrap, int n, uint64_t last, const st
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 6 && std::strcmp(argv[1], "--subscriber-process") == 0) {
+  if (argc == 8 && std::strcmp(argv[1], "--subscriber-process") == 0) {
     return run_subscribers(argv[2], std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10),
-                           argv[5], stdout);
+                           std::strtoull(argv[5], nullptr, 10), argv[6],
+                           std::strcmp(argv[7], "busy") == 0, stdout);
   }
   int subscribers = 1000;
   int processes = 4;
   int rounds = 10;
+  int warmup = 20;
   std::string bootstrap;
   std::string fetch_wait = "100";
   bool mock = false;
+  bool busy_poll = false;
   for (int i = 1; i < argc; ++i) {
     const std::string f = argv[i];
     if (f == "--mock") {
       mock = true;
+    } else if (f == "--busy-poll") {
+      busy_poll = true;
     } else if (i + 1 < argc && f == "--subscribers") {
       subscribers = std::atoi(argv[++i]);
     } else if (i + 1 < argc && f == "--processes") {
       processes = std::atoi(argv[++i]);
     } else if (i + 1 < argc && f == "--rounds") {
       rounds = std::atoi(argv[++i]);
+    } else if (i + 1 < argc && f == "--warmup-rounds") {
+      warmup = std::atoi(argv[++i]);
     } else if (i + 1 < argc && f == "--fetch-wait-ms") {
       fetch_wait = argv[++i];
     } else if (i + 1 < argc && f == "--bootstrap") {
@@ -214,12 +282,15 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: hotkey-fanout-bench [--subscribers N] [--processes P] [--rounds R] "
-                   "[--fetch-wait-ms W] [--bootstrap B | --mock]\n");
+                   "[--warmup-rounds W] "
+                   "[--fetch-wait-ms W] [--busy-poll] [--bootstrap B | --mock]\n");
       return 2;
     }
   }
-  if (subscribers < 1 || processes < 1 || processes > subscribers || rounds < 1) {
-    std::fprintf(stderr, "hotkey-fanout-bench: need 1 <= processes <= subscribers, rounds >= 1\n");
+  if (subscribers < 1 || processes < 1 || processes > subscribers || rounds < 1 || warmup < 0) {
+    std::fprintf(stderr,
+                 "hotkey-fanout-bench: need 1 <= processes <= subscribers, rounds >= 1, "
+                 "warmup-rounds >= 0\n");
     return 2;
   }
   char errstr[512];
@@ -238,10 +309,12 @@ int main(int argc, char** argv) {
     real->create_topic("__hotkey_lists", kPartitions, -1, {{"cleanup.policy", "compact"}});
     bootstrap = real->bootstrap();
   }
-  std::printf("Kafka: %s (%s); %d subscribers in %d processes, fetch.wait.max.ms %s\n",
+  std::printf("Kafka: %s (%s); %d subscribers in %d processes, fetch.wait.max.ms %s, %s\n",
               mock ? "librdkafka mock cluster" : real ? "Apache Kafka, one node (scripts/kafka.sh)"
                                                       : "given",
-              bootstrap.c_str(), subscribers, processes, fetch_wait.c_str());
+              bootstrap.c_str(), subscribers, processes, fetch_wait.c_str(),
+              busy_poll ? "subscriber loop sweeps every 0.5 ms (--busy-poll)"
+                        : "subscriber loop woken by its consumers' queues");
   const int32_t part = hotkey::partition_for(hotkey::HashFamily::kMurmur2, kTopic, kPartitions);
 
   // The publisher: an idempotent producer writing the partition explicitly, as an owner does.
@@ -262,7 +335,10 @@ int main(int argc, char** argv) {
   rd_kafka_flush(prk, 10000);
 
   // The subscriber processes, each reporting through a pipe.
-  const uint64_t last = static_cast<uint64_t>(rounds) + 1;
+  // Versions 2 .. first-1 are the warm-up rounds (a broker just started is still compiling its
+  // fetch path: its first rounds are 2-4x slower than the later ones), first .. last measured.
+  const uint64_t first = static_cast<uint64_t>(warmup) + 2;
+  const uint64_t last = static_cast<uint64_t>(warmup + rounds) + 1;
   std::vector<pid_t> pids;
   std::vector<FILE*> pipes;
   const auto t_setup = Clock::now();
@@ -276,9 +352,11 @@ int main(int argc, char** argv) {
       close(fds[0]);
       dup2(fds[1], STDOUT_FILENO);
       close(fds[1]);
-      const std::string ns = std::to_string(n), ls = std::to_string(last);
+      const std::string ns = std::to_string(n), fs = std::to_string(first),
+                        ls = std::to_string(last);
       execl("/proc/self/exe", argv[0], "--subscriber-process", bootstrap.c_str(), ns.c_str(),
-            ls.c_str(), fetch_wait.c_str(), static_cast<char*>(nullptr));
+            fs.c_str(), ls.c_str(), fetch_wait.c_str(), busy_poll ? "busy" : "wake",
+            static_cast<char*>(nullptr));
       std::_Exit(127);
     }
     close(fds[1]);
@@ -296,12 +374,17 @@ int main(int argc, char** argv) {
               std::chrono::duration<double>(Clock::now() - t_setup).count());
 
   const int broker_pid = real ? real->node_pid(0) : 0;
-  const double broker_cpu_before = broker_pid ? process_cpu_s(broker_pid) : 0;
-  const double self_cpu_before = self_cpu_s();
-  const auto rounds_start = Clock::now();
+  double broker_cpu_before = 0;
+  double self_cpu_before = 0;
+  auto rounds_start = Clock::now();
   std::vector<int64_t> published_us(last + 1, 0);
-  for (int r = 0; r < rounds; ++r) {
+  for (int r = 0; r < warmup + rounds; ++r) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (r == warmup) {
+      broker_cpu_before = broker_pid ? process_cpu_s(broker_pid) : 0;
+      self_cpu_before = self_cpu_s();
+      rounds_start = Clock::now();
+    }
     const uint64_t v = static_cast<uint64_t>(r) + 2;
     published_us[v] = now_us();
     publish(v);
@@ -309,13 +392,16 @@ int main(int argc, char** argv) {
   }
   std::vector<std::vector<double>> per_round(last + 1);
   double subscribers_cpu = 0;
+  unsigned long long swept_total = 0;
   for (FILE* f : pipes) {
-    unsigned long long v = 0;
+    unsigned long long v = 0, swept = 0;
     long long at = 0;
     double cpu = 0;
     while (std::fgets(line, sizeof line, f)) {
       if (std::sscanf(line, "cpu %lf", &cpu) == 1) {
         subscribers_cpu += cpu;
+      } else if (std::sscanf(line, "swept %llu", &swept) == 1) {
+        swept_total += swept;
       } else if (std::sscanf(line, "%llu %lld", &v, &at) == 2 && v >= 2 && v <= last) {
         per_round[v].push_back(static_cast<double>(at - published_us[v]) / 1000.0);
       }
@@ -328,11 +414,16 @@ int main(int argc, char** argv) {
   const double publisher_cpu = self_cpu_s() - self_cpu_before;
   for (pid_t pid : pids) waitpid(pid, nullptr, 0);
   std::vector<double> all;
-  for (uint64_t v = 2; v <= last; ++v) {
+  if (warmup > 0) {
+    std::printf("warm-up rounds (not counted), p99 ms:");
+    for (uint64_t v = 2; v < first; ++v) std::printf(" %.0f", pct(per_round[v], 0.99));
+    std::printf("\n");
+  }
+  for (uint64_t v = first; v <= last; ++v) {
     const auto& lat = per_round[v];
     std::printf(
         "round %llu: %zu/%d subscribers have the new version; ms p50 %.1f p99 %.1f max %.1f\n",
-        static_cast<unsigned long long>(v - 2), lat.size(), subscribers, pct(lat, 0.5),
+        static_cast<unsigned long long>(v - first), lat.size(), subscribers, pct(lat, 0.5),
         pct(lat, 0.99), pct(lat, 1.0));
     all.insert(all.end(), lat.begin(), lat.end());
   }
@@ -342,19 +433,22 @@ int main(int argc, char** argv) {
   const double parse_us =
       std::chrono::duration<double, std::micro>(Clock::now() - tp).count() / 1000.0;
   std::printf(
-      "summary: %d subscribers in %d processes, %d rounds, %zu of %zu deliveries; publish -> "
+      "summary: %d subscribers in %d processes, %d rounds after %d warm-up rounds, %zu of %zu "
+      "deliveries; publish -> "
       "subscriber poll ms: p50 %.1f p99 %.1f max %.1f; parse+validate of the list %.1f us\n",
-      subscribers, processes, rounds, all.size(),
+      subscribers, processes, rounds, warmup, all.size(),
       static_cast<size_t>(subscribers) * static_cast<size_t>(rounds), pct(all, 0.5),
       pct(all, 0.99), pct(all, 1.0), parse_us);
   // Where the time goes: the CPU each side used over the rounds against what the host's cores
   // could give in that time (a broker or subscribers short of CPU show up here, not as Kafka).
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   std::printf(
-      "cpu over the rounds (%.1f s wall, %ld cores = %.1f CPU-s): broker %.1f CPU-s%s, "
-      "subscriber processes %.1f, publisher %.2f\n",
+      "cpu over the counted rounds (%.1f s wall, %ld cores = %.1f CPU-s): broker %.1f CPU-s%s, "
+      "subscriber processes %.1f, publisher %.2f; versions found by the safety sweep, not a "
+      "wake-up: %llu\n",
       rounds_wall, cores, rounds_wall * static_cast<double>(cores), broker_cpu,
-      broker_pid ? "" : " (not measured: not started here)", subscribers_cpu, publisher_cpu);
+      broker_pid ? "" : " (not measured: not started here)", subscribers_cpu, publisher_cpu,
+      swept_total);
   rd_kafka_destroy(prk);
   if (mc) rd_kafka_mock_cluster_destroy(mc);
   if (mrk) rd_kafka_destroy(mrk);
