@@ -2,7 +2,7 @@
 // version to its lists partition once per round, as an owning coordinator does; N simulated
 // producer subscribers, spread over P processes as real producers are, each its own librdkafka
 // consumer configured as the client's kafka transport configures it (group.id set but never
-// joined, assign() of the topic's lists partition from the beginning, fetch.wait.max.ms=100),
+// joined, assign() of the topic's lists partition from the beginning, fetch.wait.max.ms=500),
 // receive it. For every round it prints the time from just before the produce call until each
 // subscriber polled the record (p50 / p99 / max over subscribers), then a summary line.
 // The Kafka is a real Apache Kafka started for the run (scripts/kafka.sh, one node), an
@@ -258,7 +258,7 @@ int main(int argc, char** argv) {
   int rounds = 10;
   int warmup = 20;
   std::string bootstrap;
-  std::string fetch_wait = "100";
+  std::string fetch_wait = "500";  // the client's kafka transport's
   bool mock = false;
   bool busy_poll = false;
   for (int i = 1; i < argc; ++i) {

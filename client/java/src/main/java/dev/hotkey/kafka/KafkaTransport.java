@@ -139,7 +139,9 @@ final class KafkaTransport implements HotkeyClient.ListSource {
     // Coordinators with kafka.lists_fencing=1 write each list in a transaction; a fenced former
     // owner's aborted write must never be read (librdkafka's default, which the C++ client has).
     props.put("isolation.level", "read_committed");
-    props.put("fetch.max.wait.ms", "100");
+    // Kafka's default, set here so it is seen: a broker answers a parked fetch on append, so
+    // the wait only sets how often an idle client asks (the C++ client's fetch.wait.max.ms).
+    props.putIfAbsent("fetch.max.wait.ms", "500");
     props.put("allow.auto.create.topics", "false");
     KafkaConsumer<byte[], byte[]> c =
         new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
