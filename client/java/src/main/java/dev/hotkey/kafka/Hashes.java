@@ -1,5 +1,8 @@
 package dev.hotkey.kafka;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.zip.CRC32;
 
 /**
@@ -8,6 +11,9 @@ import java.util.zip.CRC32;
  */
 public final class Hashes {
   private Hashes() {}
+
+  private static final VarHandle INT_LE =
+      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
   /** Kafka's murmur2, the raw 32-bit value (as Utils.murmur2 returns it). */
   public static int murmur2(byte[] data) {
@@ -22,9 +28,9 @@ public final class Hashes {
     int h = seed ^ length;
     int length4 = length / 4;
     for (int i = 0; i < length4; i++) {
-      final int i4 = offset + i * 4;
-      int k = (data[i4] & 0xff) + ((data[i4 + 1] & 0xff) << 8) + ((data[i4 + 2] & 0xff) << 16)
-          + ((data[i4 + 3] & 0xff) << 24);
+      // Four bytes little-endian in one load (the JIT makes it one unaligned mov); the same
+      // value Kafka's byte-by-byte assembly gives.
+      int k = (int) INT_LE.get(data, offset + i * 4);
       k *= m;
       k ^= k >>> r;
       k *= m;

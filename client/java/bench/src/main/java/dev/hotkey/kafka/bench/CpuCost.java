@@ -36,6 +36,16 @@ public final class CpuCost {
     variants.put("rekey.interceptor+partition cold key", rekey::interceptorAndPartitionerColdKey);
     variants.put("rekey.interceptor+partition hot key", rekey::interceptorAndPartitionerHotKey);
     variants.put("route.partition cold key", route::hotkeyColdKey);
+    // murmur2 alone, the same keys through Kafka's Utils.murmur2 and the library's (which
+    // reads four bytes in one load): the part of partition() both sides do.
+    byte[][] keys = new byte[4096][];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = ("customer-" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+    int[] next = new int[1];
+    variants.put("murmur2, Kafka's Utils",
+        () -> org.apache.kafka.common.utils.Utils.murmur2(keys[next[0]++ & 4095]));
+    variants.put("murmur2, the library's", () -> dev.hotkey.kafka.Hashes.murmur2(keys[next[0]++ & 4095]));
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     Map<String, List<Double>> results = new LinkedHashMap<>();
     int sink = 0;
@@ -65,6 +75,8 @@ public final class CpuCost {
         median.get("route.partition cold key") / base);
     System.out.printf("hot key / built-in: %.2fx (goal <= 2x)%n",
         median.get("route.partition hot key") / base);
+    System.out.printf("murmur2, the library's / Kafka's: %.2fx%n",
+        median.get("murmur2, the library's") / median.get("murmur2, Kafka's Utils"));
     route.tearDown();
     rekey.tearDown();
     System.out.println(Arrays.asList("sink", sink).size() > 0 ? "" : "");

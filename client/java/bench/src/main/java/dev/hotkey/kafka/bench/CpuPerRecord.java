@@ -152,6 +152,13 @@ public final class CpuPerRecord {
     }
     byte[] value = new byte[valueBytes];
     Arrays.fill(value, (byte) 'x');
+    if (warmupS >= phaseS) {
+      // The warm-up is the start of the phase: with nothing left to count, the phase would
+      // count its whole JVM from start-up instead.
+      System.err.println("CpuPerRecord: --warmup-s (" + warmupS + ") must be below --phase-s ("
+          + phaseS + "): the warm-up is the first part of each phase");
+      System.exit(2);
+    }
     Settings set = new Settings(bootstrap, topic, url, rate, phaseS, warmupS, keys, zipf, value,
         clientProps);
     if (onePhase != null) {
