@@ -13,8 +13,8 @@
 // Measured on CLOCK_MONOTONIC, which every process on the host shares, when the subscriber
 // process's loop polls the record (the loop sleeps in poll(2) until a consumer's queue signals
 // a message, then polls that consumer; --busy-poll: every consumer with a zero timeout, then
-// 0.5 ms asleep), so the figure is the delivery as an application thread sees it, not the parsing done for all N subscribers (the parse and
-// validation cost of one list is printed apart: each real producer parses its own copy). It
+// 0.5 ms asleep), so the figure is the delivery as an application thread sees it, not the
+// parsing done for all N subscribers (the parse and validation cost of one list is printed apart: each real producer parses its own copy). It
 // once took the librdkafka queue event's time instead, which a starved process could pair with
 // the next round's record (the event of a record already polled): rounds came out negative.
 #include <librdkafka/rdkafka.h>
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "hotkey/hotkey_list.h"
+#include "hotkey/kafka_contract.h"
 #include "hotkey/partitioner.h"
 #include "hotkey/salt_planner.h"
 #include "support/lists.h"
@@ -105,8 +106,9 @@ uint64_t version_of(const rd_kafka_message_t* m) {
 }
 
 // One subscriber process: `n` consumers; writes "ready\n" to `out` once each holds version 1,
-// then for every later version one line "version arrival_us" per consumer, until it has seen
-// `last` on every consumer (or 60 s passed without news).
+// follows until it has seen `last` on every consumer (or 60 s passed without news), then writes
+// one line "version arrival_us" per consumer and version from 2 on, its CPU over the rounds from
+// `first_measured` ("cpu S") and the versions its safety sweep found ("swept N").
 int run_subscribers(const std::string& bootstrap, int n, uint64_t first_measured, uint64_t last,
                     const std::string& fetch_wait, bool busy_poll, FILE* out) {
   const int32_t part = hotkey::partition_for(hotkey::HashFamily::kMurmur2, kTopic, kPartitions);
@@ -258,7 +260,7 @@ int main(int argc, char** argv) {
   int rounds = 10;
   int warmup = 20;
   std::string bootstrap;
-  std::string fetch_wait = "500";  // the client's kafka transport's
+  std::string fetch_wait(hotkey::kListsFetchWaitMs);  // the client's kafka transport's
   bool mock = false;
   bool busy_poll = false;
   for (int i = 1; i < argc; ++i) {

@@ -46,12 +46,9 @@ const std::vector<std::pair<std::string, std::string>> kConsumerDefaults = {
     {"auto.offset.reset", "earliest"},
     {"enable.partition.eof", "true"},
     {"allow.auto.create.topics", "false"},
-    // A tailing reader of a low-rate topic. A broker answers a parked fetch as soon as a record
-    // is appended, so the wait does not delay a new list; it sets how often an idle client
-    // asks. Kafka's own default (500): a tenth of a second made 1,000 producers send 10,000
-    // fetches a second to the lists partitions' leaders for nothing (docs/BENCHMARKS.md, "List
-    // fan-out"). librdkafka's mock cluster answers at the wait instead.
-    {"fetch.wait.max.ms", "500"},
+    // A tailing reader of a low-rate topic (hotkey/kafka_contract.h). librdkafka's mock
+    // cluster answers at the wait instead of on append.
+    {"fetch.wait.max.ms", std::string(kListsFetchWaitMs)},
 };
 
 rd_kafka_conf_t* make_conf(const std::vector<std::pair<std::string, std::string>>& defaults,

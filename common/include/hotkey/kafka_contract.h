@@ -21,6 +21,12 @@ inline constexpr std::string_view kReportVersion = "1";
 // Record header naming the coordinator (its advertised URL) that wrote a lists or state record.
 inline constexpr std::string_view kMemberHeader = "hotkey.member";
 
+// fetch.wait.max.ms of a producer's lists consumer (the C++ client's kafka transport; the
+// Java client's fetch.max.wait.ms is the same value). Not wire format but the fleet's load on
+// the lists partitions' leaders: a broker answers a parked fetch when a list is appended, so
+// this sets only how often an idle producer asks (docs/BENCHMARKS.md, "List fan-out").
+inline constexpr std::string_view kListsFetchWaitMs = "500";
+
 // The reports and lists partition of data topic `topic`: (murmur2(topic) & 0x7fffffff) %
 // partitions, where librdkafka's murmur2_random partitioner (and the Java client's default)
 // puts a record keyed by the topic. -1 when partitions < 1.
