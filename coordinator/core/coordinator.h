@@ -45,6 +45,9 @@ enum class Status {
 const char* to_string(Status s);
 
 // Outcome of an ingest or operator call.
+// Whether `list` shows operator write `action` (pin, unpin, deny, allow) of `key` in force.
+bool list_shows_change(const HotKeyList& list, const std::string& action, const std::string& key);
+
 struct CallResult {
   Status status = Status::kOk;
   std::string error;     // empty on success
@@ -238,6 +241,15 @@ class Coordinator final : public ReportSink {
   // nothing (an unpin of a key not pinned: kNotFound).
   CallResult apply_operator(const OperatorOp& op,
                             const std::function<void(StoreBatch&)>& extra = nullptr);
+  // Cluster mode: `list` (its topic's owner's, read from the lists topic) reached this member.
+  // The audit entries this member wrote for pins, unpins, denies and allows of the topic while
+  // another member planned it carry version 0 (the version is the owner's to choose); the first
+  // list showing such a change gives the entry its version (the version a write through this
+  // member answers: StateLog::owners_version). Kept in memory until then, up to
+  // kMaxUnstampedAudits per topic: an entry of a change superseded before any list showed it,
+  // or written before a restart, keeps 0.
+  void list_followed(const HotKeyList& list);
+  static constexpr size_t kMaxUnstampedAudits = 256;
   // The highest version `topic` had when it was last deleted or expired in cluster mode (0:
   // never); a list on the lists topic at or below it belongs to the deleted topic. `at_ms`
   // receives when that delete was asked for (0: never).

@@ -119,6 +119,34 @@ std::optional<CallResult> Coordinator::policy_limit(const std::string& topic,
                           " policies, the most a topic may have: remove one first");
 }
 
+bool list_shows_change(const HotKeyList& list, const std::string& action,
+                       const std::string& key) {
+  const auto listed = std::find_if(list.keys.begin(), list.keys.end(),
+                                   [&](const HotKey& k) { return k.key == key; });
+  const bool pinned = listed != list.keys.end() && listed->source == KeySource::kPinned;
+  const bool denied = std::find(list.denied.begin(), list.denied.end(), key) != list.denied.end();
+  if (action == "pin") return pinned;
+  if (action == "unpin") return !pinned;
+  if (action == "deny") return denied && listed == list.keys.end();
+  if (action == "allow") return !denied;
+  return false;
+}
+
+void Coordinator::list_followed(const HotKeyList& list) {
+  std::shared_ptr<Topic> t = find_topic(list.topic);
+  if (!t) return;
+  std::lock_guard lock(t->mu);
+  if (t->removed.load() || t->unstamped_audits.empty()) return;
+  StoreBatch batch;
+  std::erase_if(t->unstamped_audits, [&](AuditEntry& a) {
+    if (!list_shows_change(list, a.action, a.key)) return false;
+    a.version = list.version;
+    batch.restamp_audit(a);
+    return true;
+  });
+  if (!batch.empty()) metrics_.set_store_healthy(store_.write(batch).ok);
+}
+
 CallResult Coordinator::apply_operator(const OperatorOp& op,
                                        const std::function<void(StoreBatch&)>& extra) {
   const std::string& topic = op.topic;

@@ -200,6 +200,18 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     batch.append_audit(std::move(*audit));
   }
   batch.stamp_audit_versions(in_force);
+  // Cluster mode, another member plans the topic: a change its newest list here already shows
+  // (the owner applied and published it first) takes that version, as the write's answer does
+  // (StateLog::owners_version); the others wait for the list that shows them (list_followed).
+  const bool follows_owner = in_force == 0 && !owns(t.name);
+  std::shared_ptr<const PublishedList> owners_list = follows_owner ? board_.get(t.name) : nullptr;
+  if (owners_list) {
+    for (AuditEntry& a : batch.audits()) {
+      if (a.version == 0 && list_shows_change(owners_list->list, a.action, a.key)) {
+        a.version = owners_list->list.version;
+      }
+    }
+  }
   if (!batch.empty()) {
     double latency = 0;
     StoreStatus st = store_.write(batch, &latency);
@@ -207,6 +219,20 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     metrics_.store_write_latency(latency);
     metrics_.set_store_healthy(st.ok);
     if (!st.ok) return {st, 0};
+    // Cluster mode, another member plans the topic: its first list showing the change gives
+    // the entry its version (list_followed).
+    if (follows_owner) {
+      for (const AuditEntry& a : batch.audits()) {
+        if (a.version != 0 || (a.action != "pin" && a.action != "unpin" && a.action != "deny" &&
+                               a.action != "allow")) {
+          continue;
+        }
+        if (t.unstamped_audits.size() >= kMaxUnstampedAudits) {
+          t.unstamped_audits.erase(t.unstamped_audits.begin());
+        }
+        t.unstamped_audits.push_back(a);
+      }
+    }
   }
   t.hot = std::move(hot);
   if (pins_override) t.pins = *pins_override;

@@ -112,8 +112,12 @@ class StoreBatch {
     std::string name;
     std::string value;
   };
+  // An audit entry written before (its seq kept), now with its version (restamp_audit).
+  struct PutAudit {
+    AuditEntry entry;
+  };
   using Op = std::variant<PutList, PutTopicMeta, PutPin, DeletePin, PutDeny, DeleteDeny,
-                          PutPolicy, DeletePolicy, DropTopic, PutMeta>;
+                          PutPolicy, DeletePolicy, DropTopic, PutMeta, PutAudit>;
 
   // The list and its version counter. Throws DecodeError (and queues nothing) for a list that
   // breaks the invariants a load checks (list_invariant_limits), so nothing is ever written
@@ -138,6 +142,9 @@ class StoreBatch {
       if (a.version == 0) a.version = version;
     }
   }
+  // Rewrites an entry already in the log (seq set by an earlier write), e.g. with the version
+  // that a member which does not plan the topic learned later (cluster mode).
+  void restamp_audit(const AuditEntry& entry) { ops_.push_back(PutAudit{entry}); }
   // A service record (e.g. cluster mode's state-topic checkpoint), read by StateStore::meta.
   void put_meta(const std::string& name, const std::string& value) {
     ops_.push_back(PutMeta{name, value});

@@ -37,8 +37,10 @@ void ListsTailer::run() {
         }
         if (newer) {
           std::string text(static_cast<const char*>(m->payload), m->len);
-          coordinator_.board().publish_if_newer(
-              std::make_shared<PublishedList>(PublishedList{std::move(list), std::move(text)}));
+          auto pub =
+              std::make_shared<PublishedList>(PublishedList{std::move(list), std::move(text)});
+          coordinator_.board().publish_if_newer(pub);
+          coordinator_.list_followed(pub->list);
         }
       } catch (const std::exception&) {
         // Not a list any client would accept: ignored the same way.

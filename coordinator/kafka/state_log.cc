@@ -133,21 +133,6 @@ CallResult StateLog::write(const OperatorOp& op) {
   return r;
 }
 
-namespace {
-
-// Whether `list` shows operator write `op` in force.
-bool shows(const HotKeyList& list, const OperatorOp& op) {
-  const auto listed = std::find_if(list.keys.begin(), list.keys.end(),
-                                   [&](const HotKey& k) { return k.key == op.key; });
-  const bool pinned = listed != list.keys.end() && listed->source == KeySource::kPinned;
-  const bool denied = std::find(list.denied.begin(), list.denied.end(), op.key) != list.denied.end();
-  if (op.op == "pin") return pinned;
-  if (op.op == "unpin") return !pinned;
-  if (op.op == "deny") return denied && listed == list.keys.end();
-  return !denied;  // allow
-}
-
-}  // namespace
 
 uint64_t StateLog::owners_version(const OperatorOp& op, uint64_t known) {
   // The owner applies the record as this member does and publishes the change at once; its list
@@ -157,7 +142,7 @@ uint64_t StateLog::owners_version(const OperatorOp& op, uint64_t known) {
   constexpr auto kOwnerWait = std::chrono::seconds(2);
   const auto deadline = Steady::now() + kOwnerWait;
   std::shared_ptr<const PublishedList> pub = coordinator_.board().get(op.topic);
-  while (!pub || !shows(pub->list, op)) {
+  while (!pub || !list_shows_change(pub->list, op.op, op.key)) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
     if (left.count() <= 0) return known;
     const uint64_t since = pub ? pub->list.version : 0;

@@ -231,6 +231,8 @@ StoreStatus Store::write(StoreBatch& batch, double* latency_s) {
       }
     } else if (const auto* meta = std::get_if<StoreBatch::PutMeta>(&op)) {
       wb.Put("m/" + meta->name, meta->value);
+    } else if (const auto* pa = std::get_if<StoreBatch::PutAudit>(&op)) {
+      if (pa->entry.seq > 0) wb.Put(audit_key(pa->entry.seq), audit_to_json(pa->entry));
     }
   }
   uint64_t seq = impl_->next_audit_seq;

@@ -246,7 +246,9 @@ TEST(ClusterOperator, EveryMemberListsTheWholeClusterWithOwnersAndTheGroupsMembe
   EXPECT_EQ(seen.size(), s.topics.size()) << j.dump();
 }
 
-TEST(ClusterOperator, WritesThroughAMemberThatDoesNotOwnTheTopicAnswerTheOwnersVersion) {
+// The answer and every member's audit entry carry the version of the owner's first list showing
+// the change; before 2026-12-05 a member that did not own the topic audited it at version 0.
+TEST(ClusterOperator, WritesThroughAMemberThatDoesNotOwnTheTopicAnswerAndAuditTheOwnersVersion) {
   Scenario s({.topics = one_topic_per_partition()});
   Node &a = s.member(0), &b = s.member(1);
   ASSERT_TRUE(s.wait_published(milliseconds(120000)));
@@ -289,6 +291,33 @@ TEST(ClusterOperator, WritesThroughAMemberThatDoesNotOwnTheTopicAnswerTheOwnersV
   EXPECT_EQ(pin_version, listed_pin);
   EXPECT_EQ(deny_version, listed_deny);
   EXPECT_GT(deny_version, pin_version);
+
+  // Each member's audit log: the member written through (a) applied both changes before b
+  // published them; b planned them.
+  for (Node* n : {&a, &b}) {
+    std::string last;
+    const bool stamped = eventually(
+        [&] {
+          auto audit = get(*n, "/v1/audit?limit=50");
+          if (!audit || audit->status != 200) return false;
+          last = audit->body;
+          uint64_t pin_audited = 0, deny_audited = 0;
+          for (const auto& e :
+               json::parse(audit->body, nullptr, false).value("entries", json::array())) {
+            if (e.value("topic", "") != topic) continue;
+            if (e.value("action", "") == "pin" && e.value("key", "") == "vip") {
+              pin_audited = e.value("version", 0ull);
+            }
+            if (e.value("action", "") == "deny" && e.value("key", "") == "bot") {
+              deny_audited = e.value("version", 0ull);
+            }
+          }
+          return pin_audited == listed_pin && deny_audited == listed_deny;
+        },
+        milliseconds(10000), kPollStep);
+    EXPECT_TRUE(stamped) << n->name() << ": pin at " << listed_pin << ", deny at " << listed_deny
+                         << "; audit: " << last;
+  }
 }
 
 }  // namespace
