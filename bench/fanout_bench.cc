@@ -10,6 +10,10 @@
 //
 //   hotkey-fanout-bench --subscribers 1000 --processes 4 --rounds 10 [--warmup-rounds 20]
 //
+// --pin-broker gives the broker CPU 0 to itself and the publisher and subscribers the other CPUs,
+// as a broker of its own machine has: on 2 cores, during a round the simulated subscribers'
+// librdkafka threads take about half the CPU and so slow the broker's answers (docs/BENCHMARKS.md).
+//
 // Measured on CLOCK_MONOTONIC, which every process on the host shares, when the subscriber
 // process's loop polls the record (the loop sleeps in poll(2) until a consumer's queue signals
 // a message, then polls that consumer; --busy-poll: every consumer with a zero timeout, then
@@ -21,6 +25,7 @@
 #include <librdkafka/rdkafka_mock.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +35,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -80,6 +86,26 @@ double self_cpu_s() {
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// --pin-broker: every thread of process `pid` on CPU 0 (threads the JVM starts later inherit
+// it), this process and the subscriber processes it starts on the other CPUs. False when the
+// machine has one CPU or the kernel refused.
+bool pin_broker(int pid) {
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus < 2) return false;
+  cpu_set_t broker, rest;
+  CPU_ZERO(&broker);
+  CPU_ZERO(&rest);
+  CPU_SET(0, &broker);
+  for (long c = 1; c < cpus; ++c) CPU_SET(static_cast<int>(c), &rest);
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    const pid_t tid = static_cast<pid_t>(std::atoi(task.path().filename().c_str()));
+    if (sched_setaffinity(tid, sizeof broker, &broker) != 0) return false;
+  }
+  return !ec && sched_setaffinity(0, sizeof rest, &rest) == 0;
 }
 
 double pct(std::vector<double> v, double p) {
@@ -263,12 +289,15 @@ int main(int argc, char** argv) {
   std::string fetch_wait(hotkey::kListsFetchWaitMs);  // the client's kafka transport's
   bool mock = false;
   bool busy_poll = false;
+  bool pin = false;
   for (int i = 1; i < argc; ++i) {
     const std::string f = argv[i];
     if (f == "--mock") {
       mock = true;
     } else if (f == "--busy-poll") {
       busy_poll = true;
+    } else if (f == "--pin-broker") {
+      pin = true;
     } else if (i + 1 < argc && f == "--subscribers") {
       subscribers = std::atoi(argv[++i]);
     } else if (i + 1 < argc && f == "--processes") {
@@ -285,7 +314,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: hotkey-fanout-bench [--subscribers N] [--processes P] [--rounds R] "
                    "[--warmup-rounds W] "
-                   "[--fetch-wait-ms W] [--busy-poll] [--bootstrap B | --mock]\n");
+                   "[--fetch-wait-ms W] [--busy-poll] [--pin-broker] [--bootstrap B | --mock]\n");
       return 2;
     }
   }
@@ -310,6 +339,15 @@ int main(int argc, char** argv) {
     real = std::make_unique<hotkey::test_support::RealKafka>();
     real->create_topic("__hotkey_lists", kPartitions, -1, {{"cleanup.policy", "compact"}});
     bootstrap = real->bootstrap();
+  }
+  if (pin && (!real || !pin_broker(real->node_pid(0)))) {
+    std::fprintf(stderr,
+                 "hotkey-fanout-bench: --pin-broker needs the broker started here (not --bootstrap "
+                 "or --mock) and at least 2 CPUs\n");
+    return 2;
+  }
+  if (pin) {
+    std::printf("broker pinned to CPU 0, publisher and subscribers to the other CPUs (--pin-broker)\n");
   }
   std::printf("Kafka: %s (%s); %d subscribers in %d processes, fetch.wait.max.ms %s, %s\n",
               mock ? "librdkafka mock cluster" : real ? "Apache Kafka, one node (scripts/kafka.sh)"

@@ -335,6 +335,8 @@ class Coordinator final : public ReportSink {
   // Re-plans `t` (caller holds t.mu) and, when the list changed materially or the batch
   // carries operator writes, persists and publishes. On a store failure nothing changed.
   ReplanResult replan_locked(Topic& t, Replan r);
+  // list_followed's part under t.mu: the unstamped audit entries `list` shows get its version.
+  void stamp_audits_locked(Topic& t, const HotKeyList& list);
   // True when `r` (caller holds t.mu) shows an unlisted key far enough above the hot
   // threshold to plan before the next tick.
   bool shows_new_hot_key(const Topic& t, const Report& r, const TopicSettings& s,

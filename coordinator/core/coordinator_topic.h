@@ -110,6 +110,7 @@ struct Coordinator::Topic {
   // Cluster mode, on a member that does not plan the topic: audit entries (seq assigned) of
   // listed operator changes still at version 0, oldest first (Coordinator::list_followed).
   std::vector<AuditEntry> unstamped_audits;
+  std::atomic<size_t> unstamped{0};  // its size, read without the lock
   std::unique_ptr<TopicMetrics> m;  // reset when the topic is dropped (retire_locked)
   // Set (under mu, last of retire_locked) when the topic is dropped from memory; lookups skip
   // it and holders of a reference retry with a fresh lookup.

@@ -133,17 +133,30 @@ bool list_shows_change(const HotKeyList& list, const std::string& action,
 }
 
 void Coordinator::list_followed(const HotKeyList& list) {
+  // The lists tailer's thread: it takes the topic's lock only when an entry waits for a list,
+  // and never waits for the lock of a topic this member publishes (a list write may hold it for
+  // seconds while brokers fail); such an entry (written before this member took the topic
+  // over) is stamped by a later list.
   std::shared_ptr<Topic> t = find_topic(list.topic);
-  if (!t) return;
-  std::lock_guard lock(t->mu);
-  if (t->removed.load() || t->unstamped_audits.empty()) return;
+  if (!t || t->unstamped.load() == 0) return;
+  std::unique_lock lock(t->mu, std::defer_lock);
+  if (owns(list.topic)) {
+    if (!lock.try_lock()) return;
+  } else {
+    lock.lock();
+  }
+  if (!t->removed.load()) stamp_audits_locked(*t, list);
+}
+
+void Coordinator::stamp_audits_locked(Topic& t, const HotKeyList& list) {
   StoreBatch batch;
-  std::erase_if(t->unstamped_audits, [&](AuditEntry& a) {
+  std::erase_if(t.unstamped_audits, [&](AuditEntry& a) {
     if (!list_shows_change(list, a.action, a.key)) return false;
     a.version = list.version;
     batch.restamp_audit(a);
     return true;
   });
+  t.unstamped.store(t.unstamped_audits.size());
   if (!batch.empty()) metrics_.set_store_healthy(store_.write(batch).ok);
 }
 

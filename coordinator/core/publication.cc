@@ -200,18 +200,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     batch.append_audit(std::move(*audit));
   }
   batch.stamp_audit_versions(in_force);
-  // Cluster mode, another member plans the topic: a change its newest list here already shows
-  // (the owner applied and published it first) takes that version, as the write's answer does
-  // (StateLog::owners_version); the others wait for the list that shows them (list_followed).
   const bool follows_owner = in_force == 0 && !owns(t.name);
-  std::shared_ptr<const PublishedList> owners_list = follows_owner ? board_.get(t.name) : nullptr;
-  if (owners_list) {
-    for (AuditEntry& a : batch.audits()) {
-      if (a.version == 0 && list_shows_change(owners_list->list, a.action, a.key)) {
-        a.version = owners_list->list.version;
-      }
-    }
-  }
   if (!batch.empty()) {
     double latency = 0;
     StoreStatus st = store_.write(batch, &latency);
@@ -219,12 +208,12 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     metrics_.store_write_latency(latency);
     metrics_.set_store_healthy(st.ok);
     if (!st.ok) return {st, 0};
-    // Cluster mode, another member plans the topic: its first list showing the change gives
-    // the entry its version (list_followed).
+    // Cluster mode, another member plans the topic: the owner's first list showing the change
+    // gives the entry its version (list_followed), or the list here already does (the owner
+    // applied and published it first), as the write's answer (StateLog::owners_version).
     if (follows_owner) {
       for (const AuditEntry& a : batch.audits()) {
-        if (a.version != 0 || (a.action != "pin" && a.action != "unpin" && a.action != "deny" &&
-                               a.action != "allow")) {
+        if (a.action != "pin" && a.action != "unpin" && a.action != "deny" && a.action != "allow") {
           continue;
         }
         if (t.unstamped_audits.size() >= kMaxUnstampedAudits) {
@@ -232,6 +221,10 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
         }
         t.unstamped_audits.push_back(a);
       }
+      t.unstamped.store(t.unstamped_audits.size());
+      std::shared_ptr<const PublishedList> owners =
+          t.unstamped_audits.empty() ? nullptr : board_.get(t.name);
+      if (owners) stamp_audits_locked(t, owners->list);
     }
   }
   t.hot = std::move(hot);

@@ -88,8 +88,31 @@ bool create_topics(rd_kafka_t* producer, const ClusterConfig& cc,
   return ok;
 }
 
+// A broker to ask about `topic`: the leader of its first partition, else any broker the
+// metadata names (-1: none).
+int32_t broker_for(rd_kafka_t* producer, const std::string& topic) {
+  const rd_kafka_metadata_t* md = nullptr;
+  if (rd_kafka_metadata(producer, 1, nullptr, &md, kMetadataTimeoutMs) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return -1;
+  }
+  int32_t id = md->broker_cnt > 0 ? md->brokers[0].id : -1;
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    if (topic == md->topics[i].topic && md->topics[i].partition_cnt > 0 &&
+        md->topics[i].partitions[0].leader >= 0) {
+      id = md->topics[i].partitions[0].leader;
+    }
+  }
+  rd_kafka_metadata_destroy(md);
+  return id;
+}
+
 // The cleanup.policy of `topic` per DescribeConfigs; nullopt when the broker cannot say (a
 // broker without DescribeConfigs, like the test mock, answers at once with an error).
+// Asked of a broker the metadata names, not of the controller librdkafka targets by default:
+// any broker answers for a topic, and librdkafka 2.0.2, when its wait for a controller times
+// out (the mock names none), can fail an assertion later (rd_kafka_enq_once_del_source_return:
+// `eonce->refcnt > 0`) and abort the coordinator; that was the mock BrokerFaults test's flake.
 std::optional<std::string> cleanup_policy(rd_kafka_t* producer, const std::string& topic,
                                           LogSink& log) {
   rd_kafka_ConfigResource_t* res =
@@ -99,6 +122,9 @@ std::optional<std::string> cleanup_policy(rd_kafka_t* producer, const std::strin
   rd_kafka_AdminOptions_t* opts =
       rd_kafka_AdminOptions_new(producer, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
   rd_kafka_AdminOptions_set_request_timeout(opts, 5000, errstr, sizeof errstr);
+  if (const int32_t broker = broker_for(producer, topic); broker >= 0) {
+    rd_kafka_AdminOptions_set_broker(opts, broker, errstr, sizeof errstr);
+  }
   rd_kafka_DescribeConfigs(producer, &res, 1, opts, q);
   rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 10000);
   std::optional<std::string> policy;
