@@ -183,6 +183,44 @@ TEST(StoreRecords, StoreLoadRefusesADamagedRecordByName) {
   EXPECT_NE(error.find("version record"), std::string::npos) << error;
 }
 
+// restamp_audit rewrites an entry in place (cluster mode: a member that does not plan the topic
+// learns the version later): same seq, same place in the log, and the next entry still gets the
+// next seq, also after a reopen.
+TEST(StoreRecords, RestampedAuditEntryKeepsItsSeqAndPlace) {
+  TempDir dir;
+  const std::string data = (dir.path() / "data").string();
+  std::string error;
+  {
+    auto store = Store::open(data, &error);
+    ASSERT_TRUE(store) << error;
+    StoreBatch first;
+    first.append_audit(AuditEntry{0, 10, "ops", "pin", "orders", "vip", "{}", 0});
+    first.append_audit(AuditEntry{0, 11, "ops", "deny", "orders", "bot", "{}", 0});
+    ASSERT_TRUE(store->write(first).ok);
+    AuditEntry pin = first.audits()[0];
+    ASSERT_EQ(pin.seq, 1u);
+    pin.version = 42;
+    StoreBatch restamp;
+    restamp.restamp_audit(pin);
+    ASSERT_TRUE(store->write(restamp).ok);
+  }
+  auto store = Store::open(data, &error);
+  ASSERT_TRUE(store) << error;
+  StoreBatch next;
+  next.append_audit(AuditEntry{0, 12, "ops", "allow", "orders", "bot", "{}", 0});
+  ASSERT_TRUE(store->write(next).ok);
+  const std::vector<AuditEntry> log = store->audit(10);  // newest first
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[0].seq, 3u);
+  EXPECT_EQ(log[0].action, "allow");
+  EXPECT_EQ(log[1].seq, 2u);
+  EXPECT_EQ(log[1].version, 0u);
+  EXPECT_EQ(log[2].seq, 1u);
+  EXPECT_EQ(log[2].action, "pin");
+  EXPECT_EQ(log[2].key, "vip");
+  EXPECT_EQ(log[2].version, 42u);
+}
+
 // A list as the planner published it before issue #17's fix: one report with sample_rate
 // 1e-300 gave its key a share of 9.2e9.
 HotKeyList list_with_share(double share) {
