@@ -44,10 +44,10 @@ enum class Status {
 };
 const char* to_string(Status s);
 
-// Outcome of an ingest or operator call.
 // Whether `list` shows operator write `action` (pin, unpin, deny, allow) of `key` in force.
 bool list_shows_change(const HotKeyList& list, const std::string& action, const std::string& key);
 
+// Outcome of an ingest or operator call.
 struct CallResult {
   Status status = Status::kOk;
   std::string error;     // empty on success

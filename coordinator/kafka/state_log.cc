@@ -133,7 +133,6 @@ CallResult StateLog::write(const OperatorOp& op) {
   return r;
 }
 
-
 uint64_t StateLog::owners_version(const OperatorOp& op, uint64_t known) {
   // The owner applies the record as this member does and publishes the change at once; its list
   // reaches this member through the lists topic (one fetch, well under 2 s). Not longer: while
