@@ -14,12 +14,13 @@ import java.util.function.IntSupplier;
  * interleaved round by round: on a shared machine (other processes taking the cores) wall-clock
  * JMH scores swing by 2-3x, while the CPU time a thread spends per operation does not count the
  * time it waits for a core. Prints each variant's median ns per operation and the ratios the
- * goals name. Usage: java -cp ... dev.hotkey.kafka.bench.CpuCost [rounds] [ops per round]
+ * goals name. Usage: java -cp ... dev.hotkey.kafka.bench.CpuCost [rounds] [ops per round] [--every-record]
  */
 public final class CpuCost {
   private CpuCost() {}
 
   public static void main(String[] args) throws Exception {
+    boolean everyRecordToo = args.length > 2 && args[2].equals("--every-record");
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 21;
     int ops = args.length > 1 ? Integer.parseInt(args[1]) : 2_000_000;
     SendPath route = new SendPath();
@@ -36,6 +37,19 @@ public final class CpuCost {
     variants.put("rekey.interceptor+partition cold key", rekey::interceptorAndPartitionerColdKey);
     variants.put("rekey.interceptor+partition hot key", rekey::interceptorAndPartitionerHotKey);
     variants.put("route.partition cold key", route::hotkeyColdKey);
+    // --every-record: also a producer that samples every record (hotkey.sample.rate=1, and any
+    // producer's first reporting window), the sketch updated per record. Off by default: the
+    // variants share partition()'s compiled code and profile, and these would make the default
+    // ones' profile say that sampling is frequent, which no producer at the adaptive rate sees.
+    SendPath everyRecord = null;
+    if (everyRecordToo) {
+      everyRecord = new SendPath();
+      everyRecord.mode = "route";
+      everyRecord.sampleRate = "1";
+      everyRecord.setup();
+      variants.put("route.partition cold key, rate 1", everyRecord::hotkeyColdKey);
+      variants.put("route.partition hot key, rate 1", everyRecord::hotkeyHotKey);
+    }
     // murmur2 alone, the same keys through Kafka's Utils.murmur2 and the library's (which
     // reads four bytes in one load): the part of partition() both sides do.
     byte[][] keys = new byte[4096][];
@@ -79,6 +93,9 @@ public final class CpuCost {
         median.get("murmur2, the library's") / median.get("murmur2, Kafka's Utils"));
     route.tearDown();
     rekey.tearDown();
+    if (everyRecord != null) {
+      everyRecord.tearDown();
+    }
     System.out.println(Arrays.asList("sink", sink).size() > 0 ? "" : "");
   }
 }

@@ -51,6 +51,9 @@ public class SendPath {
   @Param({"route", "rekey"})
   public String mode;
 
+  /** hotkey.sample.rate (CpuCost sets 1 for a producer that samples every record). */
+  public String sampleRate = "auto";
+
   HotkeyPartitioner partitioner;
   HotkeyInterceptor interceptor;
   Cluster cluster;
@@ -77,6 +80,7 @@ public class SendPath {
     configs.put("key.serializer", StringSerializer.class.getName());
     configs.put("hotkey.coordinator.url", "http://127.0.0.1:1");
     configs.put("hotkey.routing.mode", mode);
+    configs.put("hotkey.sample.rate", sampleRate);
     interceptor = new HotkeyInterceptor();
     interceptor.configure(configs);
     partitioner = new HotkeyPartitioner();
