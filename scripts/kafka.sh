@@ -19,6 +19,9 @@
 #   HOTKEY_KAFKA_VERSION   another Kafka version than the pom's
 #   HOTKEY_KAFKA_CACHE     where the jars are kept (default ~/.cache/hotkey)
 #   HOTKEY_KAFKA_HEAP      heap per node (default 768m)
+#   HOTKEY_KAFKA_JVM_OPTS  heap and GC flags replacing the defaults below, e.g. Kafka's own
+#                          (kafka-server-start.sh): "-Xms1g -Xmx1g -XX:+UseG1GC
+#                          -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35"
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 POM="$ROOT/tools/kafka/pom.xml"
@@ -61,7 +64,8 @@ fetch() {
 
 # SerialGC and a small heap: up to three nodes share a 2-core machine with the code under test.
 # The simple SLF4J binding logs WARN and above to the node's log file.
-JAVA=(java -Xms64m -Xmx"$HEAP" -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError
+read -r -a JVM_OPTS <<<"${HOTKEY_KAFKA_JVM_OPTS:-"-Xms64m -Xmx$HEAP -XX:+UseSerialGC"}"
+JAVA=(java "${JVM_OPTS[@]}" -XX:+ExitOnOutOfMemoryError
   -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.showDateTime=true
   -cp "$LIB/*")
 

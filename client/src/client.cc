@@ -86,11 +86,17 @@ TopicId Client::topic(std::string_view name) {
                                 ? SampleRate::fixed(impl_->config.sample_rate)
                             : impl_->enabled() ? SampleRate::automatic()
                                                : SampleRate::fixed(kMinSampleRate);
-    impl_->samplers.add(
-        id, std::make_unique<Sampler>(impl_->config.sketch_capacity, rate,
-                                      impl_->enabled() && impl_->config.surge_interval_ms > 0
-                                          ? impl_->config.surge_factor
-                                          : 0.0));
+    const bool surges = impl_->enabled() && impl_->config.surge_interval_ms > 0;
+    auto sampler = std::make_unique<Sampler>(impl_->config.sketch_capacity, rate,
+                                             surges ? impl_->config.surge_factor : 0.0);
+    if (surges) {
+      // The reporter sleeps until its next deadline; the sampler that notices a surge wakes it.
+      Impl* impl = impl_.get();
+      sampler->set_surge_hooks(
+          {[impl] { impl->reporter.surge_noticed(); },
+           [impl, id] { return impl->router.live_partitions(id); }});
+    }
+    impl_->samplers.add(id, std::move(sampler));
     if (impl_->enabled()) impl_->subscriber.follow(id);
   }
   return id;

@@ -1,9 +1,11 @@
 #include "reporter.h"
 
 #include <httplib.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <array>
+#include <system_error>
 #include <utility>
 
 #include "backoff.h"
@@ -28,8 +30,6 @@ int64_t wall_ms() {
 // again after kBatchProbeInterval.
 constexpr size_t kBatchBytes = 1u << 20;
 constexpr std::chrono::minutes kBatchProbeInterval{5};
-// How often the reporter looks for surges between rounds.
-constexpr milliseconds kSurgeTick{10};
 
 }  // namespace
 
@@ -67,7 +67,13 @@ Reporter::Reporter(const ClientConfig& config, HashFamily family, const Router& 
 Reporter::~Reporter() { stop(); }
 
 void Reporter::start() {
-  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+  if (!thread_.joinable()) {
+    thread_ = std::thread([this] {
+      // Named for top -H and /proc/PID/task/*/comm (15 characters at most).
+      pthread_setname_np(pthread_self(), "hotkey-reporter");
+      loop();
+    });
+  }
 }
 
 void Reporter::request_stop() {
@@ -98,6 +104,16 @@ void Reporter::report_now() {
   // The round in progress may have started before the request: wait for one more.
   rounds_cv_.wait_for(lock, milliseconds(config_.http_timeout_ms * 2 + 1000),
                       [&] { return stopping_ || (rounds_ >= target && !requested_); });
+}
+
+void Reporter::surge_noticed() noexcept {
+  try {
+    std::lock_guard lock(mu_);
+    surge_noticed_ = true;
+    wake_cv_.notify_all();
+  } catch (const std::system_error&) {
+    // The lock failed: the surge is taken at the next round instead.
+  }
 }
 
 Reporter::Stats Reporter::stats() const {
@@ -253,7 +269,10 @@ milliseconds Reporter::surge_mute() const {
 }
 
 // The topics whose samplers saw a surge since the last look and may send an early report
-// now (hotkey.surge.interval.ms since their last one); mutes the surging keys.
+// now (hotkey.surge.interval.ms since their last one), and those whose follow-up is due;
+// mutes the surging keys. A surge too soon after the topic's last early report is left in
+// its sampler (which then notices no other until it is taken): next_surge_wake wakes the
+// reporter for it when the interval has passed.
 std::vector<TopicId> Reporter::take_surges(std::vector<SurgeState>& state, Clock::time_point now) {
   std::vector<TopicId> due;
   size_t n = router_.topic_count();
@@ -283,10 +302,10 @@ std::vector<TopicId> Reporter::take_surges(std::vector<SurgeState>& state, Clock
       due.push_back(id);
       continue;
     }
+    if (!sampler->surge_waiting()) continue;
+    if (now - st.last < milliseconds(config_.surge_interval_ms)) continue;  // left waiting
     uint64_t fingerprint = sampler->take_surge();
     if (fingerprint == 0) continue;
-    // Too soon after the last one: dropped; the key's next sampled record notices it again.
-    if (now - st.last < milliseconds(config_.surge_interval_ms)) continue;
     st.last = now;
     st.follow_up = now + milliseconds(config_.surge_interval_ms);
     sampler->set_muted(st.next_slot, fingerprint);
@@ -295,6 +314,28 @@ std::vector<TopicId> Reporter::take_surges(std::vector<SurgeState>& state, Clock
     due.push_back(id);
   }
   return due;
+}
+
+// When the reporter must look at surges again without being woken: the earliest follow-up,
+// and for a surge left waiting, the end of its topic's interval (a surge noticed later wakes
+// the reporter through surge_noticed). Mutes end at the first look after their time.
+Reporter::Clock::time_point Reporter::next_surge_wake(const std::vector<SurgeState>& state) const {
+  Clock::time_point wake = Clock::time_point::max();
+  size_t n = router_.topic_count();
+  for (TopicId id = 0; id < n; ++id) {
+    Sampler* sampler = samplers_.get(id);
+    if (sampler == nullptr) continue;
+    if (id >= state.size()) {
+      if (sampler->surge_waiting()) return Clock::now();
+      continue;
+    }
+    const SurgeState& st = state[id];
+    if (st.follow_up != Clock::time_point{}) wake = std::min(wake, st.follow_up);
+    if (sampler->surge_waiting()) {
+      wake = std::min(wake, st.last + milliseconds(config_.surge_interval_ms));
+    }
+  }
+  return wake;
 }
 
 void Reporter::loop() {
@@ -318,11 +359,13 @@ void Reporter::loop() {
     {
       std::unique_lock lock(mu_);
       Clock::time_point until = next;
-      if (surges_on()) until = std::min(until, Clock::now() + kSurgeTick);
-      wake_cv_.wait_until(lock, until, [&] { return stopping_ || requested_; });
+      if (surges_on()) until = std::min(until, next_surge_wake(surge));
+      wake_cv_.wait_until(lock, until,
+                          [&] { return stopping_ || requested_ || surge_noticed_; });
       if (stopping_) break;
       forced = requested_;
       requested_ = false;
+      surge_noticed_ = false;
     }
     Clock::time_point now = Clock::now();
     size_t n = router_.topic_count();

@@ -63,6 +63,10 @@ class Reporter {
   // after 2 x hotkey.http.timeout.ms + 1 s. No-op when not started.
   void report_now();
 
+  // A sampler noticed a surge (Sampler::SurgeHooks::noticed, on a sending thread): wakes the
+  // reporter, which otherwise sleeps until its next round or surge deadline.
+  void surge_noticed() noexcept;
+
   Stats stats() const;
   // Reports of topic `id` pushed out of its full queue.
   uint64_t topic_dropped(TopicId id) const noexcept {
@@ -80,6 +84,7 @@ class Reporter {
   size_t build_report(std::vector<std::deque<Pending>>& queues, TopicId id,
                       Clock::time_point& window_start, Clock::time_point now, uint64_t& seq);
   std::vector<TopicId> take_surges(std::vector<SurgeState>& state, Clock::time_point now);
+  Clock::time_point next_surge_wake(const std::vector<SurgeState>& state) const;
   bool flush_queues(httplib::Client* http, std::vector<std::deque<Pending>>& queues);
   std::vector<Outcome> send_reports(httplib::Client* http,
                                     const std::vector<const Pending*>& batch);
@@ -104,6 +109,7 @@ class Reporter {
   std::condition_variable rounds_cv_;  // report_now: a round finished (or stop)
   bool stopping_ = false;              // guarded by mu_
   bool requested_ = false;             // guarded by mu_: report_now is waiting
+  bool surge_noticed_ = false;         // guarded by mu_: a sampler noticed a surge
   uint64_t rounds_ = 0;                // guarded by mu_
   std::thread thread_;
   std::mutex http_mu_;

@@ -197,7 +197,8 @@ void Sampler::check_surge(const SpaceSaving::Updated& u, uint64_t sketch_total,
                           uint64_t min_sampled) noexcept {
   const uint64_t guaranteed = u.count - u.error;
   if (guaranteed < min_sampled) return;
-  const int32_t partitions = partitions_.load(std::memory_order_relaxed);
+  int32_t partitions = partitions_.load(std::memory_order_relaxed);
+  if (partitions <= 0 && hooks_.live_partitions) partitions = hooks_.live_partitions();
   if (partitions <= 0) return;
   if (static_cast<double>(guaranteed) * partitions <
       surge_factor_ * static_cast<double>(sketch_total)) {
@@ -209,6 +210,7 @@ void Sampler::check_surge(const SpaceSaving::Updated& u, uint64_t sketch_total,
   }
   if (surge_.load(std::memory_order_relaxed) == 0) {
     surge_.store(fingerprint, std::memory_order_relaxed);
+    if (hooks_.noticed) hooks_.noticed();
   }
 }
 

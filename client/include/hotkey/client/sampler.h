@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -109,9 +110,20 @@ class Sampler {
 
   // The partition count surge shares are measured against (<= 0: no surge is noticed).
   void set_partitions(int32_t partitions) noexcept;
+  // Set once, before the sampler records (not thread-safe against record()). `noticed` runs on
+  // the recording thread when a surge is noticed while none waits to be taken (at most once
+  // per take_surge), so the reporter sleeps instead of polling; `live_partitions` gives the
+  // partition count while set_partitions has not (a new topic, before its first report).
+  struct SurgeHooks {
+    std::function<void()> noticed;
+    std::function<int32_t()> live_partitions;
+  };
+  void set_surge_hooks(SurgeHooks hooks) { hooks_ = std::move(hooks); }
   // The fingerprint (SpaceSaving::Updated::hash, never 0) of a key noticed surging since the
   // last call, or 0; clears it.
   uint64_t take_surge() noexcept;
+  // Whether a surge waits to be taken (take_surge would return it).
+  bool surge_waiting() const noexcept { return surge_.load(std::memory_order_relaxed) != 0; }
   // Slot `slot` (< kMuteSlots) mutes the key with this fingerprint (0: the slot mutes nothing).
   void set_muted(uint32_t slot, uint64_t fingerprint) noexcept;
 
@@ -129,6 +141,7 @@ class Sampler {
   std::atomic<int32_t> partitions_{0};
   std::atomic<uint64_t> surge_{0};
   std::atomic<uint64_t> muted_[kMuteSlots] = {};
+  SurgeHooks hooks_;
 
   void check_surge(const SpaceSaving::Updated& u, uint64_t sketch_total,
                    uint64_t min_sampled) noexcept;
