@@ -302,8 +302,8 @@ std::vector<TopicId> Reporter::take_surges(std::vector<SurgeState>& state, Clock
       due.push_back(id);
       continue;
     }
-    if (!sampler->surge_waiting()) continue;
-    if (now - st.last < milliseconds(config_.surge_interval_ms)) continue;  // left waiting
+    // Too soon after the topic's last early report: a waiting surge stays in its sampler.
+    if (now - st.last < milliseconds(config_.surge_interval_ms)) continue;
     uint64_t fingerprint = sampler->take_surge();
     if (fingerprint == 0) continue;
     st.last = now;
@@ -320,16 +320,13 @@ std::vector<TopicId> Reporter::take_surges(std::vector<SurgeState>& state, Clock
 // and for a surge left waiting, the end of its topic's interval (a surge noticed later wakes
 // the reporter through surge_noticed). Mutes end at the first look after their time.
 Reporter::Clock::time_point Reporter::next_surge_wake(const std::vector<SurgeState>& state) const {
+  static const SurgeState kNotSeen;  // a topic take_surges has not looked at: due at once
   Clock::time_point wake = Clock::time_point::max();
   size_t n = router_.topic_count();
   for (TopicId id = 0; id < n; ++id) {
     Sampler* sampler = samplers_.get(id);
     if (sampler == nullptr) continue;
-    if (id >= state.size()) {
-      if (sampler->surge_waiting()) return Clock::now();
-      continue;
-    }
-    const SurgeState& st = state[id];
+    const SurgeState& st = id < state.size() ? state[id] : kNotSeen;
     if (st.follow_up != Clock::time_point{}) wake = std::min(wake, st.follow_up);
     if (sampler->surge_waiting()) {
       wake = std::min(wake, st.last + milliseconds(config_.surge_interval_ms));

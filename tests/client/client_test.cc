@@ -171,6 +171,20 @@ RouteDecision send(Client& c, TopicId t, const std::string& key, int32_t partiti
   return c.route(t, key.data(), key.size(), {}, partitions);
 }
 
+// One record each of `n` background keys u0, u1, ...
+void send_background(Client& c, TopicId t, int n) {
+  for (int i = 0; i < n; ++i) send(c, t, "u" + std::to_string(i));
+}
+
+// Sends `key` 20 records at a time until `done()` holds (or eventually() gives up): a surge.
+template <class Done>
+bool surge_until(Client& c, TopicId t, const std::string& key, Done done) {
+  return eventually([&] {
+    for (int i = 0; i < 20; ++i) send(c, t, key);
+    return done();
+  });
+}
+
 TEST(Client, WithoutCoordinatorRoutesColdAndStartsNothing) {
   Client c(Properties{{"hotkey.hash", "murmur2"}});
   TopicId t = c.topic("orders");
@@ -486,11 +500,8 @@ TEST(Client, SurgingKeySendsAnEarlyReportAndOneFollowUp) {
   peer.enable_batch();
   Client c(props_for(peer, {{"hotkey.report.interval.ms", "60000"}}));
   TopicId t = c.topic("orders");
-  for (int i = 0; i < 1000; ++i) send(c, t, "u" + std::to_string(i));
-  ASSERT_TRUE(eventually([&] {
-    for (int i = 0; i < 20; ++i) send(c, t, "hot");
-    return !peer.reports().empty();
-  }));
+  send_background(c, t, 1000);
+  ASSERT_TRUE(surge_until(c, t, "hot", [&] { return !peer.reports().empty(); }));
   std::vector<Report> reports = peer.reports();
   ASSERT_EQ(reports.size(), 1u);
   ASSERT_FALSE(reports[0].items.empty());
@@ -512,10 +523,7 @@ TEST(Client, SurgingKeySendsAnEarlyReportAndOneFollowUp) {
   std::this_thread::sleep_for(milliseconds(300));
   EXPECT_EQ(c.stats().reports_surge, 2u);
   // Another key surging is reported (hotkey.surge.interval.ms, 100 ms, has passed).
-  ASSERT_TRUE(eventually([&] {
-    for (int i = 0; i < 20; ++i) send(c, t, "next");
-    return c.stats().reports_surge >= 3;
-  }));
+  ASSERT_TRUE(surge_until(c, t, "next", [&] { return c.stats().reports_surge >= 3; }));
   ASSERT_TRUE(eventually([&] { return peer.reports().size() >= 3; }));
   const Report r = peer.reports()[2];
   EXPECT_TRUE(std::any_of(r.items.begin(), r.items.end(), [](const ReportItem& item) {
@@ -533,7 +541,7 @@ TEST(Client, SurgeReportsSkipListedKeysAndAreRateLimited) {
         peer, {{"hotkey.report.interval.ms", "60000"}, {"hotkey.surge.interval.ms", "600000"}}));
     TopicId t = c.topic("orders");
     ASSERT_TRUE(c.wait_for_version(t, 3, std::chrono::seconds(10)));
-    for (int i = 0; i < 100; ++i) send(c, t, "u" + std::to_string(i));
+    send_background(c, t, 100);
     for (int round = 0; round < 10; ++round) {
       for (int i = 0; i < 200; ++i) EXPECT_TRUE(send(c, t, "listed").salted);
       std::this_thread::sleep_for(milliseconds(20));
@@ -541,8 +549,7 @@ TEST(Client, SurgeReportsSkipListedKeysAndAreRateLimited) {
     EXPECT_EQ(c.stats().reports_surge, 0u);
     EXPECT_TRUE(peer.reports().empty());
     // An unlisted key surging is: the control for the above.
-    ASSERT_TRUE(eventually([&] {
-      for (int i = 0; i < 20; ++i) send(c, t, "a");
+    ASSERT_TRUE(surge_until(c, t, "a", [&] {
       return c.stats().reports_surge == 1 && peer.reports().size() == 1;
     }));
     // Another key surges within hotkey.surge.interval.ms: no second early report.
@@ -588,16 +595,13 @@ TEST(Client, IdleReporterSleepsAndASurgeWakesIt) {
   peer.enable_batch();
   Client c(props_for(peer, {{"hotkey.report.interval.ms", "60000"}}));
   TopicId t = c.topic("orders");
-  for (int i = 0; i < 1000; ++i) send(c, t, "u" + std::to_string(i));
+  send_background(c, t, 1000);
   const long before = thread_switches("hotkey-reporter");
   ASSERT_GE(before, 0) << "no thread named hotkey-reporter";
   std::this_thread::sleep_for(milliseconds(1000));
   EXPECT_LE(thread_switches("hotkey-reporter") - before, 10);
   // Woken, it sends the early report at once (the next round is a minute away).
-  ASSERT_TRUE(eventually([&] {
-    for (int i = 0; i < 20; ++i) send(c, t, "hot");
-    return !peer.reports().empty();
-  }));
+  ASSERT_TRUE(surge_until(c, t, "hot", [&] { return !peer.reports().empty(); }));
   EXPECT_EQ(c.stats().reports_surge, 1u);
 }
 
