@@ -10,6 +10,13 @@
 //
 //   hotkey-fanout-bench --subscribers 1000 --processes 4 --rounds 10 [--warmup-rounds 20]
 //
+// --subscriber-librdkafka FILE runs the subscriber processes on another librdkafka.so.1 (the
+// publisher stays on the one the bench was linked with), e.g. the one in the PyPI confluent-kafka
+// wheel the build installs for the plugin tests. librdkafka before 2.4.0 (Debian's 2.0.2) spins
+// its main thread for up to 1 ms before every timer (confluentinc/librdkafka#4671, fixed in
+// 2.4.0): about half a millisecond of CPU a second per handle, which 1,000 simulated producers on
+// one machine turn into ~0.5 of a core, during the rounds too (docs/BENCHMARKS.md).
+//
 // --pin-broker gives the broker CPU 0 to itself and the publisher and subscribers the other CPUs,
 // as a broker of its own machine has: on 2 cores, during a round the simulated subscribers'
 // librdkafka threads take about half the CPU and so slow the broker's answers (docs/BENCHMARKS.md).
@@ -217,7 +224,7 @@ int run_subscribers(const std::string& bootstrap, int n, uint64_t first_measured
     drain(false);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::fprintf(out, "ready\n");
+  std::fprintf(out, "ready %s\n", rd_kafka_version_str());
   std::fflush(out);
   // The CPU is counted from when every consumer holds the last warm-up version.
   double cpu_from = -1;
@@ -290,6 +297,7 @@ int main(int argc, char** argv) {
   bool mock = false;
   bool busy_poll = false;
   bool pin = false;
+  std::string sub_lib;  // --subscriber-librdkafka
   for (int i = 1; i < argc; ++i) {
     const std::string f = argv[i];
     if (f == "--mock") {
@@ -308,13 +316,16 @@ int main(int argc, char** argv) {
       warmup = std::atoi(argv[++i]);
     } else if (i + 1 < argc && f == "--fetch-wait-ms") {
       fetch_wait = argv[++i];
+    } else if (i + 1 < argc && f == "--subscriber-librdkafka") {
+      sub_lib = argv[++i];
     } else if (i + 1 < argc && f == "--bootstrap") {
       bootstrap = argv[++i];
     } else {
       std::fprintf(stderr,
                    "usage: hotkey-fanout-bench [--subscribers N] [--processes P] [--rounds R] "
                    "[--warmup-rounds W] "
-                   "[--fetch-wait-ms W] [--busy-poll] [--pin-broker] [--bootstrap B | --mock]\n");
+                   "[--fetch-wait-ms W] [--busy-poll] [--pin-broker] [--subscriber-librdkafka FILE] "
+                   "[--bootstrap B | --mock]\n");
       return 2;
     }
   }
@@ -323,6 +334,27 @@ int main(int argc, char** argv) {
                  "hotkey-fanout-bench: need 1 <= processes <= subscribers, rounds >= 1, "
                  "warmup-rounds >= 0\n");
     return 2;
+  }
+  // The subscribers' librdkafka: FILE as librdkafka.so.1 in a directory of its own, put first on
+  // their LD_LIBRARY_PATH.
+  std::string sub_lib_dir;
+  if (!sub_lib.empty()) {
+    std::error_code ec;
+    const auto target = std::filesystem::canonical(sub_lib, ec);
+    if (ec || !std::filesystem::is_regular_file(target)) {
+      std::fprintf(stderr, "hotkey-fanout-bench: --subscriber-librdkafka %s: not a file\n",
+                   sub_lib.c_str());
+      return 2;
+    }
+    char dir[] = "/tmp/hotkey-fanout-rdk-XXXXXX";
+    if (mkdtemp(dir) == nullptr) return 1;
+    sub_lib_dir = dir;
+    std::filesystem::create_symlink(target, sub_lib_dir + "/librdkafka.so.1", ec);
+    if (ec) {
+      std::fprintf(stderr, "hotkey-fanout-bench: %s: %s\n", sub_lib_dir.c_str(),
+                   ec.message().c_str());
+      return 1;
+    }
   }
   char errstr[512];
   std::unique_ptr<hotkey::test_support::RealKafka> real;
@@ -392,6 +424,7 @@ int main(int argc, char** argv) {
       close(fds[0]);
       dup2(fds[1], STDOUT_FILENO);
       close(fds[1]);
+      if (!sub_lib_dir.empty()) setenv("LD_LIBRARY_PATH", sub_lib_dir.c_str(), 1);
       const std::string ns = std::to_string(n), fs = std::to_string(first),
                         ls = std::to_string(last);
       execl("/proc/self/exe", argv[0], "--subscriber-process", bootstrap.c_str(), ns.c_str(),
@@ -404,14 +437,22 @@ int main(int argc, char** argv) {
     pipes.push_back(fdopen(fds[0], "r"));
   }
   char line[128];
+  std::string sub_version;
   for (FILE* f : pipes) {
-    if (!std::fgets(line, sizeof line, f) || std::strcmp(line, "ready\n") != 0) {
+    if (!std::fgets(line, sizeof line, f) || std::strncmp(line, "ready ", 6) != 0) {
       std::fprintf(stderr, "a subscriber process did not catch up\n");
+      if (!sub_lib_dir.empty()) std::filesystem::remove_all(sub_lib_dir);
       return 1;
     }
+    sub_version.assign(line + 6, std::strcspn(line + 6, "\n"));
   }
-  std::printf("%d subscribers caught up with version 1 in %.1f s\n", subscribers,
-              std::chrono::duration<double>(Clock::now() - t_setup).count());
+  if (!sub_lib_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(sub_lib_dir, ec);
+  }
+  std::printf("%d subscribers caught up with version 1 in %.1f s; librdkafka %s (publisher %s)\n",
+              subscribers, std::chrono::duration<double>(Clock::now() - t_setup).count(),
+              sub_version.c_str(), rd_kafka_version_str());
 
   const int broker_pid = real ? real->node_pid(0) : 0;
   double broker_cpu_before = 0;
