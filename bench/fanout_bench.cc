@@ -414,23 +414,35 @@ int main(int argc, char** argv) {
   std::vector<pid_t> pids;
   std::vector<FILE*> pipes;
   const auto t_setup = Clock::now();
+  // Everything the children need is made before fork(): the parent has librdkafka threads, so a
+  // child may call only async-signal-safe functions until it execs (no allocation, no setenv).
+  const std::string fs = std::to_string(first), ls = std::to_string(last);
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (sub_lib_dir.empty() || std::strncmp(*e, "LD_LIBRARY_PATH=", 16) != 0) {
+      env_store.emplace_back(*e);
+    }
+  }
+  if (!sub_lib_dir.empty()) env_store.push_back("LD_LIBRARY_PATH=" + sub_lib_dir);
+  std::vector<char*> child_env;
+  for (auto& e : env_store) child_env.push_back(e.data());
+  child_env.push_back(nullptr);
   for (int p = 0; p < processes; ++p) {
     int fds[2];
     if (pipe(fds) != 0) return 1;
-    const int n = subscribers / processes + (p < subscribers % processes ? 1 : 0);
+    const std::string ns =
+        std::to_string(subscribers / processes + (p < subscribers % processes ? 1 : 0));
+    const char* child_argv[] = {argv[0], "--subscriber-process", bootstrap.c_str(), ns.c_str(),
+                                fs.c_str(), ls.c_str(), fetch_wait.c_str(),
+                                busy_poll ? "busy" : "wake", nullptr};
     const pid_t pid = fork();
     if (pid == 0) {
       // A fresh process image: nothing of the parent's librdkafka state crosses the fork.
       close(fds[0]);
       dup2(fds[1], STDOUT_FILENO);
       close(fds[1]);
-      if (!sub_lib_dir.empty()) setenv("LD_LIBRARY_PATH", sub_lib_dir.c_str(), 1);
-      const std::string ns = std::to_string(n), fs = std::to_string(first),
-                        ls = std::to_string(last);
-      execl("/proc/self/exe", argv[0], "--subscriber-process", bootstrap.c_str(), ns.c_str(),
-            fs.c_str(), ls.c_str(), fetch_wait.c_str(), busy_poll ? "busy" : "wake",
-            static_cast<char*>(nullptr));
-      std::_Exit(127);
+      execve("/proc/self/exe", const_cast<char* const*>(child_argv), child_env.data());
+      _exit(127);
     }
     close(fds[1]);
     pids.push_back(pid);
@@ -441,7 +453,8 @@ int main(int argc, char** argv) {
   for (FILE* f : pipes) {
     if (!std::fgets(line, sizeof line, f) || std::strncmp(line, "ready ", 6) != 0) {
       std::fprintf(stderr, "a subscriber process did not catch up\n");
-      if (!sub_lib_dir.empty()) std::filesystem::remove_all(sub_lib_dir);
+      std::error_code ec;
+      if (!sub_lib_dir.empty()) std::filesystem::remove_all(sub_lib_dir, ec);
       return 1;
     }
     sub_version.assign(line + 6, std::strcspn(line + 6, "\n"));
