@@ -176,9 +176,11 @@ void ConnectionPool::enqueue(std::function<void()> fn) {
     } else {
       overflow_jobs_.push_back(Job{std::move(fn), conn});
     }
+    // Set under the lock: set after it, a connection that a worker finished in between (its
+    // 0 already set) was left counted as open until the next connection came.
+    if (hooks_.connections) hooks_.connections(open);
   }
   (conn->refusal == Refusal::kNone ? cv_ : overflow_cv_).notify_one();
-  if (hooks_.connections) hooks_.connections(open);
 }
 
 void ConnectionPool::work(bool overflow) {
@@ -222,10 +224,10 @@ void ConnectionPool::finish(const std::shared_ptr<Conn>& conn) {
         if (it != admitted_per_client_.end() && --it->second == 0) admitted_per_client_.erase(it);
       }
     }
+    if (hooks_.connections) hooks_.connections(open);  // under the lock, as in enqueue()
   }
   // Out of open_, the watchdog no longer sees the descriptor: closing it now is safe.
   if (conn->fd >= 0) close(conn->fd);
-  if (hooks_.connections) hooks_.connections(open);
 }
 
 void ConnectionPool::watch() {

@@ -42,7 +42,7 @@ class ConnectionPool : public httplib::TaskQueue {
   };
   enum class Refusal : uint8_t { kNone, kMaxConnections, kMaxPerClient };
   struct Hooks {
-    std::function<void(size_t)> connections;  // connections open now
+    std::function<void(size_t)> connections;  // connections open now; called under the pool lock
     std::function<void()> cut;                // one connection closed by the watchdog
     // Plain HTTP only: the complete answer (status line, headers, body) for a refused
     // connection from `peer`, written the moment it is accepted, before its request is read,
