@@ -338,6 +338,13 @@ int main(int argc, char** argv) {
   // The subscribers' librdkafka: FILE as librdkafka.so.1 in a directory of its own, put first on
   // their LD_LIBRARY_PATH.
   std::string sub_lib_dir;
+  struct RemoveDir {  // on every return: the children have loaded the library by then
+    const std::string& dir;
+    ~RemoveDir() {
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+  } remove_sub_lib_dir{sub_lib_dir};
   if (!sub_lib.empty()) {
     std::error_code ec;
     const auto target = std::filesystem::canonical(sub_lib, ec);
@@ -453,15 +460,9 @@ int main(int argc, char** argv) {
   for (FILE* f : pipes) {
     if (!std::fgets(line, sizeof line, f) || std::strncmp(line, "ready ", 6) != 0) {
       std::fprintf(stderr, "a subscriber process did not catch up\n");
-      std::error_code ec;
-      if (!sub_lib_dir.empty()) std::filesystem::remove_all(sub_lib_dir, ec);
       return 1;
     }
     sub_version.assign(line + 6, std::strcspn(line + 6, "\n"));
-  }
-  if (!sub_lib_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(sub_lib_dir, ec);
   }
   std::printf("%d subscribers caught up with version 1 in %.1f s; librdkafka %s (publisher %s)\n",
               subscribers, std::chrono::duration<double>(Clock::now() - t_setup).count(),
