@@ -1,5 +1,8 @@
 package dev.hotkey.kafka;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -20,6 +23,26 @@ public class HotkeyPartitioner implements Partitioner {
   private HotkeyConfig.SaltPolicy policy;
   private boolean rekey;
   private int stickyBatchSize = 16384;
+
+  // The keys the table's filter may hold are placed out of line, through a MethodHandle in an
+  // instance field, which C2 cannot inline (as Sampler does for sample()). Inlined, withList
+  // (the salt table's lookup and pick, the rekey check) made partition()'s compiled code bigger
+  // and every cold record slower: CpuCost, 8 pairs of JVMs, cold key 1.30x the built-in
+  // partitioner with it inlined, 1.23x out of line, hot key unchanged (docs/BENCHMARKS.md
+  // "Java client").
+  private static final MethodHandle WITH_LIST;
+
+  static {
+    try {
+      WITH_LIST = MethodHandles.lookup().findVirtual(HotkeyPartitioner.class, "withList",
+          MethodType.methodType(int.class, TopicRouter.class, RoutingTable.class, Object.class,
+              byte[].class, byte[].class, int.class, int.class));
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private final MethodHandle withList = WITH_LIST;
 
   @Override
   public void configure(Map<String, ?> configs) {
@@ -55,12 +78,20 @@ public class HotkeyPartitioner implements Partitioner {
     }
     final int hash = Hashes.murmur2(keyBytes) & 0x7fffffff;
     final RoutingTable t = r.tableFor(n);
-    if (t == null || t.empty) {
-      final int partition = hash % n;
-      r.sampler.record(keyBytes, partition, false);
-      return partition;
+    // A key the table's filter rules out is cold, and is placed here; only keys the filter may
+    // hold (and, in rekey mode, every key while a list is in force) go out of line.
+    if (t != null && (t.mayContain(hash) || rekey && !t.empty)) {
+      try {
+        return (int) withList.invokeExact(this, r, t, key, keyBytes, valueBytes, hash, n);
+      } catch (RuntimeException | Error e) {
+        throw e;
+      } catch (Throwable e) { // withList throws nothing checked
+        throw new IllegalStateException(e);
+      }
     }
-    return withList(r, t, key, keyBytes, valueBytes, hash, n);
+    final int partition = hash % n;
+    r.sampler.record(keyBytes, partition, false);
+    return partition;
   }
 
   private int keyless(TopicRouter r, Cluster cluster, int n, byte[] valueBytes) {

@@ -211,13 +211,21 @@ final class RoutingTable {
     return (h ^ (h >>> 16)) * 0x45d9f3b;
   }
 
+  /**
+   * False when no hot key has murmur2 family hash {@code hash} (one bit test; always false for an
+   * empty table); true when one may.
+   */
+  boolean mayContain(int hash) {
+    int bit = mix(hash) >>> (32 - 9);
+    return ((filter[bit >>> 6] >>> (bit & 63)) & 1L) != 0;
+  }
+
   /** The hot entry for key bytes whose murmur2 family hash is {@code hash}, or null. */
   Entry find(byte[] key, int hash) {
-    int mixed = mix(hash);
-    int bit = mixed >>> (32 - 9);
-    if (((filter[bit >>> 6] >>> (bit & 63)) & 1L) == 0) {
+    if (!mayContain(hash)) {
       return null;
     }
+    int mixed = mix(hash);
     int slot = mixed & mask;
     for (;;) {
       Entry e = slots[slot];
