@@ -24,19 +24,19 @@ public class HotkeyPartitioner implements Partitioner {
   private boolean rekey;
   private int stickyBatchSize = 16384;
 
-  // The keys the table's filter may hold are placed out of line, through a MethodHandle in an
-  // instance field, which C2 cannot inline (as Sampler does for sample()). Inlined, withList
-  // (the salt table's lookup and pick, the rekey check) made partition()'s compiled code bigger
-  // and every cold record slower: CpuCost, 8 pairs of JVMs, cold key 1.30x the built-in
-  // partitioner with it inlined, 1.23x out of line, hot key unchanged (docs/BENCHMARKS.md
-  // "Java client").
+  // The keys the table's filter may hold (and records the interceptor may have rekeyed) are
+  // placed out of line, through a MethodHandle in an instance field, which C2 cannot inline (as
+  // Sampler does for sample()). Inlined, withList (the salt table's lookup and pick, the rekey
+  // lookup) made partition()'s compiled code bigger and every cold record slower: CpuCost,
+  // 10 pairs of JVMs, cold key 1.315x the built-in partitioner inlined, 1.23x out of line; a
+  // listed key pays ~3 ns for the call (docs/BENCHMARKS.md "Java client").
   private static final MethodHandle WITH_LIST;
 
   static {
     try {
       WITH_LIST = MethodHandles.lookup().findVirtual(HotkeyPartitioner.class, "withList",
           MethodType.methodType(int.class, TopicRouter.class, RoutingTable.class, Object.class,
-              byte[].class, byte[].class, int.class, int.class));
+              byte[].class, byte[].class, int.class, int.class, boolean.class));
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -78,15 +78,20 @@ public class HotkeyPartitioner implements Partitioner {
     }
     final int hash = Hashes.murmur2(keyBytes) & 0x7fffffff;
     final RoutingTable t = r.tableFor(n);
-    // A key the table's filter rules out is cold, and is placed here; only keys the filter may
-    // hold (and, in rekey mode, every key while a list is in force) go out of line.
-    if (t != null && (t.mayContain(hash) || rekey && !t.empty)) {
-      try {
-        return (int) withList.invokeExact(this, r, t, key, keyBytes, valueBytes, hash, n);
-      } catch (RuntimeException | Error e) {
-        throw e;
-      } catch (Throwable e) { // withList throws nothing checked
-        throw new IllegalStateException(e);
+    // A key the table's filter rules out is cold, and is placed here, unless (rekey mode) it
+    // looks like a salted key the interceptor made; only those two kinds go out of line.
+    if (t != null) {
+      final boolean maybeRekeyed =
+          rekey && !t.empty && HotkeyInterceptor.maybeSalted(keyBytes, t.separator);
+      if (maybeRekeyed || t.mayContain(hash)) {
+        try {
+          return (int) withList.invokeExact(this, r, t, key, keyBytes, valueBytes, hash, n,
+              maybeRekeyed);
+        } catch (RuntimeException | Error e) {
+          throw e;
+        } catch (Throwable e) { // withList throws nothing checked
+          throw new IllegalStateException(e);
+        }
       }
     }
     final int partition = hash % n;
@@ -99,11 +104,12 @@ public class HotkeyPartitioner implements Partitioner {
     return sticky(r, cluster, n, valueBytes == null ? 0 : valueBytes.length);
   }
 
+  // maybeRekeyed: rekey mode, and the key reads as KEY + separator + digits (partition() tested).
   private int withList(TopicRouter r, RoutingTable t, Object key, byte[] keyBytes,
-      byte[] valueBytes, int hash, int n) {
+      byte[] valueBytes, int hash, int n, boolean maybeRekeyed) {
     int partition = hash % n;
     // A record the interceptor rekeyed: counted under its logical key, placed by its salted key.
-    if (rekey && HotkeyInterceptor.maybeSalted(keyBytes, t.separator)) {
+    if (maybeRekeyed) {
       byte[] logical = HotkeyInterceptor.takeRekeyed(key);
       if (logical != null) {
         r.sampler.record(logical, partition, true);

@@ -216,16 +216,20 @@ final class RoutingTable {
    * empty table); true when one may.
    */
   boolean mayContain(int hash) {
-    int bit = mix(hash) >>> (32 - 9);
+    return filterHas(mix(hash));
+  }
+
+  private boolean filterHas(int mixed) {
+    int bit = mixed >>> (32 - 9);
     return ((filter[bit >>> 6] >>> (bit & 63)) & 1L) != 0;
   }
 
   /** The hot entry for key bytes whose murmur2 family hash is {@code hash}, or null. */
   Entry find(byte[] key, int hash) {
-    if (!mayContain(hash)) {
+    int mixed = mix(hash);
+    if (!filterHas(mixed)) {
       return null;
     }
-    int mixed = mix(hash);
     int slot = mixed & mask;
     for (;;) {
       Entry e = slots[slot];
