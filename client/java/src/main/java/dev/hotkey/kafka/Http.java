@@ -1,6 +1,5 @@
 package dev.hotkey.kafka;
 
-import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -58,7 +57,10 @@ final class Http {
 
   // The kept-alive connection: only the requesting thread touches these.
   private Socket socket;
-  private BufferedInputStream in;
+  private InputStream in;
+  private final byte[] buf = new byte[8192]; // what was read from in and not yet used: [pos, lim)
+  private int pos;
+  private int lim;
   private OutputStream out;
   private byte[] line = new byte[256]; // the answer's head, a line at a time
   private boolean answerStarted; // a byte of this exchange's answer has come
@@ -122,20 +124,12 @@ final class Http {
       if (reused && !answerStarted && e instanceof IOException
           && !(e instanceof java.net.SocketTimeoutException) && !closed
           && aborts == abortsBefore) {
-        return wrap(() -> exchange(method, head, body, readTimeoutMs));
+        try {
+          return exchange(method, head, body, readTimeoutMs);
+        } catch (IOException | RuntimeException again) {
+          throw asIo(again);
+        }
       }
-      throw asIo(e);
-    }
-  }
-
-  private interface Exchange {
-    Answer run() throws IOException;
-  }
-
-  private static Answer wrap(Exchange x) throws IOException {
-    try {
-      return x.run();
-    } catch (IOException | RuntimeException e) {
       throw asIo(e);
     }
   }
@@ -200,7 +194,7 @@ final class Http {
         answer = untilClose();
         f.close = true;
       }
-      keep = !f.close;
+      keep = !f.close && pos == lim; // bytes past the answer: not a connection to trust
       return new Answer(status, answer);
     } finally {
       current = null;
@@ -230,7 +224,9 @@ final class Http {
         s = t;
       }
       socket = s;
-      in = new BufferedInputStream(s.getInputStream(), 8192);
+      in = s.getInputStream();
+      pos = 0;
+      lim = 0;
       out = s.getOutputStream();
     } catch (IOException | RuntimeException e) {
       current = null;
@@ -243,6 +239,8 @@ final class Http {
     Socket s = socket;
     socket = null;
     in = null;
+    pos = 0;
+    lim = 0;
     out = null;
     if (s != null) {
       try {
@@ -322,27 +320,51 @@ final class Http {
     }
   }
 
-  /** One CRLF- (or LF-) ended line into {@code line} (grown as needed), without the end. */
+  /** Reads more of the answer into buf; false at the end of the stream. */
+  private boolean fill() throws IOException {
+    if (pos == lim) {
+      pos = 0;
+      lim = 0;
+    }
+    int n = in.read(buf, lim, buf.length - lim);
+    if (n <= 0) {
+      return false;
+    }
+    answerStarted = true;
+    lim += n;
+    return true;
+  }
+
+  /**
+   * One CRLF- (or LF-) ended line into {@code line} (grown as needed), without the end. The
+   * bytes are scanned in buf, not read one call at a time: the reporter's requests are too few
+   * for the JIT, and an interpreted call a byte was most of a request's cost.
+   */
   private int readLine(boolean first) throws IOException {
     int n = 0;
-    byte[] buf = line;
     for (;;) {
-      int c = in.read();
-      if (c < 0) {
+      if (pos == lim && !fill()) {
         throw new EOFException(first && n == 0 ? "the connection closed before an answer"
             : "the connection closed inside the answer's head");
       }
-      answerStarted = true;
-      if (c == '\n') {
-        return n > 0 && buf[n - 1] == '\r' ? n - 1 : n;
+      int end = pos;
+      while (end < lim && buf[end] != '\n') {
+        end++;
       }
-      if (n == buf.length) {
-        if (n >= MAX_HEADER_LINE) {
+      int take = end - pos;
+      if (n + take > line.length) {
+        if (n + take > MAX_HEADER_LINE) {
           throw new IOException("an answer header line longer than " + MAX_HEADER_LINE);
         }
-        buf = line = java.util.Arrays.copyOf(buf, n * 2);
+        line = java.util.Arrays.copyOf(line, Math.max(n + take, line.length * 2));
       }
-      buf[n++] = (byte) c;
+      System.arraycopy(buf, pos, line, n, take);
+      n += take;
+      pos = end;
+      if (end < lim) { // the '\n'
+        pos++;
+        return n > 0 && line[n - 1] == '\r' ? n - 1 : n;
+      }
     }
   }
 
@@ -352,7 +374,9 @@ final class Http {
 
   private byte[] exactly(long length) throws IOException {
     byte[] b = new byte[(int) length];
-    int off = 0;
+    int off = Math.min(b.length, lim - pos);
+    System.arraycopy(buf, pos, b, 0, off);
+    pos += off;
     while (off < b.length) {
       int n = in.read(b, off, b.length - off);
       if (n < 0) {
@@ -392,7 +416,8 @@ final class Http {
 
   private byte[] untilClose() throws IOException {
     ByteArrayOutputStream body = new ByteArrayOutputStream();
-    byte[] buf = new byte[8192];
+    body.write(buf, pos, lim - pos);
+    pos = lim;
     for (int n; (n = in.read(buf)) > 0;) {
       body.write(buf, 0, n);
       if (body.size() > MAX_BODY) {
