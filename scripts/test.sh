@@ -57,6 +57,10 @@ fi
 echo "== Java client (client/java: shared vectors, routing, the coordinator process) =="
 # Offline after the first run has filled ~/.m2 from Maven Central.
 (cd client/java && mvn -q -B verify)
+# The benchmarks compile against the installed jar (as scripts/java-fleet-bench.sh and
+# client/java/bench/run.sh use them): built here so that an API change cannot leave them broken
+# unseen. Not run: their figures are in docs/BENCHMARKS.md with their commands.
+(cd client/java && mvn -q -B install -DskipTests && cd bench && mvn -q -B compile)
 
 if [ "${HOTKEY_SANITIZE_PASS:-1}" != "0" ]; then
   echo "== unit tests and coordinator fault tests under ASan+UBSan =="
