@@ -177,12 +177,13 @@ final class Http {
         out.write(body);
       }
       out.flush();
-      int status;
       Framing f;
       do { // 1xx interim answers (none are asked for) are skipped
-        status = statusLine();
-        f = headers();
-      } while (status >= 100 && status < 200);
+        f = new Framing();
+        statusLine(f);
+        headers(f);
+      } while (f.status >= 100 && f.status < 200);
+      final int status = f.status;
       byte[] answer;
       if (method.equals("HEAD") || status == 204 || status == 304) {
         answer = new byte[0];
@@ -251,22 +252,22 @@ final class Http {
     }
   }
 
+  /** An answer's head: its status and how its body ends. */
   private static final class Framing {
+    int status;
     long length = -1;
     boolean chunked;
     boolean close;
   }
 
-  private boolean http10;
-
-  private int statusLine() throws IOException {
+  private void statusLine(Framing f) throws IOException {
     int n = readLine(true);
     // "HTTP/1.1 200 OK": the version, then three digits
     if (n < 12 || line[0] != 'H' || line[1] != 'T' || line[2] != 'T' || line[3] != 'P'
         || line[4] != '/' || line[8] != ' ') {
       throw new IOException("not an HTTP answer: " + text(n));
     }
-    http10 = line[5] == '1' && line[7] == '0';
+    f.close = line[5] == '1' && line[7] == '0'; // HTTP/1.0 closes unless it says keep-alive
     int status = 0;
     for (int i = 9; i < 12; i++) {
       if (line[i] < '0' || line[i] > '9') {
@@ -274,16 +275,14 @@ final class Http {
       }
       status = status * 10 + (line[i] - '0');
     }
-    return status;
+    f.status = status;
   }
 
-  private Framing headers() throws IOException {
-    Framing f = new Framing();
-    f.close = http10;
+  private void headers(Framing f) throws IOException {
     for (int count = 0;; count++) {
       int n = readLine(false);
       if (n == 0) {
-        return f;
+        return;
       }
       if (count == MAX_HEADERS) {
         throw new IOException("more than " + MAX_HEADERS + " header lines");

@@ -3,10 +3,13 @@ package dev.hotkey.kafka;
 import java.io.IOException;
 import java.net.HttpURLConnection;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 
@@ -17,6 +20,7 @@ final class CoordinatorProcess implements AutoCloseable {
   final Path dir;
   final int port;
   private Process process;
+  private final List<String> tlsArgs = new ArrayList<>();
 
   CoordinatorProcess(Path dir) throws IOException {
     this(dir, freePort());
@@ -48,14 +52,25 @@ final class CoordinatorProcess implements AutoCloseable {
         "build/bin/hotkey-coordinator is not built");
   }
 
+  /**
+   * Serves HTTPS only, with this PEM certificate and key (--tls-cert, --tls-key). This class's
+   * own requests are plain http, so start() then waits for the port to listen, not /readyz.
+   */
+  CoordinatorProcess tls(Path cert, Path key) {
+    tlsArgs.addAll(List.of("--tls-cert", cert.toString(), "--tls-key", key.toString()));
+    return this;
+  }
+
   String url() {
     return "http://127.0.0.1:" + port;
   }
 
   void start() throws Exception {
-    process = new ProcessBuilder(binary().toString(), "--listen", "127.0.0.1:" + port, "--data",
-        dir.resolve("data").toString(), "--config", dir.resolve("config.json").toString(),
-        "--operator-token", "ops=" + OPERATOR_TOKEN)
+    List<String> command = new ArrayList<>(List.of(binary().toString(), "--listen",
+        "127.0.0.1:" + port, "--data", dir.resolve("data").toString(), "--config",
+        dir.resolve("config.json").toString(), "--operator-token", "ops=" + OPERATOR_TOKEN));
+    command.addAll(tlsArgs);
+    process = new ProcessBuilder(command)
         .redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("coordinator.log").toFile()))
         .start();
@@ -66,6 +81,10 @@ final class CoordinatorProcess implements AutoCloseable {
             + Files.readString(dir.resolve("coordinator.log")));
       }
       try {
+        if (!tlsArgs.isEmpty()) {
+          new Socket("127.0.0.1", port).close();
+          return;
+        }
         if (request("GET", "/readyz", null).status == 200) {
           return;
         }

@@ -316,38 +316,16 @@ class HttpTest {
     openssl(dir, "good", "IP:127.0.0.1,DNS:localhost");
     openssl(dir, "other", "DNS:coordinator.example.com");
     for (String cert : List.of("good", "other")) {
-      int port;
-      try (ServerSocket probe = new ServerSocket(0)) {
-        port = probe.getLocalPort();
-      }
-      Process coordinator = new ProcessBuilder(CoordinatorProcess.binary().toString(),
-          "--listen", "127.0.0.1:" + port, "--data", dir.resolve("data-" + cert).toString(),
-          "--tls-cert", dir.resolve(cert + ".pem").toString(),
-          "--tls-key", dir.resolve(cert + ".key").toString())
-          .redirectErrorStream(true)
-          .redirectOutput(dir.resolve("coordinator-" + cert + ".log").toFile()).start();
-      try {
+      Path home = Files.createDirectories(dir.resolve(cert));
+      try (CoordinatorProcess coordinator = new CoordinatorProcess(home)
+          .tls(dir.resolve(cert + ".pem"), dir.resolve(cert + ".key"))) {
+        coordinator.start();
+        int port = coordinator.port;
         String url = "https://127.0.0.1:" + port;
         Http trusting = new Http(HotkeyConfig.parse(Map.of("hotkey.coordinator.url", url,
             "hotkey.coordinator.ssl.ca.location", dir.resolve(cert + ".pem").toString())));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        IOException last = null;
-        int status = 0;
-        while (System.nanoTime() < deadline && status != 200) {
-          assertTrue(coordinator.isAlive(), Files.readString(dir.resolve("coordinator-" + cert
-              + ".log")));
-          try {
-            status = trusting.request("GET", "/readyz", null, null, 5000).status;
-          } catch (IOException e) {
-            last = e;
-            if (cert.equals("other") && e instanceof javax.net.ssl.SSLHandshakeException) {
-              break; // listening, and refused: the name does not match
-            }
-            Thread.sleep(50);
-          }
-        }
         if (cert.equals("good")) {
-          assertEquals(200, status, "over TLS: " + last);
+          assertEquals(200, trusting.request("GET", "/readyz", null, null, 5000).status);
           Http.Answer a = trusting.request("GET", "/v1/hotkeys?topic=orders&since=0&wait_ms=0",
               null, null, 5000);
           assertTrue(a.status == 200 || a.status == 304 || a.status == 404, "" + a.status);
@@ -362,12 +340,11 @@ class HttpTest {
               2000));
         } else {
           // Trusted certificate, wrong name: refused by the host-name check.
-          assertTrue(last instanceof javax.net.ssl.SSLHandshakeException
-              && String.valueOf(last.getMessage()).contains("127.0.0.1"), "" + last);
+          javax.net.ssl.SSLHandshakeException e = assertThrows(
+              javax.net.ssl.SSLHandshakeException.class,
+              () -> trusting.request("GET", "/readyz", null, null, 5000));
+          assertTrue(String.valueOf(e.getMessage()).contains("127.0.0.1"), "" + e);
         }
-      } finally {
-        coordinator.destroyForcibly();
-        coordinator.waitFor(10, TimeUnit.SECONDS);
       }
     }
   }
