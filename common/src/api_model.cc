@@ -246,14 +246,16 @@ void from_json(const Json& j, ReportResult& v) {
 }
 
 void to_json(Json& j, const GroupMember& v) {
-  j = Json{{"member_id", v.member_id}, {"client_id", v.client_id},   {"host", v.host},
-           {"url", v.url},             {"partitions", v.partitions}, {"writes_lists", v.writes_lists}};
+  j = Json{{"member_id", v.member_id},
+           {"url", v.url},
+           {"partitions", v.partitions},
+           {"heartbeat_age_ms", v.heartbeat_age_ms},
+           {"writes_lists", v.writes_lists}};
 }
 void from_json(const Json& j, GroupMember& v) {
   read(j, "member_id", v.member_id);
-  read(j, "client_id", v.client_id);
-  read(j, "host", v.host);
   read(j, "url", v.url);
+  read(j, "heartbeat_age_ms", v.heartbeat_age_ms);
   read(j, "partitions", v.partitions);
   read(j, "writes_lists", v.writes_lists);
 }
@@ -272,7 +274,6 @@ void to_json(Json& j, const ClusterView& v) {
   j["lists_produced"] = v.lists_produced;
   j["lists_dropped"] = v.lists_dropped;
   j["group_members"] = v.group_members;
-  if (!v.group_error.empty()) j["group_error"] = v.group_error;
 }
 void from_json(const Json& j, ClusterView& v) {
   read(j, "mode", v.mode);
@@ -290,7 +291,6 @@ void from_json(const Json& j, ClusterView& v) {
   read(j, "lists_produced", v.lists_produced);
   read(j, "lists_dropped", v.lists_dropped);
   read(j, "group_members", v.group_members);
-  read(j, "group_error", v.group_error);
 }
 
 void to_json(Json& j, const Health& v) { j = Json{{"status", v.status}}; }

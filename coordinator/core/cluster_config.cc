@@ -222,6 +222,11 @@ const std::vector<ClusterSettingInfo>& cluster_settings() {
           "`http(s)://LISTEN_HOST:PORT`"),
       integer<&ClusterConfig::republish_interval_ms>(
           "republish_interval_ms", 100, 0, "every owned list is written again this often"),
+      integer<&ClusterConfig::owner_heartbeat_ms>(
+          "owner_heartbeat_ms", 100, 60000,
+          "the owner of a lists partition writes its ownership heartbeat (key `/owner`) there "
+          "this often; members and producers on `hotkey.transport=kafka` take an owner silent "
+          "for 3 intervals as gone"),
       integer<&ClusterConfig::topic_partitions>(
           "topic_partitions", 1, 10000,
           "partitions of the reports and lists topics when the coordinator creates them"),

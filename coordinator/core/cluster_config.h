@@ -25,6 +25,10 @@ struct ClusterConfig {
   // Every owned list is written again this often, so the compacted lists topic always ends
   // with the current owner's record.
   uint32_t republish_interval_ms = 30000;
+  // The owner of a lists partition writes its ownership heartbeat there this often
+  // (hotkey/kafka_contract.h): members and producers learn within a few intervals that an owner
+  // is gone, without asking Kafka's group coordinator.
+  uint32_t owner_heartbeat_ms = 1000;
   // Partitions of the reports and lists topics when the coordinator creates them.
   int32_t topic_partitions = 12;
   int16_t replication_factor = 3;

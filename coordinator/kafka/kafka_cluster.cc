@@ -29,10 +29,9 @@ struct KafkaCluster::Parts final : Placement {
         relay(c, coord),
         state(c.cluster, coord, log, this->url, stop_flag),
         tailer(c, coord, writer, this->url, stop_flag),
-        membership(c, coord, log, handles, writer, relay, stop_flag,
-                   [this](const std::string& topic, uint64_t version) {
-                     deleted(topic, version, 0);
-                   }) {}
+        membership(
+            c, coord, log, handles, writer, relay, stop_flag,
+            [this](const std::string& topic, uint64_t version) { deleted(topic, version, 0); }) {}
 
   bool owns(const std::string& topic) const override { return writer.owns(topic); }
   uint64_t version_floor(const std::string& topic) const override {
@@ -80,11 +79,32 @@ struct KafkaCluster::Parts final : Placement {
         writing.insert(m);
       }
     }
+    // The group's members from what the cluster itself writes: each partition's owner by its
+    // heartbeat (silent for 3 intervals: gone), this member by its own assignment. No admin
+    // request to Kafka's group coordinator (see membership.h).
+    std::map<std::string, api::GroupMember> group;
+    const auto silent = std::chrono::milliseconds(3 * int64_t{config.cluster.owner_heartbeat_ms});
+    for (const auto& [p, heard] : tailer.heartbeats()) {
+      if (heard.age > silent || heard.beat.owner == url) continue;
+      api::GroupMember& m = group[heard.beat.owner];
+      m.url = heard.beat.owner;
+      m.member_id = heard.beat.member_id;
+      m.partitions.push_back(p);
+      m.heartbeat_age_ms = std::max<int64_t>(m.heartbeat_age_ms, heard.age.count());
+    }
+    api::GroupMember& self = group[url];
+    self.url = url;
+    self.member_id = v.member_id;
+    self.partitions.clear();
+    for (const auto& [p, epoch] : writer.owned()) self.partitions.push_back(p);
+    self.heartbeat_age_ms = 0;
     std::set<std::string> live = writing;
-    live.insert(url);
+    for (auto& [member, m] : group) {
+      m.writes_lists = writing.contains(member);
+      live.insert(member);
+      v.group_members.push_back(std::move(m));
+    }
     v.members.assign(live.begin(), live.end());
-    v.group_members = membership.describe_group(&v.group_error);
-    for (api::GroupMember& m : v.group_members) m.writes_lists = writing.contains(m.url);
     v.owners = tailer.owners();
     // This member's own view of what it owns wins over the tailer's (which lags).
     for (const auto& s : coordinator.topics()) {
@@ -120,8 +140,8 @@ struct KafkaCluster::Parts final : Placement {
   std::thread state_thread;
 };
 
-KafkaCluster::KafkaCluster(const CoordinatorConfig& config, Coordinator& coordinator,
-                           LogSink& log, std::string advertised_url)
+KafkaCluster::KafkaCluster(const CoordinatorConfig& config, Coordinator& coordinator, LogSink& log,
+                           std::string advertised_url)
     : parts_(std::make_unique<Parts>(config, coordinator, log, std::move(advertised_url))) {}
 
 KafkaCluster::~KafkaCluster() { stop(); }
@@ -150,11 +170,11 @@ bool KafkaCluster::start(std::string* error) {
   d.tail_thread = std::thread([&d] { d.tailer.run(); });
   d.state_thread = std::thread([&d] { d.state.run(); });
   log_now(d.log, {{"level", "info"},
-            {"event", "cluster_joining"},
-            {"bootstrap", d.config.cluster.bootstrap},
-            {"group", d.config.cluster.group},
-            {"partitions", d.partitions},
-            {"url", d.url}});
+                  {"event", "cluster_joining"},
+                  {"bootstrap", d.config.cluster.bootstrap},
+                  {"group", d.config.cluster.group},
+                  {"partitions", d.partitions},
+                  {"url", d.url}});
   return true;
 }
 

@@ -4,7 +4,6 @@
 #include <memory>
 #include <mutex>
 
-
 namespace hotkey::coordinator::kafka {
 namespace {
 
@@ -35,8 +34,10 @@ void delivery_cb(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
 constexpr size_t kMaxHeld = 200;
 
 const char* level_name(int syslog_level) {
-  return syslog_level <= 3 ? "error" : syslog_level == 4 ? "warn" : syslog_level <= 6 ? "info"
-                                                                                       : "debug";
+  return syslog_level <= 3   ? "error"
+         : syslog_level == 4 ? "warn"
+         : syslog_level <= 6 ? "info"
+                             : "debug";
 }
 
 void on_log(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
@@ -111,14 +112,15 @@ std::optional<std::string> header(const rd_kafka_message_t* m, std::string_view 
   if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
   const void* value = nullptr;
   size_t size = 0;
-  if (rd_kafka_header_get_last(hdrs, std::string(name).c_str(), &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (rd_kafka_header_get_last(hdrs, std::string(name).c_str(), &value, &size) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
     return std::nullopt;
   }
   return value ? std::string(static_cast<const char*>(value), size) : std::string();
 }
 
 Handles::~Handles() {
-  for (rd_kafka_t* h : {consumer, reader, tailer, state, admin, producer}) {
+  for (rd_kafka_t* h : {consumer, reader, tailer, state, producer}) {
     if (h) rd_kafka_destroy(h);
   }
 }
@@ -152,13 +154,6 @@ bool Handles::create(const ClusterConfig& cc, LogSink& log, RebalanceCb rebalanc
   producer = rd_kafka_new(RD_KAFKA_PRODUCER, pc, errstr, sizeof errstr);
   if (!producer) {
     *error = std::string("kafka producer: ") + errstr;
-    return false;
-  }
-  rd_kafka_conf_t* ac = base_conf(cc, Kind::kProducer, {}, &context_, error);
-  if (!ac) return false;
-  admin = rd_kafka_new(RD_KAFKA_PRODUCER, ac, errstr, sizeof errstr);
-  if (!admin) {
-    *error = std::string("kafka admin client: ") + errstr;
     return false;
   }
   // Reports are planned on as they arrive: the default 500 ms broker-side fetch wait would
@@ -266,14 +261,14 @@ Sent produce_and_wait(rd_kafka_t* producer, const std::string& topic, int32_t pa
   auto delivery = std::make_shared<Delivery>();
   auto* holder = new std::shared_ptr<Delivery>(delivery);
   Sent sent;
-  sent.produced = rd_kafka_producev(
-      producer, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-      RD_KAFKA_V_KEY(key.data(), key.size()),
-      RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(holder),
-      RD_KAFKA_V_HEADER(std::string(header_name).c_str(), header_value.data(),
-                        static_cast<ssize_t>(header_value.size())),
-      RD_KAFKA_V_END);
+  sent.produced =
+      rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+                        RD_KAFKA_V_KEY(key.data(), key.size()),
+                        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(holder),
+                        RD_KAFKA_V_HEADER(std::string(header_name).c_str(), header_value.data(),
+                                          static_cast<ssize_t>(header_value.size())),
+                        RD_KAFKA_V_END);
   if (sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR) {
     delete holder;
     return sent;

@@ -47,10 +47,6 @@ struct Handles {
   rd_kafka_t* reader = nullptr;    // reads lists partitions to their end on assignment
   rd_kafka_t* tailer = nullptr;    // follows every lists partition (list reads, owners)
   rd_kafka_t* state = nullptr;     // applies the state topic (operator writes)
-  // Describes the group (GET /v1/cluster) on connections of its own, so that an admin request
-  // a broker answers badly (the librdkafka mock has no DescribeGroups) never touches the
-  // connections lists and operator writes travel on.
-  rd_kafka_t* admin = nullptr;
 
   Handles() = default;
   ~Handles();
@@ -60,8 +56,8 @@ struct Handles {
   using RebalanceCb = void (*)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*,
                                void*);
   // The group consumer's rebalances go to `rebalance` with `opaque`; its client id names
-  // `member_url` when given (group_client_id). False and *error when a setting is refused or a handle
-  // cannot be made.
+  // `member_url` when given (group_client_id). False and *error when a setting is refused or a
+  // handle cannot be made.
   bool create(const ClusterConfig& cc, LogSink& log, RebalanceCb rebalance, void* opaque,
               std::string* error, const std::string& member_url = "");
   // The start went well: writes the log events held since create(), and every later one at once.

@@ -18,7 +18,15 @@ void ListsTailer::run() {
   while (!stop_.load()) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(tailer_, 200);
     if (!m) continue;
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && !m->payload && m->key) {
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->key &&
+        std::string_view(static_cast<const char*>(m->key), m->key_len) == kOwnerHeartbeatKey) {
+      if (m->payload) {
+        if (auto beat = parse_owner_heartbeat(
+                std::string_view(static_cast<const char*>(m->payload), m->len))) {
+          on_heartbeat(m->partition, *beat);
+        }
+      }
+    } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && !m->payload && m->key) {
       on_tombstone(std::string(static_cast<const char*>(m->key), m->key_len));
     } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->payload) {
       try {
@@ -49,6 +57,25 @@ void ListsTailer::run() {
     rd_kafka_message_destroy(m);
   }
   rd_kafka_assign(tailer_, nullptr);
+}
+
+void ListsTailer::on_heartbeat(int32_t partition, const OwnerHeartbeat& beat) {
+  std::lock_guard lock(mu_);
+  auto it = heartbeats_.find(partition);
+  // A former owner's heartbeat read after the new owner's (a zombie's, or the log read from the
+  // beginning) does not make it the owner again.
+  if (it != heartbeats_.end() && beat.epoch < it->second.beat.epoch) return;
+  heartbeats_[partition] = Heard{beat, std::chrono::steady_clock::now()};
+}
+
+std::map<int32_t, ListsTailer::Beat> ListsTailer::heartbeats() const {
+  const auto now = std::chrono::steady_clock::now();
+  std::map<int32_t, Beat> out;
+  std::lock_guard lock(mu_);
+  for (const auto& [p, h] : heartbeats_) {
+    out[p] = Beat{h.beat, std::chrono::duration_cast<std::chrono::milliseconds>(now - h.at)};
+  }
+  return out;
 }
 
 void ListsTailer::on_tombstone(const std::string& topic) {

@@ -7,10 +7,13 @@
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
+
+#include "hotkey/kafka_contract.h"
 
 #include "coordinator.h"
 #include "lists_writer.h"
@@ -39,12 +42,20 @@ class ListsTailer {
   // topic's highest version (topics whose last record was a tombstone left out).
   std::map<std::string, int64_t> members_seen() const;
   std::map<std::string, std::string> owners() const;
+  // Each lists partition's ownership heartbeat with the highest epoch, and how long ago (this
+  // member's steady clock) it arrived.
+  struct Beat {
+    OwnerHeartbeat beat;
+    std::chrono::milliseconds age{0};
+  };
+  std::map<int32_t, Beat> heartbeats() const;
 
  private:
   // A tombstone on the lists topic: the topic was deleted. Nobody owns it any more (its last
   // version is kept: an older list read later is still not newer) and list reads answer as for
   // an unknown topic, unless this member already published a re-created topic's list above it.
   void on_tombstone(const std::string& topic);
+  void on_heartbeat(int32_t partition, const OwnerHeartbeat& beat);
 
   struct Owner {
     uint64_t version = 0;
@@ -61,6 +72,11 @@ class ListsTailer {
   mutable std::mutex mu_;
   std::map<std::string, Owner> owners_;
   std::map<std::string, int64_t> members_seen_;  // member URL -> when last seen writing
+  struct Heard {
+    OwnerHeartbeat beat;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::map<int32_t, Heard> heartbeats_;  // lists partition -> its newest owner's heartbeat
 };
 
 }  // namespace hotkey::coordinator::kafka

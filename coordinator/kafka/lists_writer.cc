@@ -59,7 +59,9 @@ bool ListsWriter::fence(const std::vector<int32_t>& parts, int budget_ms) {
         std::string error;
         slot->rk = fencing_->lists_producer(cc_, p, &error);
         if (!slot->rk) {
-          log_now(log_, {{"level", "error"}, {"event", "lists_fence_failed"}, {"partition", p},
+          log_now(log_, {{"level", "error"},
+                         {"event", "lists_fence_failed"},
+                         {"partition", p},
                          {"error", error}});
           txn_.erase(p);
           all = false;
@@ -79,7 +81,9 @@ bool ListsWriter::fence(const std::vector<int32_t>& parts, int budget_ms) {
       continue;
     }
     if (rd_kafka_error_t* e = rd_kafka_init_transactions(tp->rk, static_cast<int>(left))) {
-      log_now(log_, {{"level", "warn"}, {"event", "lists_fence_pending"}, {"partition", p},
+      log_now(log_, {{"level", "warn"},
+                     {"event", "lists_fence_pending"},
+                     {"partition", p},
                      {"error", rd_kafka_error_string(e)}});
       if (rd_kafka_error_is_fatal(e)) tp->dead = true;
       rd_kafka_error_destroy(e);
@@ -144,15 +148,14 @@ bool ListsWriter::write(int32_t p, const std::string& topic, const std::string* 
   }
   rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__QUEUE_FULL;
   for (int attempt = 0; attempt < 50 && err == RD_KAFKA_RESP_ERR__QUEUE_FULL; ++attempt) {
-    err = rd_kafka_producev(
-        rk, RD_KAFKA_V_TOPIC(cc_.lists_topic.c_str()), RD_KAFKA_V_PARTITION(p),
-        RD_KAFKA_V_KEY(topic.data(), topic.size()),
-        RD_KAFKA_V_VALUE(value ? const_cast<char*>(value->data()) : nullptr,
-                         value ? value->size() : 0),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_HEADER(kMemberHeader.data(), member_url_.data(),
-                          static_cast<ssize_t>(member_url_.size())),
-        RD_KAFKA_V_END);
+    err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(cc_.lists_topic.c_str()), RD_KAFKA_V_PARTITION(p),
+                            RD_KAFKA_V_KEY(topic.data(), topic.size()),
+                            RD_KAFKA_V_VALUE(value ? const_cast<char*>(value->data()) : nullptr,
+                                             value ? value->size() : 0),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                            RD_KAFKA_V_HEADER(kMemberHeader.data(), member_url_.data(),
+                                              static_cast<ssize_t>(member_url_.size())),
+                            RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) rd_kafka_poll(rk, 10);
   }
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -209,6 +212,32 @@ void ListsWriter::publish(const std::shared_ptr<const PublishedList>& list) {
   }
 }
 
+size_t ListsWriter::heartbeat(const std::string& member_id, int32_t only) {
+  OwnerHeartbeat beat;
+  beat.owner = member_url_;
+  beat.member_id = member_id;
+  beat.interval_ms = cc_.owner_heartbeat_ms;
+  beat.at_ms = wall_ms();
+  size_t queued = 0;
+  for (const auto& [p, epoch] : owned()) {
+    if (only >= 0 && p != only) continue;
+    beat.partition = p;
+    beat.epoch = epoch;
+    const std::string value = encode_owner_heartbeat(beat);
+    const rd_kafka_resp_err_t err = rd_kafka_producev(
+        producer_, RD_KAFKA_V_TOPIC(cc_.lists_topic.c_str()), RD_KAFKA_V_PARTITION(p),
+        RD_KAFKA_V_KEY(kOwnerHeartbeatKey.data(), kOwnerHeartbeatKey.size()),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_HEADER(kMemberHeader.data(), member_url_.data(),
+                          static_cast<ssize_t>(member_url_.size())),
+        RD_KAFKA_V_END);
+    // A full queue (a broker down for long): the next beat is due within one interval.
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) ++queued;
+  }
+  return queued;
+}
+
 void ListsWriter::tombstone(const std::string& topic, uint64_t version) {
   const int32_t p = partition_of(topic);
   std::unique_lock lock(mu_);
@@ -218,11 +247,11 @@ void ListsWriter::tombstone(const std::string& topic, uint64_t version) {
   const bool ok = write(p, topic, nullptr, version);
   if (ok) tombstoned_.fetch_add(1);
   log_now(log_, {{"level", ok ? "info" : "error"},
-            {"event", "list_tombstoned"},
-            {"topic", topic},
-            {"partition", p},
-            {"version", version},
-            {"error", ok ? "" : "not written"}});
+                 {"event", "list_tombstoned"},
+                 {"topic", topic},
+                 {"partition", p},
+                 {"version", version},
+                 {"error", ok ? "" : "not written"}});
 }
 
 }  // namespace hotkey::coordinator::kafka

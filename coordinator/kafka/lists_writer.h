@@ -69,6 +69,12 @@ class ListsWriter {
   // list (keeping the version).
   void tombstone(const std::string& topic, uint64_t version);
 
+  // Writes the ownership heartbeat (hotkey/kafka_contract.h) of every owned partition, or of
+  // partition `only` (>= 0) when it is owned, with the plain idempotent producer whatever the
+  // fencing: a heartbeat only says the writer is alive and owned the partition with its epoch
+  // when it wrote it. Queued, not awaited; returns how many were queued.
+  size_t heartbeat(const std::string& member_id, int32_t only = -1);
+
   uint64_t produced() const { return produced_.load(); }
   uint64_t dropped() const { return dropped_.load(); }
 
@@ -106,8 +112,8 @@ class ListsWriter {
   std::map<int32_t, std::shared_ptr<TxnProducer>> txn_;  // under mu_
 
   mutable std::shared_mutex mu_;
-  std::map<int32_t, uint64_t> owned_;            // partition -> epoch
-  std::map<std::string, uint64_t> deleted_;      // topic -> highest deleted version
+  std::map<int32_t, uint64_t> owned_;        // partition -> epoch
+  std::map<std::string, uint64_t> deleted_;  // topic -> highest deleted version
 
   std::atomic<uint64_t> produced_{0};
   std::atomic<uint64_t> dropped_{0};

@@ -41,94 +41,6 @@ std::string Membership::member_id() const {
   return member_id_;
 }
 
-namespace {
-
-// The members of a DescribeConsumerGroups result (`failure` set when it carries an error).
-std::vector<api::GroupMember> group_members_of(rd_kafka_event_t* ev, std::string* failure) {
-  std::vector<api::GroupMember> members;
-  const rd_kafka_DescribeConsumerGroups_result_t* result =
-      rd_kafka_event_DescribeConsumerGroups_result(ev);
-  if (rd_kafka_event_error(ev)) {
-    *failure = rd_kafka_event_error_string(ev);
-    return members;
-  }
-  if (!result) return members;
-  size_t n = 0;
-  const rd_kafka_ConsumerGroupDescription_t** groups =
-      rd_kafka_DescribeConsumerGroups_result_groups(result, &n);
-  for (size_t g = 0; g < n; ++g) {
-    if (const rd_kafka_error_t* ge = rd_kafka_ConsumerGroupDescription_error(groups[g])) {
-      *failure = rd_kafka_error_string(ge);
-      continue;
-    }
-    const size_t count = rd_kafka_ConsumerGroupDescription_member_count(groups[g]);
-    for (size_t i = 0; i < count; ++i) {
-      const rd_kafka_MemberDescription_t* md = rd_kafka_ConsumerGroupDescription_member(groups[g], i);
-      api::GroupMember m;
-      auto text = [](const char* s) { return s ? std::string(s) : std::string(); };
-      m.member_id = text(rd_kafka_MemberDescription_consumer_id(md));
-      m.client_id = text(rd_kafka_MemberDescription_client_id(md));
-      m.host = text(rd_kafka_MemberDescription_host(md));
-      m.url = url_of_client_id(m.client_id);
-      if (const rd_kafka_MemberAssignment_t* a = rd_kafka_MemberDescription_assignment(md)) {
-        if (const rd_kafka_topic_partition_list_t* parts = rd_kafka_MemberAssignment_partitions(a)) {
-          for (int k = 0; k < parts->cnt; ++k) m.partitions.push_back(parts->elems[k].partition);
-        }
-      }
-      std::sort(m.partitions.begin(), m.partitions.end());
-      members.push_back(std::move(m));
-    }
-  }
-  std::sort(members.begin(), members.end(),
-            [](const api::GroupMember& a, const api::GroupMember& b) { return a.url < b.url; });
-  return members;
-}
-
-}  // namespace
-
-Membership::~Membership() {
-  if (describe_queue_) rd_kafka_queue_destroy(describe_queue_);
-}
-
-std::vector<api::GroupMember> Membership::describe_group(std::string* error) const {
-  // One request at a time, waited for up to 500 ms by the call that made it: a caller (GET
-  // /v1/cluster) gets the last answer while a slow one is still out (a broker down), and a later
-  // call takes it.
-  std::lock_guard lock(describe_mu_);
-  rd_kafka_t* rk = handles_.admin;
-  if (!describe_queue_) describe_queue_ = rd_kafka_queue_new(rk);
-  bool asked_now = false;
-  // A broker that does not answer DescribeGroups at all (the librdkafka mock) is asked again
-  // once a minute, not every second.
-  const auto every = describe_unanswered_ ? std::chrono::seconds(60) : std::chrono::seconds(1);
-  if (!describe_out_ && Steady::now() - described_at_ >= every) {
-    rd_kafka_AdminOptions_t* options =
-        rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
-    char errstr[256];
-    rd_kafka_AdminOptions_set_request_timeout(options, 5000, errstr, sizeof errstr);
-    const char* group = cc_.group.c_str();
-    rd_kafka_DescribeConsumerGroups(rk, &group, 1, options, describe_queue_);
-    rd_kafka_AdminOptions_destroy(options);
-    describe_out_ = true;
-    asked_now = true;
-    asked_at_ = Steady::now();
-  }
-  if (describe_out_) {
-    if (rd_kafka_event_t* ev = rd_kafka_queue_poll(describe_queue_, asked_now ? 500 : 0)) {
-      describe_error_.clear();
-      described_ = group_members_of(ev, &describe_error_);
-      rd_kafka_event_destroy(ev);
-      describe_out_ = false;
-      describe_unanswered_ = !describe_error_.empty() && described_.empty();
-      described_at_ = Steady::now();
-    } else if (Steady::now() - asked_at_ > std::chrono::seconds(5)) {
-      describe_error_ = "the group was not described within 5 s";
-    }
-  }
-  *error = describe_error_;
-  return described_;
-}
-
 bool Membership::subscribe(std::string* error) {
   PartitionList sub(1);
   rd_kafka_topic_partition_list_add(sub.p, cc_.reports_topic.c_str(), RD_KAFKA_PARTITION_UA);
@@ -141,6 +53,7 @@ bool Membership::subscribe(std::string* error) {
 
 void Membership::run() {
   auto next_republish = Steady::now() + std::chrono::milliseconds(cc_.republish_interval_ms);
+  auto next_heartbeat = Steady::now();
   auto next_pending = Steady::now();
   while (!stop_.load()) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(handles_.consumer, 100);
@@ -149,8 +62,8 @@ void Membership::run() {
         relay_.ingest(m);
       } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         log_now(log_, {{"level", "warn"},
-                  {"event", "kafka_consume_error"},
-                  {"error", rd_kafka_message_errstr(m)}});
+                       {"event", "kafka_consume_error"},
+                       {"error", rd_kafka_message_errstr(m)}});
       }
       rd_kafka_message_destroy(m);
     }
@@ -160,6 +73,10 @@ void Membership::run() {
       take_ownership();
       // At once after an assignment, then every second while it fails.
       next_pending = pending_.empty() ? now : Steady::now() + std::chrono::seconds(1);
+    }
+    if (now >= next_heartbeat) {
+      writer_.heartbeat(member_id());
+      next_heartbeat = now + std::chrono::milliseconds(cc_.owner_heartbeat_ms);
     }
     if (now >= next_republish) {
       for (const auto& list : coordinator_.published_lists()) writer_.publish(list);
@@ -238,7 +155,16 @@ bool Membership::read_to_end(const std::vector<int32_t>& parts,
       pr.next = m->offset + 1;
       PartitionLists& pl = pr.lists;
       std::string topic(static_cast<const char*>(m->key), m->key_len);
-      if (!m->payload) {
+      if (topic == kOwnerHeartbeatKey) {
+        // An owner's epoch is above every epoch the partition holds, heartbeats included: an
+        // owner that stalled before publishing any list still left its epoch there.
+        if (m->payload) {
+          if (auto beat = parse_owner_heartbeat(
+                  std::string_view(static_cast<const char*>(m->payload), m->len))) {
+            pl.max_epoch = std::max(pl.max_epoch, beat->epoch);
+          }
+        }
+      } else if (!m->payload) {
         pl.latest.erase(topic);
       } else {
         try {
@@ -283,20 +209,21 @@ void Membership::take_ownership() {
   std::map<int32_t, PartitionLists> found;
   // Fence first: a former owner's open transaction is aborted and its later writes refused
   // before this member reads what the partition holds.
-  if (!writer_.fence(parts, static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                   kReadToEndAttempt)
-                                                   .count()))) {
+  if (!writer_.fence(
+          parts,
+          static_cast<int>(
+              std::chrono::duration_cast<std::chrono::milliseconds>(kReadToEndAttempt).count()))) {
     log_now(log_, {{"level", "warn"},
-              {"event", "ownership_pending"},
-              {"partitions", parts},
-              {"why", "lists partitions not fenced yet"}});
+                   {"event", "ownership_pending"},
+                   {"partitions", parts},
+                   {"why", "lists partitions not fenced yet"}});
     return;
   }
   if (!read_to_end(parts, &found)) {
     log_now(log_, {{"level", "warn"},
-              {"event", "ownership_pending"},
-              {"partitions", parts},
-              {"why", "lists partitions not read to their end yet"}});
+                   {"event", "ownership_pending"},
+                   {"partitions", parts},
+                   {"why", "lists partitions not read to their end yet"}});
     return;
   }
   const uint64_t generation = rebalances_.load();
@@ -306,6 +233,7 @@ void Membership::take_ownership() {
     // Strictly above every epoch the partition held.
     const uint64_t epoch = std::max<uint64_t>(pl.max_epoch + 1, 1);
     writer_.own(p, epoch);
+    writer_.heartbeat(member_id(), p);
     size_t adopted = 0;
     for (const auto& [topic, list] : pl.latest) {
       if (writer_.partition_of(topic) != p) continue;
@@ -321,11 +249,11 @@ void Membership::take_ownership() {
       ++adopted;
     }
     log_now(log_, {{"level", "info"},
-              {"event", "partition_owned"},
-              {"partition", p},
-              {"epoch", epoch},
-              {"generation", generation},
-              {"lists_adopted", adopted}});
+                   {"event", "partition_owned"},
+                   {"partition", p},
+                   {"epoch", epoch},
+                   {"generation", generation},
+                   {"lists_adopted", adopted}});
   }
 }
 
@@ -373,10 +301,11 @@ void Membership::on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
       if (e != RD_KAFKA_RESP_ERR_NO_ERROR || el.err != RD_KAFKA_RESP_ERR_NO_ERROR ||
           el.offset < 0) {
         if (e != RD_KAFKA_RESP_ERR_NO_ERROR || el.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-          log_now(log_, {{"level", "warn"},
-                    {"event", "window_rebuild_unavailable"},
-                    {"partition", el.partition},
-                    {"error", rd_kafka_err2str(e != RD_KAFKA_RESP_ERR_NO_ERROR ? e : el.err)}});
+          log_now(log_,
+                  {{"level", "warn"},
+                   {"event", "window_rebuild_unavailable"},
+                   {"partition", el.partition},
+                   {"error", rd_kafka_err2str(e != RD_KAFKA_RESP_ERR_NO_ERROR ? e : el.err)}});
         }
         el.offset = RD_KAFKA_OFFSET_END;
         el.err = RD_KAFKA_RESP_ERR_NO_ERROR;
@@ -389,7 +318,8 @@ void Membership::on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
     for (int32_t p : ids) pending_.insert(p);
     if (cooperative) {
       if (rd_kafka_error_t* ae = rd_kafka_incremental_assign(rk, start.p)) {
-        log_now(log_,
+        log_now(
+            log_,
             {{"level", "error"}, {"event", "assign_failed"}, {"error", rd_kafka_error_string(ae)}});
         rd_kafka_error_destroy(ae);
       }

@@ -1,9 +1,13 @@
 // This member in the consumer group on the reports topic (docs/CLUSTER.md, "Ownership"): an
 // assigned partition is owned once its lists partition is read to its end (with an epoch above
 // every epoch it held, its topics' last lists adopted and re-issued), a revoked one is released
-// at once; the poll loop hands the reports read to the relay and republishes every owned list
-// each republish interval. Thread-safety: run() on one thread (the rebalance callback runs
-// inside its polls); generation() and member_id() from any thread.
+// at once; the poll loop hands the reports read to the relay, writes the ownership heartbeat of
+// every owned partition each heartbeat interval and republishes every owned list each republish
+// interval. It never sends admin requests: librdkafka (2.0.2, and upstream still open) aborts
+// when a group-coordinator admin request's broker connection drops mid-request (librdkafka
+// issue 4605), and a broker failure must not take a coordinator down; GET /v1/cluster's group
+// members come from the heartbeats instead. Thread-safety: run() on one thread (the rebalance
+// callback runs inside its polls); generation() and member_id() from any thread.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
@@ -42,7 +46,6 @@ class Membership {
         relay_(relay),
         stop_(stop),
         stale_list_(std::move(stale_list)) {}
-  ~Membership();
   Membership(const Membership&) = delete;
   Membership& operator=(const Membership&) = delete;
 
@@ -56,13 +59,6 @@ class Membership {
 
   uint64_t generation() const { return rebalances_.load(); }
   std::string member_id() const;
-  // The group's members as Kafka's group coordinator describes them (DescribeConsumerGroups),
-  // each with the URL its client id carries (group_client_id()); asked at most once a second
-  // (once a minute after a request that failed),
-  // an answer waited for up to 500 ms (calls in between, or while a slow answer is out, get the
-  // last one: empty before the first). *error says why the group could not be described. Any
-  // thread.
-  std::vector<api::GroupMember> describe_group(std::string* error) const;
 
  private:
   // One lists partition as read to its end.
@@ -111,16 +107,6 @@ class Membership {
   std::atomic<uint64_t> rebalances_{0};
   mutable std::mutex id_mu_;
   std::string member_id_;
-
-  // describe_group()'s request and its last answer (under describe_mu_).
-  mutable std::mutex describe_mu_;
-  mutable rd_kafka_queue_t* describe_queue_ = nullptr;
-  mutable bool describe_out_ = false;
-  mutable bool describe_unanswered_ = false;  // the last request failed: ask once a minute
-  mutable std::chrono::steady_clock::time_point asked_at_{};
-  mutable std::chrono::steady_clock::time_point described_at_{};
-  mutable std::vector<api::GroupMember> described_;
-  mutable std::string describe_error_;
 };
 
 }  // namespace hotkey::coordinator::kafka

@@ -15,10 +15,10 @@ constexpr auto kReportAckTimeout = std::chrono::seconds(5);
 
 CallResult ReportRelay::forward(const Report& r, std::string_view wire) {
   const std::string encoded = wire.empty() ? encode_report_binary(r) : std::string();
-  const Sent sent = produce_and_wait(
-      producer_, config_.cluster.reports_topic, topic_partition(r.topic, partitions_), r.topic,
-      wire.empty() ? std::string_view(encoded) : wire, kReportVersionHeader, kReportVersion,
-      kReportAckTimeout);
+  const Sent sent = produce_and_wait(producer_, config_.cluster.reports_topic,
+                                     topic_partition(r.topic, partitions_), r.topic,
+                                     wire.empty() ? std::string_view(encoded) : wire,
+                                     kReportVersionHeader, kReportVersion, kReportAckTimeout);
   CallResult res;
   if (!sent.ok()) {
     res.status = Status::kUnavailable;

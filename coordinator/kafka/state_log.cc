@@ -89,9 +89,9 @@ std::string seeded_name(const std::string& topic) { return "cluster/state_seeded
 }  // namespace
 
 CallResult StateLog::write(const OperatorOp& op) {
-  const Sent sent = produce_and_wait(producer_, cc_.state_topic, RD_KAFKA_PARTITION_UA,
-                                     record_key(op), encode_record(op), kMemberHeader,
-                                     member_url_, kStateAckTimeout);
+  const Sent sent =
+      produce_and_wait(producer_, cc_.state_topic, RD_KAFKA_PARTITION_UA, record_key(op),
+                       encode_record(op), kMemberHeader, member_url_, kStateAckTimeout);
   CallResult r;
   if (!sent.ok()) {
     r.status = Status::kUnavailable;
@@ -142,7 +142,8 @@ uint64_t StateLog::owners_version(const OperatorOp& op, uint64_t known) {
   const auto deadline = Steady::now() + kOwnerWait;
   std::shared_ptr<const PublishedList> pub = coordinator_.board().get(op.topic);
   while (!pub || !list_shows_change(pub->list, op.op, op.key)) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
     if (left.count() <= 0) return known;
     const uint64_t since = pub ? pub->list.version : 0;
     ListBoard::WaitResult w = coordinator_.board().wait_newer(op.topic, since, left);
@@ -205,10 +206,10 @@ void StateLog::apply_record(const rd_kafka_message_t* m) {
     checkpoint(b);
     coordinator_.store().write(b);
     log_now(log_, {{"level", "warn"},
-              {"event", "state_record_skipped"},
-              {"partition", p},
-              {"offset", m->offset},
-              {"error", e.what()}});
+                   {"event", "state_record_skipped"},
+                   {"partition", p},
+                   {"offset", m->offset},
+                   {"error", e.what()}});
   }
   {
     std::lock_guard lock(mu_);
@@ -263,10 +264,10 @@ void StateLog::resume() {
     for (const auto& [p, n] : next_) reached[std::to_string(p)] = n;
   }
   log_now(log_, {{"level", done ? "info" : "warn"},
-            {"event", "state_resumed"},
-            {"from", from},
-            {"reached", reached},
-            {"complete", done}});
+                 {"event", "state_resumed"},
+                 {"from", from},
+                 {"reached", reached},
+                 {"complete", done}});
 }
 
 bool StateLog::seed(std::string* error) {
@@ -293,7 +294,8 @@ bool StateLog::seed(std::string* error) {
       }
       ops.push_back(std::move(op));
     };
-    for (const auto& [key, d] : coordinator_.denies(s.topic).value_or(std::map<std::string, Deny>{})) {
+    for (const auto& [key, d] :
+         coordinator_.denies(s.topic).value_or(std::map<std::string, Deny>{})) {
       add(OperatorOp{"deny", s.topic, key, 0, 0, 0, d.reason, d.by, d.created_at_ms});
     }
     for (const auto& [key, p] : coordinator_.pins(s.topic).value_or(std::map<std::string, Pin>{})) {
@@ -303,8 +305,8 @@ bool StateLog::seed(std::string* error) {
                      p.created_at_ms});
     }
     for (const auto& [prefix, r] : coordinator_.policies(s.topic).value_or(Policies{})) {
-      OperatorOp op{"policy_add", s.topic, prefix, r.max_salts, 0, 0, r.reason, r.by,
-                    r.created_at_ms};
+      OperatorOp op{"policy_add", s.topic, prefix,         r.max_salts, 0, 0,
+                    r.reason,     r.by,    r.created_at_ms};
       op.never_salt = r.never_salt;
       op.hot_fraction = r.hot_fraction;
       add(std::move(op));
@@ -325,14 +327,14 @@ bool StateLog::seed(std::string* error) {
     }
   } join{written, delivery};
   for (const OperatorOp& op : ops) {
-    const Sent sent = produce_and_wait(producer_, cc_.state_topic, RD_KAFKA_PARTITION_UA,
-                                       record_key(op), encode_record(op), kMemberHeader,
-                                       member_url_, kStateAckTimeout);
+    const Sent sent =
+        produce_and_wait(producer_, cc_.state_topic, RD_KAFKA_PARTITION_UA, record_key(op),
+                         encode_record(op), kMemberHeader, member_url_, kStateAckTimeout);
     if (!sent.ok()) {
       *error = "cannot write this data directory's pins and denies into the state topic " +
                cc_.state_topic + " (" +
                rd_kafka_err2str(sent.produced != RD_KAFKA_RESP_ERR_NO_ERROR ? sent.produced
-                                : sent.acked ? sent.err
+                                : sent.acked                                ? sent.err
                                              : RD_KAFKA_RESP_ERR__TIMED_OUT) +
                "); start again: the next start writes them";
       return false;
@@ -341,8 +343,8 @@ bool StateLog::seed(std::string* error) {
   }
   // Applied here before this member owns anything, so it plans with them as every member does.
   if (!ops.empty() && !apply(true, Steady::now() + std::chrono::seconds(30))) {
-    *error = "wrote this data directory's pins and denies into the state topic " +
-             cc_.state_topic + " but could not read them back within 30 s; start again";
+    *error = "wrote this data directory's pins and denies into the state topic " + cc_.state_topic +
+             " but could not read them back within 30 s; start again";
     return false;
   }
   StoreBatch b;
@@ -377,10 +379,10 @@ void StateLog::request_delete(const OperatorOp& op) {
                         static_cast<ssize_t>(member_url_.size())),
       RD_KAFKA_V_END);
   log_now(log_, {{"level", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "info" : "warn"},
-            {"event", "topic_expiry_requested"},
-            {"topic", op.topic},
-            {"reason", op.reason},
-            {"error", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : rd_kafka_err2str(err)}});
+                 {"event", "topic_expiry_requested"},
+                 {"topic", op.topic},
+                 {"reason", op.reason},
+                 {"error", err == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : rd_kafka_err2str(err)}});
 }
 
 void StateLog::forget_expiry(const std::string& topic) {

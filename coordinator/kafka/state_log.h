@@ -22,8 +22,8 @@ namespace hotkey::coordinator::kafka {
 
 class StateLog {
  public:
-  StateLog(const ClusterConfig& cc, Coordinator& coordinator, LogSink& log,
-           std::string member_url, const std::atomic<bool>& stop)
+  StateLog(const ClusterConfig& cc, Coordinator& coordinator, LogSink& log, std::string member_url,
+           const std::atomic<bool>& stop)
       : cc_(cc),
         coordinator_(coordinator),
         log_(log),

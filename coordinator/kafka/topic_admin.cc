@@ -162,10 +162,11 @@ std::string partitions_text(int32_t n) {
 
 }  // namespace
 
-bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, LogSink& log,
-                  TopicLayout* layout, std::string* error) {
+bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, LogSink& log, TopicLayout* layout,
+                  std::string* error) {
   const std::vector<std::pair<std::string, int32_t>> wanted = {
-      {cc.reports_topic, cc.topic_partitions}, {cc.lists_topic, cc.topic_partitions},
+      {cc.reports_topic, cc.topic_partitions},
+      {cc.lists_topic, cc.topic_partitions},
       {cc.state_topic, 1}};
   std::vector<std::pair<std::string, int32_t>> missing;
   std::map<std::string, int32_t> counts;
@@ -213,7 +214,9 @@ bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, LogSink& log,
     if (policy && *policy != "compact") {
       *error = "topic " + name + " has cleanup.policy=" + *policy +
                "; it must be cleanup.policy=compact alone (kafka-configs --alter --entity-type "
-               "topics --entity-name " + name + " --add-config cleanup.policy=compact; "
+               "topics --entity-name " +
+               name +
+               " --add-config cleanup.policy=compact; "
                "docs/CLUSTER.md)";
       return false;
     }

@@ -20,7 +20,7 @@ struct TopicLayout {
 
 // Fills *layout; false and *error (what is wrong and what to do) when the topics cannot be
 // found or made, or are not co-partitioned.
-bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, LogSink& log,
-                  TopicLayout* layout, std::string* error);
+bool check_topics(rd_kafka_t* producer, const ClusterConfig& cc, LogSink& log, TopicLayout* layout,
+                  std::string* error);
 
 }  // namespace hotkey::coordinator::kafka

@@ -27,11 +27,13 @@ int cmd_list(const Flags& flags, Remote& remote, std::ostream& out) {
   const auto topics = r.as<api::TopicsAnswer>().topics;
   // Cluster mode names each topic's owner; a topic whose owner did not answer shows what the
   // member knows without it ("-" for the owner's measurements).
-  const bool cluster = std::any_of(topics.begin(), topics.end(),
-                                   [](const api::TopicSummary& tp) { return tp.owner.has_value(); });
+  const bool cluster = std::any_of(topics.begin(), topics.end(), [](const api::TopicSummary& tp) {
+    return tp.owner.has_value();
+  });
   // HOT counts every listed key; BALANCE those of them salted only to level the partitions.
-  std::vector<std::string> head{"TOPIC", "PARTITIONS", "RATE/S", "SKEW",    "PREDICTED", "IDLE",
-                                "PRODUCERS", "HOT",    "BALANCE", "PINS", "DENIES",    "VERSION"};
+  std::vector<std::string> head{"TOPIC",     "PARTITIONS", "RATE/S",    "SKEW",
+                                "PREDICTED", "IDLE",       "PRODUCERS", "HOT",
+                                "BALANCE",   "PINS",       "DENIES",    "VERSION"};
   std::vector<bool> right{false, true, true, true, true, true, true, true, true, true, true, true};
   if (cluster) {
     head.push_back("OWNER");
@@ -40,19 +42,18 @@ int cmd_list(const Flags& flags, Remote& remote, std::ostream& out) {
   Table t(head, right);
   for (const api::TopicSummary& tp : topics) {
     const bool measured = tp.owner_answered;
-    std::vector<std::string> row{
-        tp.topic,
-        std::to_string(tp.partitions),
-        measured ? fixed(tp.rate, 1) : "-",
-        measured ? fixed(tp.skew, 2) + (tp.skew > 2.0 ? "!" : "") : "-",
-        measured ? fixed(tp.predicted_skew, 2) : "-",
-        measured ? pct(tp.idle_partitions_ratio) : "-",
-        measured ? std::to_string(tp.producers) : "-",
-        std::to_string(tp.hot_keys),
-        std::to_string(tp.balance_keys),
-        std::to_string(tp.pins),
-        std::to_string(tp.denies),
-        std::to_string(tp.version)};
+    std::vector<std::string> row{tp.topic,
+                                 std::to_string(tp.partitions),
+                                 measured ? fixed(tp.rate, 1) : "-",
+                                 measured ? fixed(tp.skew, 2) + (tp.skew > 2.0 ? "!" : "") : "-",
+                                 measured ? fixed(tp.predicted_skew, 2) : "-",
+                                 measured ? pct(tp.idle_partitions_ratio) : "-",
+                                 measured ? std::to_string(tp.producers) : "-",
+                                 std::to_string(tp.hot_keys),
+                                 std::to_string(tp.balance_keys),
+                                 std::to_string(tp.pins),
+                                 std::to_string(tp.denies),
+                                 std::to_string(tp.version)};
     if (cluster) {
       const std::string owner = tp.owner.value_or("");
       row.push_back(owner.empty() ? "(none)" : measured ? owner : owner + " (no answer)");
@@ -215,20 +216,16 @@ int cmd_cluster(const Flags& flags, Remote& remote, std::ostream& out) {
   }
   out << "member " << view.url << " (" << view.member_id << "), group " << view.group
       << ", generation " << view.generation << "\n";
-  // The group as Kafka describes it; a member writes lists once it owns a topic.
-  if (!view.group_error.empty()) {
-    out << "group members: unknown (" << view.group_error << ")\n";
-  } else {
-    out << "group members (" << view.group_members.size() << "):\n";
-    Table g({"MEMBER", "PARTITIONS", "WRITES LISTS", "HOST"}, {false, false, false, false});
-    for (const api::GroupMember& m : view.group_members) {
-      std::string parts;
-      for (int32_t p : m.partitions) parts += (parts.empty() ? "" : ",") + std::to_string(p);
-      g.add({m.url.empty() ? m.client_id : m.url, parts.empty() ? "-" : parts,
-             m.writes_lists ? "yes" : "no", m.host});
-    }
-    g.print(out, "  ");
+  // The members by their ownership heartbeats; a member writes lists once it owns a topic.
+  out << "group members (" << view.group_members.size() << "):\n";
+  Table g({"MEMBER", "PARTITIONS", "WRITES LISTS", "HEARTBEAT"}, {false, false, false, true});
+  for (const api::GroupMember& m : view.group_members) {
+    std::string parts;
+    for (int32_t p : m.partitions) parts += (parts.empty() ? "" : ",") + std::to_string(p);
+    g.add({m.url, parts.empty() ? "-" : parts, m.writes_lists ? "yes" : "no",
+           m.url == view.url ? "self" : std::to_string(m.heartbeat_age_ms) + " ms ago"});
   }
+  g.print(out, "  ");
   out << "members writing lists:";
   for (const std::string& m : view.members) out << " " << m;
   out << "\n";

@@ -198,7 +198,7 @@ TEST(ClusterOperator, EveryMemberListsTheWholeClusterWithOwnersAndTheGroupsMembe
     EXPECT_NE(out.find(b.url()), std::string::npos) << out;
   }
 
-  // GET /v1/cluster names the group's members as Kafka describes them: both, with the reports
+  // GET /v1/cluster names the group's members as their ownership heartbeats show them: both, with the reports
   // partitions each holds (the owners above), both writing lists.
   auto group_ok = [&](const Node& n) {
     json j = n.cluster();

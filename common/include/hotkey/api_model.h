@@ -186,14 +186,14 @@ struct ReportResult {
 
 // GET /v1/cluster. In single-node mode only mode, member_id, url, generation, members and
 // owners are sent (empty); cluster mode sends every field.
-// One member of the coordinators' consumer group as Kafka's group coordinator describes it.
+// One member of the coordinators' group, as its ownership heartbeats show it (this member: as
+// its own assignment does).
 struct GroupMember {
   std::string member_id;
-  std::string client_id;
-  std::string host;  // as the broker sees it
-  std::string url;   // its advertised URL (from its client id; empty: not a coordinator's)
-  std::vector<int32_t> partitions;  // reports partitions assigned to it
-  bool writes_lists = false;  // seen writing lists in the last 3 republish intervals
+  std::string url;                  // its advertised URL
+  std::vector<int32_t> partitions;  // the reports (and lists) partitions it owns
+  int64_t heartbeat_age_ms = 0;     // since its oldest partition's last heartbeat arrived
+  bool writes_lists = false;        // seen writing lists in the last 3 republish intervals
   bool operator==(const GroupMember&) const = default;
 };
 
@@ -205,10 +205,9 @@ struct ClusterView {
   uint64_t generation = 0;
   // The members seen writing lists in the last 3 republish intervals (and this one).
   std::vector<std::string> members;
-  // The group's members as Kafka describes them (DescribeConsumerGroups); `group_error` says
-  // why they could not be asked (empty: they were).
+  // The members owning partitions, from their ownership heartbeats (silent for 3 heartbeat
+  // intervals: left out), and this member.
   std::vector<GroupMember> group_members;
-  std::string group_error;
   std::map<std::string, std::string> owners;         // topic -> owner's URL
   std::map<std::string, uint64_t> owned_partitions;  // reports partition -> epoch
   int32_t partitions = 0;

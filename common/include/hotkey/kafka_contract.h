@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "hotkey/partitioner.h"
@@ -20,6 +22,30 @@ inline constexpr std::string_view kReportVersionHeader = "hotkey.report.v";
 inline constexpr std::string_view kReportVersion = "1";
 // Record header naming the coordinator (its advertised URL) that wrote a lists or state record.
 inline constexpr std::string_view kMemberHeader = "hotkey.member";
+
+// The ownership heartbeat (docs/CONTRACTS.md, "Ownership heartbeat"): the member owning lists
+// partition p writes, at takeover and every `interval_ms`, a record keyed kOwnerHeartbeatKey to
+// partition p. A '/' never occurs in a Kafka topic name, so the key is never a data topic's; a
+// reader of lists ignores it as a list. Readers learn from it who owns p with which epoch and,
+// by their own receive clock (never `at_ms`: hosts' clocks differ), whether that owner is alive.
+inline constexpr std::string_view kOwnerHeartbeatKey = "/owner";
+
+struct OwnerHeartbeat {
+  std::string owner;      // the member's advertised URL
+  std::string member_id;  // its consumer group member id (empty when not known yet)
+  int32_t partition = 0;
+  uint64_t epoch = 0;        // the ownership's epoch (versions epoch << 32 | sequence)
+  int64_t at_ms = 0;         // the writer's wall clock
+  uint32_t interval_ms = 0;  // the next heartbeat is due within this
+  bool operator==(const OwnerHeartbeat&) const = default;
+};
+
+// The heartbeat's value: {"v":1,"owner":...,"member_id":...,"partition":p,"epoch":E,"at_ms":T,
+// "interval_ms":I}.
+std::string encode_owner_heartbeat(const OwnerHeartbeat& beat);
+// nullopt for anything but a well-formed version-1 heartbeat (readers skip such records, as they
+// skip lists no client would accept). Unknown members are ignored.
+std::optional<OwnerHeartbeat> parse_owner_heartbeat(std::string_view value);
 
 // fetch.wait.max.ms of a producer's lists consumer (the C++ client's kafka transport; the
 // Java client's fetch.max.wait.ms is the same value). Not wire format but the fleet's load on
