@@ -1,423 +1,440 @@
 package dev.hotkey.kafka;
 
-import java.io.File;
-import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
+import java.util.Locale;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.Importance;
+import org.apache.kafka.common.config.ConfigDef.Type;
 import org.apache.kafka.common.config.ConfigException;
 
 /**
- * The hotkey.* properties of docs/CLIENT.md (client/src/config.cc), parsed from a producer's
- * configuration. A bad value or an unknown hotkey.* name is a ConfigException naming the
- * property, thrown while the producer is being created.
+ * The {@code hotkey.*} properties a producer's configuration takes (docs/CLIENT-JAVA.md, as
+ * Kafka's {@code ProducerConfig} holds the producer's): one table of names, types, defaults,
+ * ranges and meanings. It is Kafka's own {@link ConfigDef}, so the table is the parser (types
+ * and range checks; a bad value is a {@link ConfigException} naming the property), and it
+ * generates the property table of docs/CLIENT-JAVA.md ({@link #markdownTable()}, held to the page
+ * by a test). Properties are set like Kafka's:
+ *
+ * <pre>{@code
+ * props.put(HotkeyConfig.COORDINATOR_URL_CONFIG, "http://coordinator:8470");
+ * }</pre>
  */
 public final class HotkeyConfig {
-  public enum Transport { HTTP, KAFKA }
+  private HotkeyConfig() {}
 
-  public enum RoutingMode { REKEY, ROUTE }
-
-  public enum SaltPolicy { WRR, VALUE_HASH, RANDOM }
-
-  public enum ExpiredPolicy { KEEP, PLAIN }
-
+  /** Every property of this client starts with it; other names are Kafka's. */
   public static final String PREFIX = "hotkey.";
+  /** {@code hotkey.kafka.<name>}: sets {@code <name>} on the kafka transport's clients. */
   public static final String KAFKA_PREFIX = "hotkey.kafka.";
 
-  String coordinatorUrl = "";
-  String producerId = "";
-  String token = "";
-  String sslCaLocation = "";
-  int reportIntervalMs = 500;
-  boolean sampleAuto = true;
-  double sampleRate = 1.0;
-  int sketchCapacity = 256;
-  RoutingMode routingMode = RoutingMode.REKEY;
-  SaltPolicy saltPolicy = SaltPolicy.WRR;
-  long listTtlMs = 600000;
-  ExpiredPolicy expiredPolicy = ExpiredPolicy.KEEP;
-  int pollWaitMs = 30000;
-  int httpTimeoutMs = 5000;
-  int backoffInitialMs = 100;
-  int backoffMaxMs = 10000;
-  boolean saltHeaders = true;
-  int surgeIntervalMs = 100;
-  double surgeFactor = 1.0;
-  int reportQueueMax = 4;
-  boolean reportJson = false;
-  List<String> topics = List.of();
-  Transport transport = Transport.HTTP;
-  String reportsTopic = "__hotkey_reports";
-  String listsTopic = "__hotkey_lists";
-  int startupWaitMs = 0;
-  /** The transport's Kafka settings: inherited connection settings, then hotkey.kafka.* over them. */
-  Map<String, Object> kafkaSettings = new LinkedHashMap<>();
+  public static final String COORDINATOR_URL_CONFIG = "hotkey.coordinator.url";
+  public static final String PRODUCER_ID_CONFIG = "hotkey.producer.id";
+  public static final String TOKEN_CONFIG = "hotkey.token";
+  public static final String SSL_CA_LOCATION_CONFIG = "hotkey.coordinator.ssl.ca.location";
+  public static final String REPORT_INTERVAL_MS_CONFIG = "hotkey.report.interval.ms";
+  public static final String SAMPLE_RATE_CONFIG = "hotkey.sample.rate";
+  public static final String SKETCH_CAPACITY_CONFIG = "hotkey.sketch.capacity";
+  public static final String ROUTING_MODE_CONFIG = "hotkey.routing.mode";
+  public static final String SALT_POLICY_CONFIG = "hotkey.salt.policy";
+  public static final String LIST_TTL_MS_CONFIG = "hotkey.list.ttl.ms";
+  public static final String LIST_EXPIRED_POLICY_CONFIG = "hotkey.list.expired.policy";
+  public static final String HASH_CONFIG = "hotkey.hash";
+  public static final String POLL_WAIT_MS_CONFIG = "hotkey.poll.wait.ms";
+  public static final String HTTP_TIMEOUT_MS_CONFIG = "hotkey.http.timeout.ms";
+  public static final String BACKOFF_INITIAL_MS_CONFIG = "hotkey.backoff.initial.ms";
+  public static final String BACKOFF_MAX_MS_CONFIG = "hotkey.backoff.max.ms";
+  public static final String SALT_HEADERS_CONFIG = "hotkey.salt.headers";
+  public static final String SURGE_INTERVAL_MS_CONFIG = "hotkey.surge.interval.ms";
+  public static final String SURGE_FACTOR_CONFIG = "hotkey.surge.factor";
+  public static final String REPORT_QUEUE_MAX_CONFIG = "hotkey.report.queue.max";
+  public static final String REPORT_FORMAT_CONFIG = "hotkey.report.format";
+  public static final String TOPICS_CONFIG = "hotkey.topics";
+  public static final String STARTUP_WAIT_MS_CONFIG = "hotkey.startup.wait.ms";
+  public static final String TRANSPORT_CONFIG = "hotkey.transport";
+  public static final String REPORTS_TOPIC_CONFIG = "hotkey.reports.topic";
+  public static final String LISTS_TOPIC_CONFIG = "hotkey.lists.topic";
 
-  /** Every hotkey.* property with its default, range and meaning (docs/CLIENT-JAVA.md). */
-  public static final List<String[]> PROPERTIES = List.of(
-      new String[] {"hotkey.coordinator.url", "empty", "`http://HOST:PORT`, `https://…`",
-          "coordinator base URL; empty (and the http transport): no reports, no lists, plain routing"},
-      new String[] {"hotkey.producer.id", "`<hostname>-<pid>`", "1-256 bytes",
-          "stable producer id in reports"},
-      new String[] {"hotkey.token", "empty", "",
-          "`Authorization: Bearer` token for reports and list reads"},
-      new String[] {"hotkey.coordinator.ssl.ca.location", "empty (the JVM's trust store)",
-          "readable PEM file", "CA certificate(s) that vouch for an `https://` coordinator"},
-      new String[] {"hotkey.report.interval.ms", "500", "10-3600000", "report window length"},
-      new String[] {"hotkey.sample.rate", "`auto`", "`auto`, [1e-6, 1]",
-          "`auto`: each window samples at the rate its sketch needs (about capacity^2/4 records);"
-              + " a number: one keyed record in round(1/rate) feeds the sketch"},
-      new String[] {"hotkey.sketch.capacity", "256", "1-65536", "Space-Saving capacity per topic"},
-      new String[] {"hotkey.routing.mode", "`rekey`", "`rekey`, `route`",
+  /** The C++ client's mutual-TLS properties: refused by name, with the reason (not supported). */
+  public static final List<String> UNSUPPORTED = List.of(
+      "hotkey.coordinator.ssl.certificate.location", "hotkey.coordinator.ssl.key.location");
+
+  /** One row: Kafka's definition, plus how the docs show its default. */
+  private static final class Row {
+    final String name;
+    final Type type;
+    final Object defaultValue;
+    final String shownDefault;
+    final ConfigDef.Validator validator;
+    final Importance importance;
+    final String doc;
+
+    Row(String name, Type type, Object defaultValue, String shownDefault,
+        ConfigDef.Validator validator, Importance importance, String doc) {
+      this.name = name;
+      this.type = type;
+      this.defaultValue = defaultValue;
+      this.shownDefault = shownDefault != null ? shownDefault : shown(defaultValue, type);
+      this.validator = validator;
+      this.importance = importance;
+      this.doc = doc;
+    }
+
+    private static String shown(Object v, Type type) {
+      String s = v instanceof List ? String.join(",", strings((List<?>) v)) : String.valueOf(v);
+      if (s.isEmpty()) {
+        return "empty";
+      }
+      return type == Type.INT || type == Type.LONG || type == Type.DOUBLE ? s : "`" + s + "`";
+    }
+  }
+
+  private static List<String> strings(List<?> l) {
+    List<String> out = new ArrayList<>();
+    for (Object o : l) {
+      out.add(String.valueOf(o));
+    }
+    return out;
+  }
+
+  // The table. Order is the docs' order.
+  private static final List<Row> ROWS = List.of(
+      new Row(COORDINATOR_URL_CONFIG, Type.STRING, "", null, Validators.URL, Importance.HIGH,
+          "coordinator base URL; empty (and the http transport): no reports, no lists, plain"
+              + " routing"),
+      new Row(PRODUCER_ID_CONFIG, Type.STRING, "", "`<hostname>-<pid>`", Validators.PRODUCER_ID,
+          Importance.MEDIUM, "stable producer id in reports"),
+      new Row(TOKEN_CONFIG, Type.PASSWORD, "", null, null, Importance.MEDIUM,
+          "`Authorization: Bearer` token for reports and list reads"),
+      new Row(SSL_CA_LOCATION_CONFIG, Type.STRING, "", "empty (the JVM's trust store)",
+          Validators.shown("readable PEM file"), Importance.MEDIUM,
+          "CA certificate(s) that vouch for an `https://` coordinator"),
+      new Row(REPORT_INTERVAL_MS_CONFIG, Type.INT, 500, null, Validators.range(10, 3600000),
+          Importance.LOW, "report window length"),
+      new Row(SAMPLE_RATE_CONFIG, Type.STRING, "auto", null, Validators.SAMPLE_RATE,
+          Importance.LOW, "`auto`: each window samples at the rate its sketch needs (about"
+              + " capacity^2/4 records); a number: one keyed record in round(1/rate) feeds the"
+              + " sketch"),
+      new Row(SKETCH_CAPACITY_CONFIG, Type.INT, 256, null, Validators.range(1, 65536),
+          Importance.LOW, "Space-Saving capacity per topic"),
+      new Row(ROUTING_MODE_CONFIG, Type.STRING, "rekey", null,
+          Validators.oneOf("rekey", "route"), Importance.HIGH,
           "rekey: the interceptor writes `key<sep><salt>` and the merge headers; route: the"
               + " partitioner sends the record, key unchanged and without headers, to the salt's"
-              + " partition"},
-      new String[] {"hotkey.salt.policy", "`wrr`", "`wrr`, `value_hash`, `random`",
-          "which salt a hot record takes"},
-      new String[] {"hotkey.list.ttl.ms", "600000", "0-2^32-1 (0: never)",
-          "silence after which the expired policy applies"},
-      new String[] {"hotkey.list.expired.policy", "`keep`", "`keep`, `plain`",
-          "routing after the TTL"},
-      new String[] {"hotkey.hash", "`murmur2`", "`murmur2`",
-          "the producer's family: the Java client partitions keyed records by murmur2 only"},
-      new String[] {"hotkey.poll.wait.ms", "30000", "0-300000", "long-poll wait per list request"},
-      new String[] {"hotkey.http.timeout.ms", "5000", "10-600000",
-          "connect/request timeout (list reads add the poll wait)"},
-      new String[] {"hotkey.backoff.initial.ms", "100", "1-600000",
-          "first retry delay after a failure"},
-      new String[] {"hotkey.backoff.max.ms", "10000", "1-3600000, >= initial",
-          "retry delay cap (delays double, jittered in [d/2, d])"},
-      new String[] {"hotkey.salt.headers", "`true`", "`true`, `false`",
-          "rekey mode: add the `hotkey.salt` / `hotkey.version` headers to salted records"},
-      new String[] {"hotkey.surge.interval.ms", "100", "0-3600000 (0: off)",
-          "at most one early (surge) report per topic per this interval"},
-      new String[] {"hotkey.surge.factor", "1.0", "0.01-1000",
-          "an unsalted key reaching this many fair shares (`1 / partitions`) of the window's"
-              + " sampled records is a surge: its topic's report goes at once"},
-      new String[] {"hotkey.report.queue.max", "4", "1-1024",
-          "reports waiting per topic while the coordinator fails; beyond, the oldest is dropped"},
-      new String[] {"hotkey.report.format", "`binary`", "`binary`, `json`", "report encoding"},
-      new String[] {"hotkey.topics", "empty", "comma-separated topic names",
-          "subscribe before the first record"},
-      new String[] {"hotkey.startup.wait.ms", "0", "0-600000",
-          "the producer's creation waits up to this long for the lists of `hotkey.topics`"},
-      new String[] {"hotkey.transport", "`http`", "`http`, `kafka`",
-          "how reports and lists travel; with `kafka`, `hotkey.coordinator.url` is not needed"},
-      new String[] {"hotkey.reports.topic", "`__hotkey_reports`", "topic name",
-          "kafka transport: where reports are produced"},
-      new String[] {"hotkey.lists.topic", "`__hotkey_lists`", "topic name",
-          "kafka transport: where lists are read"},
-      new String[] {"hotkey.kafka.<name>", "", "any Kafka client property",
-          "kafka transport: sets `<name>` on its producer and consumer, over the connection"
-              + " settings it inherits; refused with the `http` transport"});
+              + " partition"),
+      new Row(SALT_POLICY_CONFIG, Type.STRING, "wrr", null,
+          Validators.oneOf("wrr", "value_hash", "random"), Importance.LOW,
+          "which salt a hot record takes"),
+      new Row(LIST_TTL_MS_CONFIG, Type.LONG, 600000L, null,
+          Validators.range(0, 0xffffffffL, "0-2^32-1 (0: never)"), Importance.MEDIUM,
+          "silence after which the expired policy applies"),
+      new Row(LIST_EXPIRED_POLICY_CONFIG, Type.STRING, "keep", null,
+          Validators.oneOf("keep", "plain"), Importance.MEDIUM, "routing after the TTL"),
+      new Row(HASH_CONFIG, Type.STRING, "murmur2", null, Validators.HASH, Importance.LOW,
+          "the producer's family: the Java client partitions keyed records by murmur2 only"),
+      new Row(POLL_WAIT_MS_CONFIG, Type.INT, 30000, null, Validators.range(0, 300000),
+          Importance.LOW, "long-poll wait per list request"),
+      new Row(HTTP_TIMEOUT_MS_CONFIG, Type.INT, 5000, null, Validators.range(10, 600000),
+          Importance.LOW, "connect/request timeout (list reads add the poll wait)"),
+      new Row(BACKOFF_INITIAL_MS_CONFIG, Type.INT, 100, null, Validators.range(1, 600000),
+          Importance.LOW, "first retry delay after a failure"),
+      new Row(BACKOFF_MAX_MS_CONFIG, Type.INT, 10000, null,
+          Validators.range(1, 3600000, "1-3600000, >= initial"), Importance.LOW,
+          "retry delay cap (delays double, jittered in [d/2, d])"),
+      new Row(SALT_HEADERS_CONFIG, Type.BOOLEAN, true, null, Validators.shown("`true`, `false`"),
+          Importance.LOW,
+          "rekey mode: add the `hotkey.salt` / `hotkey.version` headers to salted records"),
+      new Row(SURGE_INTERVAL_MS_CONFIG, Type.INT, 100, null,
+          Validators.range(0, 3600000, "0-3600000 (0: off)"), Importance.LOW,
+          "at most one early (surge) report per topic per this interval"),
+      new Row(SURGE_FACTOR_CONFIG, Type.DOUBLE, 1.0, null, Validators.range(0.01, 1000),
+          Importance.LOW, "an unsalted key reaching this many fair shares (`1 / partitions`) of"
+              + " the window's sampled records is a surge: its topic's report goes at once"),
+      new Row(REPORT_QUEUE_MAX_CONFIG, Type.INT, 4, null, Validators.range(1, 1024),
+          Importance.LOW, "reports waiting per topic while the coordinator fails; beyond, the"
+              + " oldest is dropped"),
+      new Row(REPORT_FORMAT_CONFIG, Type.STRING, "binary", null,
+          Validators.oneOf("binary", "json"), Importance.LOW, "report encoding"),
+      new Row(TOPICS_CONFIG, Type.LIST, Collections.emptyList(), null, Validators.TOPIC_LIST,
+          Importance.LOW, "subscribe before the first record"),
+      new Row(STARTUP_WAIT_MS_CONFIG, Type.INT, 0, null, Validators.range(0, 600000),
+          Importance.LOW,
+          "the producer's creation waits up to this long for the lists of `hotkey.topics`"),
+      new Row(TRANSPORT_CONFIG, Type.STRING, "http", null, Validators.oneOf("http", "kafka"),
+          Importance.HIGH,
+          "how reports and lists travel; with `kafka`, `hotkey.coordinator.url` is not needed"),
+      new Row(REPORTS_TOPIC_CONFIG, Type.STRING, "__hotkey_reports", null, Validators.TOPIC,
+          Importance.LOW, "kafka transport: where reports are produced"),
+      new Row(LISTS_TOPIC_CONFIG, Type.STRING, "__hotkey_lists", null, Validators.TOPIC,
+          Importance.LOW, "kafka transport: where lists are read"));
 
-  private static ConfigException bad(String name, Object value, String why) {
-    return new ConfigException(name, value, why);
-  }
+  // The hotkey.kafka.<name> prefix: a row of the docs, not a property of the ConfigDef.
+  private static final String KAFKA_PREFIX_ROW = "| `hotkey.kafka.<name>` | | any Kafka client"
+      + " property | kafka transport: sets `<name>` on its producer and consumer, over the"
+      + " connection settings it inherits; refused with the `http` transport |\n";
 
-  private static int u32(String name, String value, long lo, long hi) {
-    long v;
-    try {
-      if (value.isEmpty() || value.charAt(0) == '+' || value.charAt(0) == '-') {
-        throw new NumberFormatException();
-      }
-      v = Long.parseLong(value);
-    } catch (NumberFormatException e) {
-      throw bad(name, value, "expected a non-negative integer");
+  private static final ConfigDef CONFIG = build();
+
+  private static ConfigDef build() {
+    ConfigDef def = new ConfigDef();
+    for (Row r : ROWS) {
+      def.define(r.name, r.type, r.defaultValue, r.validator, r.importance, r.doc);
     }
-    if (v < lo || v > hi) {
-      throw bad(name, value, "out of range [" + lo + ", " + hi + "]");
+    return def;
+  }
+
+  /** A copy of the table as Kafka's {@link ConfigDef} (for tools that list or check configs). */
+  public static ConfigDef configDef() {
+    return new ConfigDef(CONFIG);
+  }
+
+  /** The names of the table, in its order. */
+  public static List<String> names() {
+    List<String> out = new ArrayList<>();
+    for (Row r : ROWS) {
+      out.add(r.name);
     }
-    return (int) v;
+    return out;
   }
 
-  private static double number(String name, String value, String expected) {
-    try {
-      double d = Double.parseDouble(value);
-      if (value.isEmpty() || Character.isWhitespace(value.charAt(0))
-          || Character.isWhitespace(value.charAt(value.length() - 1)) || value.endsWith("d")
-          || value.endsWith("f") || value.endsWith("D") || value.endsWith("F")) {
-        throw new NumberFormatException();
-      }
-      return d;
-    } catch (NumberFormatException e) {
-      throw bad(name, value, expected);
+  /**
+   * The property table of docs/CLIENT-JAVA.md, generated from this table (property, default,
+   * range or values, meaning).
+   */
+  public static String markdownTable() {
+    StringBuilder sb = new StringBuilder("| property | default | range / values | meaning |\n"
+        + "|---|---|---|---|\n");
+    for (Row r : ROWS) {
+      String range = r.validator == null ? "" : r.validator.toString();
+      String row = "| `" + r.name + "` | " + r.shownDefault + " | " + range + " | " + r.doc
+          + " |";
+      sb.append(row.replace("|  |", "| |")).append('\n');
     }
+    return sb.append(KAFKA_PREFIX_ROW).toString();
   }
 
-  private static String choice(String name, String value, String... allowed) {
-    for (String a : allowed) {
-      if (a.equals(value)) {
-        return a;
-      }
+  /**
+   * Parses and checks the table's properties among {@code hotkeyProps} (values as strings):
+   * every value typed, range-checked and defaulted. Other names are ignored here.
+   */
+  public static java.util.Map<String, Object> parse(java.util.Map<String, String> hotkeyProps) {
+    return CONFIG.parse(hotkeyProps);
+  }
+
+  /** The table's checks, with the docs' description of what each accepts (toString). */
+  static final class Validators {
+    private Validators() {}
+
+    static ConfigException bad(String name, Object value, String why) {
+      return new ConfigException(name, value, why);
     }
-    throw bad(name, value, "expected " + String.join(", ", allowed));
-  }
 
-  /** Names of the application's settings the kafka transport shares: where and how to connect. */
-  static boolean connectionSetting(String name) {
-    return name.equals("bootstrap.servers") || name.equals("security.protocol")
-        || name.startsWith("ssl.") || name.startsWith("sasl.") || name.equals("client.dns.lookup")
-        || name.equals("client.rack");
-  }
+    /** Only documents what is accepted: the check is elsewhere (the file, the type). */
+    static ConfigDef.Validator shown(String text) {
+      return new ConfigDef.Validator() {
+        @Override
+        public void ensureValid(String name, Object value) {}
 
-  /** Parses the hotkey.* entries of a producer configuration (other names are Kafka's). */
-  public static HotkeyConfig parse(Map<String, ?> props) {
-    HotkeyConfig c = new HotkeyConfig();
-    Map<String, Object> kafkaOverrides = new LinkedHashMap<>();
-    boolean producerIdSet = false;
-    for (Map.Entry<String, ?> e : new TreeMap<String, Object>(props).entrySet()) {
-      String name = e.getKey();
-      if (!name.startsWith(PREFIX)) {
-        continue;
-      }
-      Object raw = e.getValue();
-      String value = raw == null ? "" : raw.toString().trim();
-      if (raw instanceof List) {
-        List<String> parts = new ArrayList<>();
-        for (Object o : (List<?>) raw) {
-          parts.add(String.valueOf(o));
+        @Override
+        public String toString() {
+          return text;
         }
-        value = String.join(",", parts);
-      }
-      if (name.startsWith(KAFKA_PREFIX)) {
-        String setting = name.substring(KAFKA_PREFIX.length());
-        if (setting.isEmpty()) {
-          throw bad(name, value, "expected hotkey.kafka.<Kafka client property>");
+      };
+    }
+
+    static ConfigDef.Validator range(long lo, long hi) {
+      return range(lo, hi, lo + "-" + hi);
+    }
+
+    static ConfigDef.Validator range(long lo, long hi, String text) {
+      return new ConfigDef.Validator() {
+        @Override
+        public void ensureValid(String name, Object value) {
+          long v = ((Number) value).longValue();
+          if (v < lo || v > hi) {
+            throw bad(name, value, "out of range [" + lo + ", " + hi + "]");
+          }
         }
-        kafkaOverrides.put(setting, raw);
-        continue;
-      }
-      switch (name) {
-        case "hotkey.coordinator.url":
-          if (!value.isEmpty() && !value.startsWith("http://") && !value.startsWith("https://")) {
-            throw bad(name, value, "expected http://HOST:PORT or https://HOST:PORT");
-          }
-          while (value.endsWith("/")) {
-            value = value.substring(0, value.length() - 1);
-          }
-          c.coordinatorUrl = value;
-          break;
-        case "hotkey.producer.id":
-          int len = value.getBytes(StandardCharsets.UTF_8).length;
-          if (len == 0 || len > 256) {
-            throw bad(name, value, "must be 1..256 bytes");
-          }
-          for (int i = 0; i < value.length(); i++) {
-            if (value.charAt(i) < 0x20 || value.charAt(i) == 0x7f) {
-              throw bad(name, value, "must not contain control characters");
-            }
-          }
-          c.producerId = value;
-          producerIdSet = true;
-          break;
-        case "hotkey.token":
-          c.token = value;
-          break;
-        case "hotkey.coordinator.ssl.ca.location":
-          c.sslCaLocation = value;
-          break;
-        case "hotkey.coordinator.ssl.certificate.location":
-        case "hotkey.coordinator.ssl.key.location":
-          throw bad(name, value, "client certificates (mutual TLS) are not supported by the Java"
-              + " client yet; use hotkey.token");
-        case "hotkey.report.interval.ms":
-          c.reportIntervalMs = u32(name, value, 10, 3600000);
-          break;
-        case "hotkey.sample.rate":
-          if (value.equals("auto")) {
-            c.sampleAuto = true;
-          } else {
-            double r = number(name, value, "expected auto or a number");
-            if (!(r >= 1e-6 && r <= 1.0)) {
-              throw bad(name, value, "must be in [1e-06, 1]");
-            }
-            c.sampleAuto = false;
-            c.sampleRate = r;
-          }
-          break;
-        case "hotkey.sketch.capacity":
-          c.sketchCapacity = u32(name, value, 1, 65536);
-          break;
-        case "hotkey.routing.mode":
-          c.routingMode = choice(name, value, "rekey", "route").equals("rekey")
-              ? RoutingMode.REKEY : RoutingMode.ROUTE;
-          break;
-        case "hotkey.salt.policy":
-          switch (choice(name, value, "wrr", "value_hash", "random")) {
-            case "wrr":
-              c.saltPolicy = SaltPolicy.WRR;
-              break;
-            case "value_hash":
-              c.saltPolicy = SaltPolicy.VALUE_HASH;
-              break;
-            default:
-              c.saltPolicy = SaltPolicy.RANDOM;
-          }
-          break;
-        case "hotkey.list.ttl.ms":
-          c.listTtlMs = Integer.toUnsignedLong(u32(name, value, 0, 0xffffffffL));
-          break;
-        case "hotkey.list.expired.policy":
-          c.expiredPolicy = choice(name, value, "keep", "plain").equals("keep")
-              ? ExpiredPolicy.KEEP : ExpiredPolicy.PLAIN;
-          break;
-        case "hotkey.hash":
-          if (HashFamily.parse(value) == null) {
-            throw bad(name, value, "expected murmur2, crc32 or fnv1a");
-          }
-          if (!value.equals("murmur2")) {
-            throw bad(name, value, "the Java producer partitions keyed records by murmur2 (its"
-                + " built-in partitioner's family); hotkey.hash must be murmur2 or unset");
-          }
-          break;
-        case "hotkey.poll.wait.ms":
-          c.pollWaitMs = u32(name, value, 0, 300000);
-          break;
-        case "hotkey.http.timeout.ms":
-          c.httpTimeoutMs = u32(name, value, 10, 600000);
-          break;
-        case "hotkey.backoff.initial.ms":
-          c.backoffInitialMs = u32(name, value, 1, 600000);
-          break;
-        case "hotkey.backoff.max.ms":
-          c.backoffMaxMs = u32(name, value, 1, 3600000);
-          break;
-        case "hotkey.salt.headers":
-          c.saltHeaders = choice(name, value, "true", "false").equals("true");
-          break;
-        case "hotkey.surge.interval.ms":
-          c.surgeIntervalMs = u32(name, value, 0, 3600000);
-          break;
-        case "hotkey.surge.factor":
-          double f = number(name, value, "expected a number");
-          if (!(f >= 0.01 && f <= 1000.0)) {
-            throw bad(name, value, "must be in [0.01, 1000]");
-          }
-          c.surgeFactor = f;
-          break;
-        case "hotkey.report.queue.max":
-          c.reportQueueMax = u32(name, value, 1, 1024);
-          break;
-        case "hotkey.report.format":
-          c.reportJson = choice(name, value, "binary", "json").equals("json");
-          break;
-        case "hotkey.topics":
-          List<String> topics = new ArrayList<>();
-          for (String t : value.split(",")) {
-            t = t.trim();
-            if (t.isEmpty()) {
-              continue;
-            }
-            if (!HotKeyList.validTopicName(t)) {
-              throw bad(name, value, "invalid topic name \"" + t + "\"");
-            }
-            topics.add(t);
-          }
-          c.topics = Collections.unmodifiableList(topics);
-          break;
-        case "hotkey.startup.wait.ms":
-          c.startupWaitMs = u32(name, value, 0, 600000);
-          break;
-        case "hotkey.transport":
-          c.transport = choice(name, value, "http", "kafka").equals("http")
-              ? Transport.HTTP : Transport.KAFKA;
-          break;
-        case "hotkey.reports.topic":
-          if (!HotKeyList.validTopicName(value)) {
-            throw bad(name, value, "invalid topic name");
-          }
-          c.reportsTopic = value;
-          break;
-        case "hotkey.lists.topic":
-          if (!HotKeyList.validTopicName(value)) {
-            throw bad(name, value, "invalid topic name");
-          }
-          c.listsTopic = value;
-          break;
-        default:
-          throw new ConfigException("unknown property " + name
-              + " (see docs/CLIENT-JAVA.md for the hotkey.* properties)");
-      }
+
+        @Override
+        public String toString() {
+          return text;
+        }
+      };
     }
-    if (c.backoffMaxMs < c.backoffInitialMs) {
-      throw new ConfigException(
-          "property hotkey.backoff.max.ms must be >= hotkey.backoff.initial.ms");
+
+    static ConfigDef.Validator range(double lo, double hi) {
+      return new ConfigDef.Validator() {
+        @Override
+        public void ensureValid(String name, Object value) {
+          double v = ((Number) value).doubleValue();
+          if (!(v >= lo && v <= hi)) {
+            throw bad(name, value, "must be in [" + lo + ", " + (long) hi + "]");
+          }
+        }
+
+        @Override
+        public String toString() {
+          return lo + "-" + (long) hi;
+        }
+      };
     }
-    if (!c.sslCaLocation.isEmpty()) {
-      if (c.coordinatorUrl.startsWith("http://")) {
-        throw new ConfigException(
-            "hotkey.coordinator.ssl.* properties need an https:// hotkey.coordinator.url");
-      }
-      if (!new File(c.sslCaLocation).canRead()) {
-        throw bad("hotkey.coordinator.ssl.ca.location", c.sslCaLocation, "cannot read the file");
-      }
+
+    static ConfigDef.Validator oneOf(String... values) {
+      return new ConfigDef.Validator() {
+        @Override
+        public void ensureValid(String name, Object value) {
+          for (String v : values) {
+            if (v.equals(value)) {
+              return;
+            }
+          }
+          throw bad(name, value, "expected " + String.join(", ", values));
+        }
+
+        @Override
+        public String toString() {
+          StringBuilder sb = new StringBuilder();
+          for (String v : values) {
+            sb.append(sb.length() > 0 ? ", " : "").append('`').append(v).append('`');
+          }
+          return sb.toString();
+        }
+      };
     }
-    if (c.transport == Transport.KAFKA) {
-      boolean ownCluster = kafkaOverrides.containsKey("bootstrap.servers");
-      if (!ownCluster) {
-        for (Map.Entry<String, ?> e : props.entrySet()) {
-          if (!e.getKey().startsWith(PREFIX) && connectionSetting(e.getKey())) {
-            c.kafkaSettings.put(e.getKey(), e.getValue());
+
+    static final ConfigDef.Validator URL = new ConfigDef.Validator() {
+      @Override
+      public void ensureValid(String name, Object value) {
+        String v = (String) value;
+        if (!v.isEmpty() && !v.startsWith("http://") && !v.startsWith("https://")) {
+          throw bad(name, value, "expected http://HOST:PORT or https://HOST:PORT");
+        }
+      }
+
+      @Override
+      public String toString() {
+        return "`http://HOST:PORT`, `https://…`";
+      }
+    };
+
+    static final ConfigDef.Validator PRODUCER_ID = new ConfigDef.Validator() {
+      @Override
+      public void ensureValid(String name, Object value) {
+        String v = (String) value;
+        if (v.isEmpty()) {
+          return; // the default: <hostname>-<pid>
+        }
+        if (v.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 256) {
+          throw bad(name, value, "must be 1..256 bytes");
+        }
+        for (int i = 0; i < v.length(); i++) {
+          if (v.charAt(i) < 0x20 || v.charAt(i) == 0x7f) {
+            throw bad(name, value, "must not contain control characters");
           }
         }
       }
-      c.kafkaSettings.putAll(kafkaOverrides);
-      Object bootstrap = c.kafkaSettings.get("bootstrap.servers");
-      if (bootstrap == null || bootstrap.toString().isEmpty() || bootstrap.toString().equals("[]")) {
-        throw new ConfigException("hotkey.transport=kafka needs the cluster: bootstrap.servers"
-            + " (the producer's own) or hotkey.kafka.bootstrap.servers");
+
+      @Override
+      public String toString() {
+        return "1-256 bytes";
       }
-      if (c.reportJson) {
-        throw new ConfigException("hotkey.report.format=json is for the http transport; the"
-            + " reports topic carries the binary encoding");
+    };
+
+    static final ConfigDef.Validator SAMPLE_RATE = new ConfigDef.Validator() {
+      @Override
+      public void ensureValid(String name, Object value) {
+        String v = (String) value;
+        if (v.equals("auto")) {
+          return;
+        }
+        double r;
+        try {
+          r = Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+          throw bad(name, value, "expected auto or a number");
+        }
+        String last = v.isEmpty() ? "" : v.substring(v.length() - 1).toLowerCase(Locale.ROOT);
+        if (last.equals("d") || last.equals("f")) {
+          throw bad(name, value, "expected auto or a number");
+        }
+        if (!(r >= 1e-6 && r <= 1.0)) {
+          throw bad(name, value, "must be in [1e-06, 1]");
+        }
       }
-      if (c.reportsTopic.equals(c.listsTopic)) {
-        throw new ConfigException("hotkey.reports.topic and hotkey.lists.topic must differ");
+
+      @Override
+      public String toString() {
+        return "`auto`, [1e-6, 1]";
       }
-    } else if (!kafkaOverrides.isEmpty()) {
-      throw new ConfigException("property " + KAFKA_PREFIX + kafkaOverrides.keySet().iterator().next()
-          + " needs hotkey.transport=kafka");
+    };
+
+    static final ConfigDef.Validator HASH = new ConfigDef.Validator() {
+      @Override
+      public void ensureValid(String name, Object value) {
+        String v = (String) value;
+        if (v.equals("murmur2")) {
+          return;
+        }
+        if (v.equals("crc32") || v.equals("fnv1a")) {
+          throw bad(name, value, "the Java producer partitions keyed records by murmur2 (its"
+              + " built-in partitioner's family); hotkey.hash must be murmur2 or unset");
+        }
+        throw bad(name, value, "expected murmur2, crc32 or fnv1a");
+      }
+
+      @Override
+      public String toString() {
+        return "`murmur2`";
+      }
+    };
+
+    /** Kafka's topic name rule, [A-Za-z0-9._-]{1,249}. */
+    static boolean validTopicName(String t) {
+      if (t.isEmpty() || t.length() > 249) {
+        return false;
+      }
+      for (int i = 0; i < t.length(); i++) {
+        char c = t.charAt(i);
+        boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+            || c == '.' || c == '_' || c == '-';
+        if (!ok) {
+          return false;
+        }
+      }
+      return true;
     }
-    if (!producerIdSet) {
-      c.producerId = defaultProducerId();
-    }
-    return c;
+
+    static final ConfigDef.Validator TOPIC = new ConfigDef.Validator() {
+      @Override
+      public void ensureValid(String name, Object value) {
+        if (!validTopicName((String) value)) {
+          throw bad(name, value, "invalid topic name");
+        }
+      }
+
+      @Override
+      public String toString() {
+        return "topic name";
+      }
+    };
+
+    static final ConfigDef.Validator TOPIC_LIST = new ConfigDef.Validator() {
+      @Override
+      public void ensureValid(String name, Object value) {
+        for (Object o : (List<?>) value) {
+          String t = String.valueOf(o).trim();
+          if (!t.isEmpty() && !validTopicName(t)) {
+            throw bad(name, value, "invalid topic name \"" + t + "\"");
+          }
+        }
+      }
+
+      @Override
+      public String toString() {
+        return "comma-separated topic names";
+      }
+    };
   }
-
-  /** True when this configuration talks to a coordinator (reports and lists). */
-  boolean connected() {
-    return transport == Transport.KAFKA || !coordinatorUrl.isEmpty();
-  }
-
-  static String defaultProducerId() {
-    String host;
-    try {
-      host = InetAddress.getLocalHost().getHostName();
-    } catch (Exception e) {
-      host = "host";
-    }
-    if (host == null || host.isEmpty()) {
-      host = "host";
-    }
-    long pid = ProcessHandle.current().pid();
-    String id = host + "-" + pid;
-    // Several producers in one JVM are several producers to the coordinator.
-    int n = INSTANCE.incrementAndGet();
-    if (n > 1) {
-      id += "-" + n;
-    }
-    if (id.length() > 256) {
-      id = id.substring(id.length() - 256);
-    }
-    return id;
-  }
-
-  private static final java.util.concurrent.atomic.AtomicInteger INSTANCE =
-      new java.util.concurrent.atomic.AtomicInteger();
-
 }

@@ -59,7 +59,7 @@ public final class CpuCost {
     int[] next = new int[1];
     variants.put("murmur2, Kafka's Utils",
         () -> org.apache.kafka.common.utils.Utils.murmur2(keys[next[0]++ & 4095]));
-    variants.put("murmur2, the library's", () -> dev.hotkey.kafka.Hashes.murmur2(keys[next[0]++ & 4095]));
+    variants.put("murmur2, the library's", () -> dev.hotkey.kafka.internals.Hashes.murmur2(keys[next[0]++ & 4095]));
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     Map<String, List<Double>> results = new LinkedHashMap<>();
     int sink = 0;

@@ -1,6 +1,6 @@
 package dev.hotkey.kafka.bench;
 
-import dev.hotkey.kafka.BenchLists;
+import dev.hotkey.kafka.internals.BenchLists;
 import dev.hotkey.kafka.HotkeyInterceptor;
 import dev.hotkey.kafka.HotkeyPartitioner;
 import java.nio.charset.StandardCharsets;

@@ -1,0 +1,320 @@
+package dev.hotkey.kafka.internals;
+
+import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Lists over HTTP (client/src/list_subscriber.cc). One daemon thread keeps one
+ * POST /v1/hotkeys/subscribe in flight for all the client's topics (docs/API.md, issue 27); a
+ * coordinator without it (404/405) gets a long-poll per topic, GET /v1/hotkeys?topic=T&since=V,
+ * and is asked again every 5 minutes. Every list is decoded and fully validated (every salt
+ * recomputed) and published only when it is for a requested topic and newer; garbage, foreign
+ * topics, older versions, timeouts and errors keep the last good list and back off. The expired
+ * policy applies after hotkey.list.ttl.ms without an answer.
+ */
+final class HttpListSubscriber implements HotkeyClient.ListSource {
+  static final long SUBSCRIBE_PROBE_MS = 5 * 60 * 1000;
+  static final int MAX_SUBSCRIBED_TOPICS = 1024;
+
+  private final Settings config;
+  private final HotkeyClient client;
+  private final List<TopicRouter> topics = new ArrayList<>(); // guarded by this
+  private final List<Poller> pollers = new ArrayList<>(); // guarded by this
+  private final Http subscribeHttp;
+  private Thread subscriber; // guarded by this
+  private boolean topicsChanged; // guarded by this
+  private volatile boolean stopping;
+  private volatile boolean perTopic; // the coordinator has no subscription endpoint
+
+  HttpListSubscriber(Settings config, HotkeyClient client) {
+    this.config = config;
+    this.client = client;
+    this.subscribeHttp = new Http(config);
+  }
+
+  private final class Poller implements Runnable {
+    final TopicRouter topic;
+    final Http http = new Http(config);
+    final Thread thread;
+    volatile boolean stop;
+
+    Poller(TopicRouter topic) {
+      this.topic = topic;
+      this.thread = new Thread(this, "hotkey-lists-" + topic.topic);
+      this.thread.setDaemon(true);
+    }
+
+    @Override
+    public void run() {
+      Backoff backoff = new Backoff(config.backoffInitialMs, config.backoffMaxMs);
+      long lastContact = System.nanoTime();
+      String query = "/v1/hotkeys?topic=" + URLEncoder.encode(topic.topic, StandardCharsets.UTF_8)
+          + "&wait_ms=" + config.pollWaitMs + "&since=";
+      while (!stopping && !stop) {
+        long since = topic.version();
+        boolean ok = false;
+        try {
+          Http.Answer a = http.request("GET", query + Long.toUnsignedString(since), null, null,
+              config.httpTimeoutMs + config.pollWaitMs);
+          if (a.status == 304) {
+            ok = true;
+            lastContact = System.nanoTime();
+          } else if (a.status == 200) {
+            lastContact = System.nanoTime();
+            ok = accept(topic, a.body, since);
+          }
+        } catch (IOException e) {
+          ok = false;
+        }
+        if (stopping || stop) {
+          break;
+        }
+        if (ok) {
+          backoff.reset();
+          contact(List.of(topic));
+          continue;
+        }
+        client.listErrors.incrementAndGet();
+        sleep(failed(List.of(topic), lastContact, backoff));
+      }
+    }
+  }
+
+  /** A good answer: topics that had expired to plain route with their list again. */
+  private static void contact(List<TopicRouter> ts) {
+    for (TopicRouter t : ts) {
+      if (t.plain()) {
+        t.setPlain(false);
+      }
+    }
+  }
+
+  /** After a failure: the expired policy, and how long to wait before trying again. */
+  private long failed(List<TopicRouter> ts, long lastContact, Backoff backoff) {
+    boolean expireToPlain =
+        config.listTtlMs > 0 && config.expiredPolicy == Settings.ExpiredPolicy.PLAIN;
+    if (expireToPlain && (System.nanoTime() - lastContact) / 1_000_000 > config.listTtlMs) {
+      for (TopicRouter t : ts) {
+        if (!t.plain()) {
+          t.setPlain(true);
+        }
+      }
+    }
+    long wait = backoff.nextMs();
+    return expireToPlain ? Math.min(wait, Math.max(config.listTtlMs / 2, 1)) : wait;
+  }
+
+  private void sleep(long ms) {
+    synchronized (this) {
+      if (stopping) {
+        return;
+      }
+      try {
+        wait(ms);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Validates a list body and publishes it when newer; false for anything refused. */
+  boolean accept(TopicRouter topic, byte[] body, long since) {
+    try {
+      return publish(topic, HotKeyList.parse(body), since);
+    } catch (DecodeException e) {
+      return false;
+    }
+  }
+
+  private boolean publish(TopicRouter topic, HotKeyList list, long since) {
+    if (!list.topic.equals(topic.topic) || Long.compareUnsigned(list.version, since) <= 0) {
+      return false;
+    }
+    if (topic.publish(list)) {
+      client.listUpdates.incrementAndGet();
+    }
+    return true;
+  }
+
+  /** The subscription thread: one request for every topic, per-topic polls as the fallback. */
+  private void subscribeLoop() {
+    Backoff backoff = new Backoff(config.backoffInitialMs, config.backoffMaxMs);
+    long lastContact = System.nanoTime();
+    long probeAt = 0;
+    while (!stopping) {
+      List<TopicRouter> ts;
+      synchronized (this) {
+        topicsChanged = false;
+        ts = new ArrayList<>(topics);
+      }
+      if (perTopic && System.currentTimeMillis() < probeAt) {
+        sleep(Math.min(1000, probeAt - System.currentTimeMillis()));
+        continue;
+      }
+      StringBuilder body = new StringBuilder("{\"topics\":[");
+      Map<String, Long> since = new HashMap<>();
+      for (int i = 0; i < ts.size(); i++) {
+        TopicRouter t = ts.get(i);
+        since.put(t.topic, t.version());
+        body.append(i > 0 ? "," : "").append("{\"topic\":");
+        Json.writeString(body, t.topic);
+        body.append(",\"since\":").append(Long.toUnsignedString(since.get(t.topic))).append('}');
+      }
+      // A probe while per-topic polls run answers at once; a subscription parks.
+      int waitMs = perTopic ? 0 : config.pollWaitMs;
+      body.append("],\"wait_ms\":").append(waitMs).append('}');
+      int status;
+      byte[] answer;
+      try {
+        Http.Answer a = subscribeHttp.request("POST", "/v1/hotkeys/subscribe",
+            body.toString().getBytes(StandardCharsets.UTF_8), "application/json",
+            config.httpTimeoutMs + waitMs);
+        status = a.status;
+        answer = a.body;
+      } catch (IOException e) {
+        status = 0;
+        answer = null;
+      }
+      if (stopping) {
+        break;
+      }
+      synchronized (this) {
+        if (topicsChanged) {
+          continue; // aborted for a new topic: subscribe again with it
+        }
+      }
+      if (status == 404 || status == 405) {
+        // An older coordinator: a long-poll per topic, and the subscription asked again later.
+        setPerTopic(true);
+        probeAt = System.currentTimeMillis() + SUBSCRIBE_PROBE_MS;
+        continue;
+      }
+      if (status == 200 && accepted(ts, since, answer)) {
+        lastContact = System.nanoTime();
+        backoff.reset();
+        if (perTopic) {
+          setPerTopic(false);
+        }
+        contact(ts);
+        continue;
+      }
+      client.listErrors.incrementAndGet();
+      if (!perTopic) {
+        sleep(failed(ts, lastContact, backoff));
+      } else {
+        probeAt = System.currentTimeMillis() + SUBSCRIBE_PROBE_MS;
+      }
+    }
+  }
+
+  /** A subscription's answer: every list validated and published; false when any is refused. */
+  private boolean accepted(List<TopicRouter> ts, Map<String, Long> since, byte[] answer) {
+    Map<String, TopicRouter> byName = new HashMap<>();
+    for (TopicRouter t : ts) {
+      byName.put(t.topic, t);
+    }
+    try {
+      Object doc = Json.parse(new String(answer, StandardCharsets.UTF_8));
+      if (!(doc instanceof Map) || !(((Map<?, ?>) doc).get("lists") instanceof List)) {
+        return false;
+      }
+      boolean all = true;
+      for (Object l : (List<?>) ((Map<?, ?>) doc).get("lists")) {
+        try {
+          HotKeyList list = HotKeyList.fromJson(l);
+          TopicRouter t = byName.get(list.topic);
+          if (t == null || !publish(t, list, since.get(list.topic))) {
+            all = false;
+          }
+        } catch (DecodeException e) {
+          all = false;
+        }
+      }
+      return all;
+    } catch (Json.SyntaxError e) {
+      return false;
+    }
+  }
+
+  private synchronized void setPerTopic(boolean on) {
+    perTopic = on;
+    if (on) {
+      for (TopicRouter t : topics) {
+        startPoller(t);
+      }
+    } else {
+      for (Poller p : pollers) {
+        p.stop = true;
+        p.http.close();
+      }
+      pollers.clear();
+    }
+  }
+
+  private void startPoller(TopicRouter t) {
+    for (Poller p : pollers) {
+      if (p.topic == t) {
+        return;
+      }
+    }
+    Poller p = new Poller(t);
+    pollers.add(p);
+    p.thread.start();
+  }
+
+  @Override
+  public synchronized void follow(TopicRouter topic) {
+    if (stopping || topics.contains(topic)) {
+      return;
+    }
+    topics.add(topic);
+    if (topics.size() > MAX_SUBSCRIBED_TOPICS && !perTopic) {
+      // More topics than one subscription takes: a long-poll each.
+      perTopic = true;
+    }
+    if (perTopic) {
+      startPoller(topic);
+    }
+    topicsChanged = true;
+    if (subscriber == null) {
+      subscriber = new Thread(this::subscribeLoop, "hotkey-lists");
+      subscriber.setDaemon(true);
+      subscriber.start();
+    } else {
+      // The parked subscription lacks this topic: end it, the loop subscribes again.
+      subscribeHttp.abortCurrent();
+      notifyAll();
+    }
+  }
+
+  @Override
+  public void close() {
+    List<Poller> all;
+    Thread sub;
+    synchronized (this) {
+      stopping = true;
+      notifyAll();
+      all = new ArrayList<>(pollers);
+      sub = subscriber;
+    }
+    subscribeHttp.close();
+    for (Poller p : all) {
+      p.http.close();
+    }
+    try {
+      if (sub != null) {
+        sub.join(2000);
+      }
+      for (Poller p : all) {
+        p.thread.join(2000);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,231 @@
+package dev.hotkey.kafka.internals;
+
+import dev.hotkey.kafka.MergeContract;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.BytesSerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Bytes;
+
+/**
+ * What {@code dev.hotkey.kafka.HotkeyInterceptor} does (it delegates here): in rekey mode (the default) a record whose key is on the topic's
+ * hot-key list leaves {@code onSend} as a new record with the salted key
+ * {@code <key><separator><salt>} and the merge headers {@code hotkey.salt} and
+ * {@code hotkey.version} (docs/CONTRACTS.md section 3), so Kafka's murmur2 of the salted key
+ * puts it on the salt's partition and any tool can recompute it. Keys of type String (with
+ * StringSerializer, UTF-8), byte[] and Bytes are rekeyed; the partitioner routes any other
+ * listed key in route mode. In route mode this interceptor changes nothing.
+ */
+public final class InterceptorCore {
+  private HotkeyClient client;
+  private boolean rekey;
+  private boolean headers;
+  private Settings.SaltPolicy policy;
+
+  /** The salted key object of the record this thread just rekeyed, and its logical key bytes. */
+  private static final class Rekeyed {
+    Object saltedKey;
+    byte[] logical;
+  }
+
+  private static final ThreadLocal<Rekeyed> REKEYED = ThreadLocal.withInitial(Rekeyed::new);
+
+  /**
+   * The logical key when {@code key} is the salted key this thread's interceptor just produced
+   * (the partitioner runs on the sending thread right after onSend), else null.
+   */
+  static byte[] takeRekeyed(Object key) {
+    if (key == null) {
+      return null;
+    }
+    Rekeyed r = REKEYED.get();
+    if (r.saltedKey != key) {
+      return null;
+    }
+    r.saltedKey = null;
+    byte[] out = r.logical;
+    r.logical = null;
+    return out;
+  }
+
+  /**
+   * Whether {@code key} ends in {@code separator} and 1-10 decimal digits, as every key this
+   * interceptor salts does: the partitioner looks for this thread's mark (a ThreadLocal) only
+   * then, so a cold key pays a few byte compares instead. A list with a new separator racing
+   * with a record leaves it counted under its salted key (the next rekey replaces the mark).
+   */
+  static boolean maybeSalted(byte[] key, byte[] separator) {
+    int end = key.length;
+    int i = end - 1;
+    while (i >= 0 && end - i <= 11 && key[i] >= '0' && key[i] <= '9') {
+      i--;
+    }
+    int digits = end - 1 - i;
+    int start = i + 1 - separator.length;
+    if (digits == 0 || digits > 10 || start < 0) {
+      return false;
+    }
+    for (int j = 0; j < separator.length; j++) {
+      if (key[start + j] != separator[j]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Reads every hotkey.* entry through the map Kafka hands to plugins, which records the
+   * names read: so none of them shows up in the producer's "supplied but not used" warning.
+   */
+  static void markHotkeyPropertiesUsed(Map<String, ?> configs) {
+    for (String name : new ArrayList<>(configs.keySet())) {
+      if (name.startsWith(dev.hotkey.kafka.HotkeyConfig.PREFIX)) {
+        configs.get(name);
+      }
+    }
+  }
+
+  private static String className(Object v) {
+    if (v instanceof Class) {
+      return ((Class<?>) v).getName();
+    }
+    return v == null ? null : v.toString().trim();
+  }
+
+  public void configure(Map<String, ?> configs) {
+    markHotkeyPropertiesUsed(configs);
+    client = HotkeyClient.acquire(configs);
+    rekey = client.config.routingMode == Settings.RoutingMode.REKEY;
+    headers = client.config.saltHeaders;
+    policy = client.config.saltPolicy;
+    if (rekey) {
+      String ser = className(configs.get("key.serializer"));
+      boolean known = ser == null || ser.equals(StringSerializer.class.getName())
+          || ser.equals(ByteArraySerializer.class.getName())
+          || ser.equals(BytesSerializer.class.getName());
+      Object enc = configs.get("key.serializer.encoding");
+      if (enc == null) {
+        enc = configs.get("serializer.encoding");
+      }
+      if (!known || (enc != null && !enc.toString().trim().equalsIgnoreCase("UTF-8")
+          && !enc.toString().trim().equalsIgnoreCase("UTF8"))) {
+        client.release();
+        client = null;
+        throw new ConfigException("hotkey.routing.mode", "rekey", "rekey mode rewrites keys of"
+            + " type String (StringSerializer, UTF-8), byte[] or Bytes; with key.serializer="
+            + ser + " set hotkey.routing.mode=route");
+      }
+    }
+  }
+
+  /** The client this interceptor shares with the producer's partitioner. */
+  public HotkeyClient client() {
+    return client;
+  }
+
+  public ProducerRecord<Object, Object> onSend(ProducerRecord<Object, Object> record) {
+    if (!rekey || client == null) {
+      return record;
+    }
+    Object key = record.key();
+    if (key == null || record.partition() != null) {
+      return record;
+    }
+    TopicRouter r = client.topic(record.topic());
+    int live = r.livePartitions();
+    RoutingTable t = live > 0 ? r.tableFor(live) : r.table();
+    if (t == null || t.isEmpty()) {
+      return record;
+    }
+    RoutingTable.Entry e;
+    if (key instanceof String) {
+      e = t.find((String) key);
+    } else if (key instanceof byte[]) {
+      byte[] b = (byte[]) key;
+      e = t.find(b, Hashes.murmur2(b) & 0x7fffffff);
+    } else if (key instanceof Bytes) {
+      byte[] b = ((Bytes) key).get();
+      e = t.find(b, Hashes.murmur2(b) & 0x7fffffff);
+    } else {
+      return record;
+    }
+    if (e == null) {
+      return record;
+    }
+    return rekeyed(record, key, t, e);
+  }
+
+  // Out of line: the cold path above stays small enough to inline into the producer's send().
+  private ProducerRecord<Object, Object> rekeyed(ProducerRecord<Object, Object> record,
+      Object key, RoutingTable t, RoutingTable.Entry e) {
+    int idx;
+    switch (policy) {
+      case VALUE_HASH:
+        idx = t.pickBy(e, valueHash(record.value()));
+        break;
+      case RANDOM:
+        idx = t.pickBy(e, ThreadLocalRandom.current().nextInt());
+        break;
+      default:
+        idx = t.pickWrr(e);
+    }
+    int salt = e.salts[idx];
+    boolean precomputed = e.saltedText != null;
+    Object salted;
+    if (key instanceof String) {
+      // The key equals the entry's text, so the table's salted text is this key salted.
+      salted = precomputed ? e.saltedText[idx]
+          : (String) key + t.separatorText + Integer.toUnsignedString(salt);
+    } else if (key instanceof byte[]) {
+      salted = Salts.saltedKey((byte[]) key, t.separator, salt);
+    } else {
+      salted = new Bytes(Salts.saltedKey(((Bytes) key).get(), t.separator, salt));
+    }
+    Header[] given = record.headers().toArray();
+    Iterable<Header> h;
+    if (!headers) {
+      h = record.headers();
+    } else if (given.length == 0 && precomputed) {
+      h = e.mergeHeaders[idx];
+    } else {
+      Header[] all = Arrays.copyOf(given, given.length + 2);
+      all[given.length] = precomputed ? e.saltHeaders[idx] : new RecordHeader(MergeContract.SALT_HEADER,
+          Integer.toUnsignedString(salt).getBytes(StandardCharsets.US_ASCII));
+      all[given.length + 1] = t.versionHeader;
+      h = new RecordHeaders(all);
+    }
+    Rekeyed mark = REKEYED.get();
+    mark.saltedKey = salted;
+    mark.logical = e.key;
+    return new ProducerRecord<>(record.topic(), null, record.timestamp(), salted, record.value(), h);
+  }
+
+  private static int valueHash(Object value) {
+    if (value instanceof byte[]) {
+      return Hashes.murmur2((byte[]) value);
+    }
+    if (value instanceof Bytes) {
+      return Hashes.murmur2(((Bytes) value).get());
+    }
+    if (value instanceof String) {
+      return Hashes.murmur2(((String) value).getBytes(StandardCharsets.UTF_8));
+    }
+    return value == null ? 0 : value.hashCode();
+  }
+
+  public void close() {
+    if (client != null) {
+      client.release();
+      client = null;
+    }
+  }
+}

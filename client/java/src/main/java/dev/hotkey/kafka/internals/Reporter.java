@@ -1,0 +1,506 @@
+package dev.hotkey.kafka.internals;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The reporter thread (client/src/reporter.cc): every hotkey.report.interval.ms it drains each
+ * topic's sampler into one report and sends the round in one POST /v1/reports/batch (single
+ * POST /v1/reports to a coordinator without the batch form, asked again every 5 minutes); a
+ * surge sends the topic's window at once, and its follow-up one surge interval later. Failed
+ * sends keep the reports queued (at most hotkey.report.queue.max per topic) and back off.
+ * With hotkey.transport=kafka the reports go to the reports topic instead.
+ */
+final class Reporter {
+  private static final long BATCH_PROBE_MS = 5 * 60 * 1000;
+  private static final int BATCH_BYTES = 1 << 20;
+
+  private enum Outcome { ACCEPTED, REJECTED, RETRY }
+
+  private static final class Pending {
+    final TopicRouter topic;
+    final long seq;
+    final byte[] body;
+
+    Pending(TopicRouter topic, long seq, byte[] body) {
+      this.topic = topic;
+      this.seq = seq;
+      this.body = body;
+    }
+  }
+
+  private static final class SurgeState {
+    long last = Long.MIN_VALUE / 2;
+    long followUp; // 0: none due
+    final long[] mutedUntil = new long[Sampler.MUTE_SLOTS];
+    int nextSlot;
+  }
+
+  private final Settings config;
+  private final HotkeyClient client;
+  private final KafkaTransport kafka;
+  private final Http http;
+  final Thread thread;
+  final AtomicLong sent = new AtomicLong();
+  final AtomicLong failed = new AtomicLong();
+  final AtomicLong rejected = new AtomicLong();
+  final AtomicLong dropped = new AtomicLong();
+  final AtomicLong surges = new AtomicLong();
+  private boolean stopping;
+  private boolean requested;
+  // Set by a sampler that flagged a surge (on the send path: no lock, no wait), then the
+  // thread is unparked: surges are handled when they happen, not found by polling (a 10 ms
+  // poll cost a producer about 8 ms of CPU a second).
+  private volatile boolean surgeSignalled;
+  private long rounds;
+  private boolean batchSupported = true;
+  private long batchProbeAt;
+  private final Map<TopicRouter, ArrayDeque<Pending>> queues = new HashMap<>();
+  private final Map<TopicRouter, Long> windowStart = new HashMap<>();
+  private final Map<TopicRouter, SurgeState> surge = new HashMap<>();
+  private long seq;
+
+  Reporter(Settings config, HotkeyClient client, KafkaTransport kafka) {
+    this.config = config;
+    this.client = client;
+    this.kafka = kafka;
+    this.http = kafka == null ? new Http(config) : null;
+    this.thread = new Thread(this::loop, "hotkey-reporter");
+    this.thread.setDaemon(true);
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  private boolean surgesOn() {
+    return config.surgeIntervalMs > 0;
+  }
+
+  private static long nowMs() {
+    return System.nanoTime() / 1_000_000;
+  }
+
+  /** Sends the current windows now and waits (bounded) for that round. */
+  void reportNow() {
+    synchronized (this) {
+      if (!thread.isAlive()) {
+        return;
+      }
+      long target = rounds + 1;
+      requested = true;
+      notifyAll();
+      LockSupport.unpark(thread);
+      long deadline = nowMs() + config.httpTimeoutMs * 2L + 1000;
+      while (!stopping && (rounds < target || requested)) {
+        long left = deadline - nowMs();
+        if (left <= 0) {
+          return;
+        }
+        try {
+          wait(left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  /** Stops the thread; with {@code flush}, the current windows are sent first (bounded). */
+  void stop(boolean flush) {
+    if (flush && thread.isAlive()) {
+      reportNow();
+    }
+    synchronized (this) {
+      stopping = true;
+      notifyAll();
+    }
+    LockSupport.unpark(thread);
+    if (http != null) {
+      http.close();
+    }
+    try {
+      thread.join(config.httpTimeoutMs + 1000L);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (kafka != null) {
+      kafka.closeProducer();
+    }
+  }
+
+  private void loop() {
+    long next = nowMs() + config.reportIntervalMs;
+    long retryAt = nowMs();
+    long lastRound = nowMs();
+    Backoff backoff = new Backoff(config.backoffInitialMs, config.backoffMaxMs);
+    for (;;) {
+      boolean forced;
+      long until = surgesOn() ? Math.min(next, surgeDeadline()) : next;
+      for (;;) {
+        synchronized (this) {
+          if (stopping || requested) {
+            break;
+          }
+        }
+        if (surgeSignalled) {
+          surgeSignalled = false;
+          break;
+        }
+        long left = until - nowMs();
+        if (left <= 0) {
+          break;
+        }
+        // Woken early by reportNow, stop and surges (unpark); a permit given before this
+        // park makes it return at once, so no wake-up is lost.
+        LockSupport.parkNanos(this, left * 1_000_000L);
+        if (Thread.currentThread().isInterrupted()) {
+          return;
+        }
+      }
+      synchronized (this) {
+        if (stopping) {
+          break;
+        }
+        forced = requested;
+        requested = false;
+      }
+      long now = nowMs();
+      List<TopicRouter> topics = client.topics();
+      for (TopicRouter t : topics) {
+        windowStart.putIfAbsent(t, lastRound);
+      }
+      if (!forced && now < next) {
+        int built = 0;
+        for (TopicRouter t : takeSurges(topics, now)) {
+          built += buildReport(t, now);
+        }
+        if (built == 0) {
+          continue;
+        }
+        surges.addAndGet(built);
+        if (now >= retryAt) {
+          if (flush()) {
+            backoff.reset();
+          } else {
+            retryAt = nowMs() + backoff.nextMs();
+          }
+        }
+        continue;
+      }
+      if (now >= next) {
+        next = now + config.reportIntervalMs;
+      }
+      lastRound = now;
+      for (TopicRouter t : topics) {
+        buildReport(t, now);
+      }
+      if (forced || now >= retryAt) {
+        if (flush()) {
+          backoff.reset();
+        } else {
+          retryAt = nowMs() + backoff.nextMs();
+        }
+        if (forced && kafka != null) {
+          kafka.flushReports(config.httpTimeoutMs);
+        }
+      }
+      synchronized (this) {
+        rounds++;
+        notifyAll();
+      }
+    }
+  }
+
+  /** A sampler flagged a surge: handle it now (any thread; never blocks). */
+  void wake() {
+    surgeSignalled = true;
+    LockSupport.unpark(thread);
+  }
+
+  /** The earliest surge follow-up or mute expiry due (Long.MAX_VALUE: none). */
+  private long surgeDeadline() {
+    long at = Long.MAX_VALUE;
+    for (SurgeState st : surge.values()) {
+      if (st.followUp != 0) {
+        at = Math.min(at, st.followUp);
+      }
+      for (long m : st.mutedUntil) {
+        if (m != 0) {
+          at = Math.min(at, m);
+        }
+      }
+    }
+    return at;
+  }
+
+  private long surgeMuteMs() {
+    return Math.max(5000, config.reportIntervalMs * 10L);
+  }
+
+  private List<TopicRouter> takeSurges(List<TopicRouter> topics, long now) {
+    List<TopicRouter> due = new ArrayList<>();
+    for (TopicRouter t : topics) {
+      int partitions = partitionsOf(t);
+      t.sampler.setPartitions(partitions);
+      SurgeState st = surge.computeIfAbsent(t, k -> new SurgeState());
+      for (int slot = 0; slot < Sampler.MUTE_SLOTS; slot++) {
+        if (st.mutedUntil[slot] != 0 && now >= st.mutedUntil[slot]) {
+          t.sampler.setMuted(slot, 0);
+          st.mutedUntil[slot] = 0;
+        }
+      }
+      if (st.followUp != 0 && now >= st.followUp) {
+        st.followUp = 0;
+        st.last = now;
+        due.add(t);
+        continue;
+      }
+      long fp = t.sampler.takeSurge();
+      if (fp == 0 || now - st.last < config.surgeIntervalMs) {
+        continue;
+      }
+      st.last = now;
+      st.followUp = now + config.surgeIntervalMs;
+      t.sampler.setMuted(st.nextSlot, fp);
+      st.mutedUntil[st.nextSlot] = now + surgeMuteMs();
+      st.nextSlot = (st.nextSlot + 1) % Sampler.MUTE_SLOTS;
+      due.add(t);
+    }
+    return due;
+  }
+
+  private static int partitionsOf(TopicRouter t) {
+    int partitions = t.livePartitions();
+    HotKeyList list = t.list();
+    if (partitions < 1 && list != null) {
+      partitions = list.partitions;
+    }
+    return partitions;
+  }
+
+  /** Queues the report of t's window since its start (which becomes now); 1 if one was queued. */
+  private int buildReport(TopicRouter t, long now) {
+    long start = windowStart.getOrDefault(t, now);
+    long windowMs = now - start;
+    windowStart.put(t, now);
+    int partitions = partitionsOf(t);
+    if (partitions < 1) {
+      return 0;
+    }
+    if (surgesOn()) {
+      t.sampler.setPartitions(partitions);
+    }
+    Sampler.Window w = t.sampler.drain(partitions, Math.max(0, windowMs), config.reportIntervalMs);
+    if (w.total == 0) {
+      return 0;
+    }
+    HotKeyList list = t.list();
+    Report r = new Report();
+    r.producer = config.producerId;
+    r.topic = t.topic;
+    r.partitions = partitions;
+    r.hash = HashFamily.MURMUR2;
+    if (list != null) {
+      r.separator = list.separator;
+    }
+    r.windowMs = Math.min(0xffffffffL, Math.max(1, windowMs));
+    r.sampleRate = w.sampleRate;
+    r.total = w.total;
+    r.partitionCounts = w.partitionCounts;
+    r.seq = ++seq;
+    r.sentAtMs = System.currentTimeMillis();
+    r.listVersion = t.version();
+    r.sketchCapacity = w.sketch.capacity();
+    r.sketchMin = w.sketch.minCount();
+    r.sketchTotal = w.sketchTotal;
+    for (SpaceSaving.Item it : w.sketch.items()) {
+      r.items.add(new Report.Item(it.key, it.count, it.error));
+    }
+    byte[] body = config.reportJson ? r.toJson().getBytes(StandardCharsets.UTF_8)
+        : r.encodeBinary();
+    ArrayDeque<Pending> q = queues.computeIfAbsent(t, k -> new ArrayDeque<>());
+    q.addLast(new Pending(t, r.seq, body));
+    while (q.size() > config.reportQueueMax) {
+      q.removeFirst();
+      dropped.incrementAndGet();
+    }
+    return 1;
+  }
+
+  /** Sends everything queued; false when something is still waiting. */
+  private boolean flush() {
+    List<Pending> batch = new ArrayList<>();
+    for (ArrayDeque<Pending> q : queues.values()) {
+      batch.addAll(q);
+    }
+    if (batch.isEmpty()) {
+      return true;
+    }
+    Outcome[] out = send(batch);
+    boolean all = true;
+    for (int i = 0; i < batch.size(); i++) {
+      Pending p = batch.get(i);
+      switch (out[i]) {
+        case ACCEPTED:
+          if (kafka == null) {
+            sent.incrementAndGet();
+          }
+          queues.get(p.topic).remove(p);
+          break;
+        case REJECTED:
+          rejected.incrementAndGet();
+          queues.get(p.topic).remove(p);
+          break;
+        default:
+          all = false;
+      }
+    }
+    if (!all) {
+      failed.incrementAndGet();
+    }
+    return all;
+  }
+
+  private static Outcome outcomeOf(int status) {
+    if (status >= 200 && status < 300) {
+      return Outcome.ACCEPTED;
+    }
+    if (status == 400 || status == 413 || status == 422) {
+      return Outcome.REJECTED;
+    }
+    return Outcome.RETRY;
+  }
+
+  private Outcome[] send(List<Pending> batch) {
+    Outcome[] out = new Outcome[batch.size()];
+    java.util.Arrays.fill(out, Outcome.RETRY);
+    if (kafka != null) {
+      for (int i = 0; i < batch.size(); i++) {
+        if (!kafka.sendReport(batch.get(i).topic.topic, batch.get(i).body)) {
+          break;
+        }
+        out[i] = Outcome.ACCEPTED;
+      }
+      return out;
+    }
+    if (batchSupported || nowMs() >= batchProbeAt) {
+      int i = 0;
+      boolean unsupported = false;
+      while (i < batch.size()) {
+        int end = i;
+        long bytes = 0;
+        while (end < batch.size() && end - i < Report.MAX_REPORTS_PER_BATCH
+            && (end == i || bytes + batch.get(end).body.length <= BATCH_BYTES)) {
+          bytes += batch.get(end).body.length;
+          end++;
+        }
+        int answer = postBatch(batch, i, end, out);
+        if (answer == 2) {
+          batchSupported = false;
+          batchProbeAt = nowMs() + BATCH_PROBE_MS;
+          unsupported = true;
+          break;
+        }
+        batchSupported = true;
+        if (answer == 1) {
+          return out;
+        }
+        i = end;
+      }
+      if (!unsupported) {
+        return out;
+      }
+    }
+    String type = config.reportJson ? Report.JSON_CONTENT_TYPE : Report.BINARY_CONTENT_TYPE;
+    for (int i = 0; i < batch.size(); i++) {
+      if (out[i] != Outcome.RETRY) {
+        continue;
+      }
+      int status;
+      try {
+        status = http.request("POST", "/v1/reports", batch.get(i).body, type,
+            config.httpTimeoutMs).status;
+      } catch (IOException e) {
+        status = 0;
+      }
+      out[i] = outcomeOf(status);
+      if (out[i] == Outcome.RETRY) {
+        break;
+      }
+    }
+    return out;
+  }
+
+  /** POST /v1/reports/batch for batch[begin, end): 0 done, 1 failed, 2 unsupported. */
+  private int postBatch(List<Pending> batch, int begin, int end, Outcome[] out) {
+    List<byte[]> bodies = new ArrayList<>();
+    for (int i = begin; i < end; i++) {
+      bodies.add(batch.get(i).body);
+    }
+    byte[] body = config.reportJson ? Report.batchJson(bodies) : Report.batchBinary(bodies);
+    Http.Answer a;
+    try {
+      a = http.request("POST", "/v1/reports/batch", body,
+          config.reportJson ? Report.JSON_CONTENT_TYPE : Report.BATCH_CONTENT_TYPE,
+          config.httpTimeoutMs);
+    } catch (IOException e) {
+      return 1;
+    }
+    if (a.status == 404 || a.status == 405 || a.status == 415) {
+      return 2;
+    }
+    if (a.status == 413 && end - begin > 1) {
+      return 2;
+    }
+    if (a.status != 200) {
+      Outcome o = outcomeOf(a.status);
+      for (int i = begin; i < end; i++) {
+        out[i] = o;
+      }
+      return o == Outcome.RETRY ? 1 : 0;
+    }
+    List<Integer> statuses = batchStatuses(a.body);
+    if (statuses == null || statuses.size() != end - begin) {
+      return 1;
+    }
+    boolean anyFailed = false;
+    for (int i = begin; i < end; i++) {
+      out[i] = outcomeOf(statuses.get(i - begin));
+      anyFailed |= out[i] == Outcome.RETRY;
+    }
+    return anyFailed ? 1 : 0;
+  }
+
+  /** The per-report statuses of a batch answer, or null for anything else. */
+  static List<Integer> batchStatuses(byte[] answer) {
+    try {
+      Object doc = Json.parse(new String(answer, StandardCharsets.UTF_8));
+      if (!(doc instanceof Map) || !(((Map<?, ?>) doc).get("results") instanceof List)) {
+        return null;
+      }
+      List<Integer> out = new ArrayList<>();
+      for (Object r : (List<?>) ((Map<?, ?>) doc).get("results")) {
+        if (!(r instanceof Map) || !(((Map<?, ?>) r).get("status") instanceof Json.Num)) {
+          return null;
+        }
+        Json.Num n = (Json.Num) ((Map<?, ?>) r).get("status");
+        if (n.integer == null || n.integer.bitLength() > 31) {
+          return null;
+        }
+        out.add(n.integer.intValue());
+      }
+      return out;
+    } catch (Json.SyntaxError e) {
+      return null;
+    }
+  }
+}
