@@ -1,10 +1,6 @@
 package dev.hotkey.kafka;
 
-import dev.hotkey.kafka.internals.HotkeyClient;
 import dev.hotkey.kafka.internals.PartitionerCore;
-import java.util.Map;
-import org.apache.kafka.clients.producer.Partitioner;
-import org.apache.kafka.common.Cluster;
 
 /**
  * {@code partitioner.class}: every keyed record not on the topic's hot-key list goes exactly
@@ -15,31 +11,10 @@ import org.apache.kafka.common.Cluster;
  * Every keyed record is counted and sampled for the reports here, where its partition is known.
  * Configured with {@link HotkeyInterceptor} (docs/CLIENT-JAVA.md); the {@code hotkey.*}
  * properties are those of {@link HotkeyConfig}.
+ *
+ * <p>The code is in its internal superclass (the send path stays one call deep); this class is
+ * the public name a producer's configuration uses.
  */
-public class HotkeyPartitioner implements Partitioner {
-  private final PartitionerCore core = new PartitionerCore();
-
-  @Override
-  public void configure(Map<String, ?> configs) {
-    core.configure(configs);
-  }
-
-  @Override
-  public int partition(String topic, Object key, byte[] keyBytes, Object value, byte[] valueBytes,
-      Cluster cluster) {
-    return core.partition(topic, key, keyBytes, value, valueBytes, cluster);
-  }
-
-  /**
-   * The client this partitioner shares with the producer's interceptor. Internal (its package
-   * is not part of the API): for this library's tests and benchmarks.
-   */
-  public HotkeyClient client() {
-    return core.client();
-  }
-
-  @Override
-  public void close() {
-    core.close();
-  }
+public class HotkeyPartitioner extends PartitionerCore {
+  public HotkeyPartitioner() {}
 }

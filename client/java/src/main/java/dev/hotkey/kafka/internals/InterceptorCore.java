@@ -6,7 +6,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import org.apache.kafka.clients.producer.ProducerInterceptor;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -17,7 +19,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
- * What {@code dev.hotkey.kafka.HotkeyInterceptor} does (it delegates here): in rekey mode (the default) a record whose key is on the topic's
+ * What {@code dev.hotkey.kafka.HotkeyInterceptor} does (it is this class under its public
+ * name: a subclass, not a delegate, so the send path has no extra call): in rekey mode (the default) a record whose key is on the topic's
  * hot-key list leaves {@code onSend} as a new record with the salted key
  * {@code <key><separator><salt>} and the merge headers {@code hotkey.salt} and
  * {@code hotkey.version} (docs/CONTRACTS.md section 3), so Kafka's murmur2 of the salted key
@@ -25,7 +28,7 @@ import org.apache.kafka.common.utils.Bytes;
  * StringSerializer, UTF-8), byte[] and Bytes are rekeyed; the partitioner routes any other
  * listed key in route mode. In route mode this interceptor changes nothing.
  */
-public final class InterceptorCore {
+public abstract class InterceptorCore implements ProducerInterceptor<Object, Object> {
   private HotkeyClient client;
   private boolean rekey;
   private boolean headers;
@@ -101,6 +104,7 @@ public final class InterceptorCore {
     return v == null ? null : v.toString().trim();
   }
 
+  @Override
   public void configure(Map<String, ?> configs) {
     markHotkeyPropertiesUsed(configs);
     client = HotkeyClient.acquire(configs);
@@ -132,6 +136,7 @@ public final class InterceptorCore {
     return client;
   }
 
+  @Override
   public ProducerRecord<Object, Object> onSend(ProducerRecord<Object, Object> record) {
     if (!rekey || client == null) {
       return record;
@@ -222,6 +227,10 @@ public final class InterceptorCore {
     return value == null ? 0 : value.hashCode();
   }
 
+  @Override
+  public void onAcknowledgement(RecordMetadata metadata, Exception exception) {}
+
+  @Override
   public void close() {
     if (client != null) {
       client.release();

@@ -6,18 +6,20 @@ import java.lang.invoke.MethodType;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import org.apache.kafka.clients.producer.Partitioner;
 import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.PartitionInfo;
 
 /**
- * What {@code dev.hotkey.kafka.HotkeyPartitioner} does (it delegates here): every keyed record not on the topic's hot-key list goes exactly
+ * What {@code dev.hotkey.kafka.HotkeyPartitioner} does (it is this class under its public
+ * name: a subclass, not a delegate, so the send path has no extra call): every keyed record not on the topic's hot-key list goes exactly
  * where Kafka's built-in partitioner sends it (murmur2 of the serialized key, masked to 31
  * bits, modulo the topic's partition count); a listed key takes a salt of its verified table by
  * weight, with the C++ client's smooth weighted round robin (route mode: the record keeps its
  * key). Records the interceptor rekeyed are placed by their salted key, like any cold key.
  * Every keyed record is counted and sampled for the reports here, where its partition is known.
  */
-public final class PartitionerCore {
+public abstract class PartitionerCore implements Partitioner {
   private HotkeyClient client;
   private Settings.SaltPolicy policy;
   private boolean rekey;
@@ -43,6 +45,7 @@ public final class PartitionerCore {
 
   private final MethodHandle withList = WITH_LIST;
 
+  @Override
   public void configure(Map<String, ?> configs) {
     InterceptorCore.markHotkeyPropertiesUsed(configs);
     client = HotkeyClient.acquire(configs);
@@ -58,13 +61,17 @@ public final class PartitionerCore {
     }
   }
 
-  /** The client this partitioner shares with the producer's interceptor (null once closed). */
+  /**
+   * The client this partitioner shares with the producer's interceptor (null once closed).
+   * Internal: for this library's tests and benchmarks.
+   */
   public HotkeyClient client() {
     return client;
   }
 
   // Kept small so the JIT inlines the cold path whole into the producer's send(): the listed
   // keys, keyless records and rekeyed records go out of line.
+  @Override
   public int partition(String topic, Object key, byte[] keyBytes, Object value, byte[] valueBytes,
       Cluster cluster) {
     final int n = cluster.partitionsForTopic(topic).size();
@@ -165,6 +172,7 @@ public final class PartitionerCore {
     return p;
   }
 
+  @Override
   public void close() {
     if (client != null) {
       client.release();
