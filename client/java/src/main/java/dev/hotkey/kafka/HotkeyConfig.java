@@ -103,8 +103,10 @@ public final class HotkeyConfig {
       new Row(COORDINATOR_URL_CONFIG, Type.STRING, "", null, Validators.URL, Importance.HIGH,
           "coordinator base URL; empty (and the http transport): no reports, no lists, plain"
               + " routing"),
-      new Row(PRODUCER_ID_CONFIG, Type.STRING, "", "`<hostname>-<pid>`", Validators.PRODUCER_ID,
-          Importance.MEDIUM, "stable producer id in reports"),
+      new Row(PRODUCER_ID_CONFIG, Type.STRING, "", "`<hostname>-<pid>-<client.id>`",
+          Validators.PRODUCER_ID, Importance.MEDIUM, "stable producer id in reports; the"
+              + " default names the producer's `client.id` (Kafka's `producer-N` when unset),"
+              + " with `-2`, `-3`, ... appended when live producers of the JVM share one"),
       new Row(TOKEN_CONFIG, Type.PASSWORD, "", null, null, Importance.MEDIUM,
           "`Authorization: Bearer` token for reports and list reads"),
       new Row(SSL_CA_LOCATION_CONFIG, Type.STRING, "", "empty (the JVM's trust store)",

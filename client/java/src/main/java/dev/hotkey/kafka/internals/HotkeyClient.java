@@ -1,5 +1,6 @@
 package dev.hotkey.kafka.internals;
 
+import dev.hotkey.kafka.HotkeyStats;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -22,10 +23,15 @@ public final class HotkeyClient implements AutoCloseable {
   private volatile List<TopicRouter> topicList = List.of();
   final Reporter reporter;
   final ListSource lists;
+  private final KafkaTransport kafka;
   final AtomicLong listUpdates = new AtomicLong();
   final AtomicLong listErrors = new AtomicLong();
   private int refs;
   private final String registryKey;
+  /** The producer's client.id (Kafka hands it to both plugins), or null. */
+  final String clientId;
+  final ClientLog log;
+  final ClientMetrics metrics;
 
   private static final Map<String, HotkeyClient> REGISTRY = new HashMap<>();
 
@@ -43,7 +49,10 @@ public final class HotkeyClient implements AutoCloseable {
     synchronized (REGISTRY) {
       HotkeyClient c = REGISTRY.get(key);
       if (c == null) {
-        c = new HotkeyClient(parsed, key);
+        if (parsed.producerId.isEmpty()) {
+          parsed.producerId = uniqueDefaultId(clientId == null ? null : clientId.toString());
+        }
+        c = new HotkeyClient(parsed, key, clientId == null ? null : clientId.toString());
         REGISTRY.put(key, c);
         c.start();
       }
@@ -63,11 +72,44 @@ public final class HotkeyClient implements AutoCloseable {
     close();
   }
 
+  /**
+   * {@code <hostname>-<pid>-<client.id>}; a client.id another live client already reports
+   * under (two producers given one client.id) gets {@code -2}, {@code -3}, ... appended.
+   */
+  private static String uniqueDefaultId(String clientId) {
+    String base = Settings.defaultProducerId(clientId);
+    java.util.Set<String> used = new java.util.HashSet<>();
+    for (HotkeyClient c : REGISTRY.values()) {
+      used.add(c.config.producerId);
+    }
+    String id = base;
+    for (int n = 2; used.contains(id); n++) {
+      id = Settings.clip(base + "-" + n);
+    }
+    return id;
+  }
+
+  /** A client outside the registry (tests): producer id as configured, or the default. */
   HotkeyClient(Settings config, String registryKey) {
+    this(withId(config), registryKey, null);
+  }
+
+  private static Settings withId(Settings config) {
+    if (config.producerId.isEmpty()) {
+      config.producerId = Settings.defaultProducerId(null);
+    }
+    return config;
+  }
+
+  HotkeyClient(Settings config, String registryKey, String clientId) {
     this.config = config;
     this.registryKey = registryKey;
+    this.clientId = clientId;
+    this.log = new ClientLog(clientId == null ? "-" : clientId, config.producerId);
+    this.metrics = new ClientMetrics(this, clientId == null ? config.producerId : clientId);
     KafkaTransport kafka = config.transport == Settings.Transport.KAFKA
         ? new KafkaTransport(config, this) : null;
+    this.kafka = kafka;
     this.reporter = config.connected() ? new Reporter(config, this, kafka) : null;
     if (!config.connected()) {
       this.lists = null;
@@ -153,6 +195,27 @@ public final class HotkeyClient implements AutoCloseable {
     return topicList;
   }
 
+  /**
+   * Publishes a validated list on its topic's router; false when it is not newer. The first
+   * list of a topic, and a list of another family than the producer's, are logged.
+   */
+  boolean published(TopicRouter t, HotKeyList list) {
+    boolean first = t.version() == 0;
+    if (!t.publish(list)) {
+      return false;
+    }
+    t.contact(System.nanoTime());
+    listUpdates.incrementAndGet();
+    if (first) {
+      log.firstList(t.topic, list.version, list.keys.size(), list.hash.wireName());
+    }
+    if (list.hash != HashFamily.MURMUR2) {
+      log.familyMismatch(t.topic, list.hash.wireName(), "the coordinator's list version "
+          + Long.toUnsignedString(list.version) + " says hash " + list.hash.wireName());
+    }
+    return true;
+  }
+
   /** Sends the current windows now and waits for the round (tests, shutdown). */
   public void reportNow() {
     if (reporter != null) {
@@ -167,11 +230,75 @@ public final class HotkeyClient implements AutoCloseable {
   }
 
   public long reportsSent() {
-    return reporter == null ? 0 : reporter.sent.get();
+    if (reporter == null) {
+      return 0;
+    }
+    return kafka != null ? kafka.delivered.get() : reporter.sent.get();
   }
 
   public long reportsFailed() {
-    return reporter == null ? 0 : reporter.failed.get();
+    if (reporter == null) {
+      return 0;
+    }
+    return reporter.failed.get() + (kafka != null ? kafka.undelivered.get() : 0);
+  }
+
+  public long reportsRejected() {
+    return reporter == null ? 0 : reporter.rejected.get();
+  }
+
+  public long reportsDropped() {
+    return reporter == null ? 0 : reporter.dropped.get();
+  }
+
+  public long reportsSurge() {
+    return reporter == null ? 0 : reporter.surges.get();
+  }
+
+  /** Refused reports by the coordinator's reason. */
+  public Map<String, Long> reportsRefusedByReason() {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    if (reporter != null) {
+      reporter.refusedByReason.forEach((k, v) -> out.put(k, v.get()));
+    }
+    return out;
+  }
+
+  /** False while reports or list reads fail to reach the coordinator. */
+  public boolean coordinatorUp() {
+    return config.connected() && !log.isDown("reports") && !log.isDown("lists");
+  }
+
+  /** The live client of the producer whose client.id is {@code clientId}, or null. */
+  public static HotkeyClient forClientId(String clientId) {
+    synchronized (REGISTRY) {
+      for (HotkeyClient c : REGISTRY.values()) {
+        if (clientId.equals(c.clientId)) {
+          return c;
+        }
+      }
+      return null;
+    }
+  }
+
+  /** The statistics now (docs/CLIENT-JAVA.md "Statistics"). */
+  public HotkeyStats stats() {
+    List<HotkeyStats.TopicStats> ts = new ArrayList<>();
+    for (TopicRouter t : topics()) {
+      long[] c = t.sampler.counters();
+      ts.add(new HotkeyStats.TopicStats(t.topic, t.version(), t.listAgeMs(), t.livePartitions(),
+          t.table().entries.size(), t.plain(), c[0], c[1], c[2], t.reportsDropped.get(),
+          t.sampler.sampleRate()));
+    }
+    return new HotkeyStats(config.producerId, reportsSent(), reportsFailed(), reportsRejected(),
+        java.util.Collections.unmodifiableMap(reportsRefusedByReason()), reportsDropped(),
+        reportsSurge(), listUpdates(), listErrors(), coordinatorUp(), List.copyOf(ts));
+  }
+
+  /** The client's metrics registry (topics seen so far included). */
+  public ClientMetrics metrics() {
+    metrics.syncTopics(topics());
+    return metrics;
   }
 
   public long listUpdates() {
@@ -190,6 +317,7 @@ public final class HotkeyClient implements AutoCloseable {
     if (lists != null) {
       lists.close();
     }
+    metrics.close();
   }
 
   /** Where lists come from: the HTTP long-poll or the lists topic. */

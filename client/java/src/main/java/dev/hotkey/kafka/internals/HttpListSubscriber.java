@@ -58,6 +58,7 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
       while (!stopping && !stop) {
         long since = topic.version();
         boolean ok = false;
+        String unreachable = null;
         try {
           Http.Answer a = http.request("GET", query + Long.toUnsignedString(since), null, null,
               config.httpTimeoutMs + config.pollWaitMs);
@@ -67,9 +68,16 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
           } else if (a.status == 200) {
             lastContact = System.nanoTime();
             ok = accept(topic, a.body, since);
+          } else {
+            unreachable = "HTTP " + a.status;
           }
         } catch (IOException e) {
-          ok = false;
+          unreachable = String.valueOf(e.getMessage());
+        }
+        if (unreachable != null && !stopping && !stop) {
+          client.log.failed("lists", config.coordinatorUrl, unreachable);
+        } else if (unreachable == null) {
+          client.log.succeeded("lists", config.coordinatorUrl);
         }
         if (stopping || stop) {
           break;
@@ -87,7 +95,9 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
 
   /** A good answer: topics that had expired to plain route with their list again. */
   private static void contact(List<TopicRouter> ts) {
+    long now = System.nanoTime();
     for (TopicRouter t : ts) {
+      t.contact(now);
       if (t.plain()) {
         t.setPlain(false);
       }
@@ -127,17 +137,20 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
     try {
       return publish(topic, HotKeyList.parse(body), since);
     } catch (DecodeException e) {
+      client.log.listRefused(topic.topic, e.getMessage());
       return false;
     }
   }
 
   private boolean publish(TopicRouter topic, HotKeyList list, long since) {
     if (!list.topic.equals(topic.topic) || Long.compareUnsigned(list.version, since) <= 0) {
+      client.log.listRefused(topic.topic, !list.topic.equals(topic.topic)
+          ? "the answer is the list of topic " + list.topic
+          : "version " + Long.toUnsignedString(list.version) + " is not above "
+              + Long.toUnsignedString(since));
       return false;
     }
-    if (topic.publish(list)) {
-      client.listUpdates.incrementAndGet();
-    }
+    client.published(topic, list);
     return true;
   }
 
@@ -170,6 +183,7 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
       body.append("],\"wait_ms\":").append(waitMs).append('}');
       int status;
       byte[] answer;
+      String failure = null;
       try {
         Http.Answer a = subscribeHttp.request("POST", "/v1/hotkeys/subscribe",
             body.toString().getBytes(StandardCharsets.UTF_8), "application/json",
@@ -179,6 +193,7 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
       } catch (IOException e) {
         status = 0;
         answer = null;
+        failure = String.valueOf(e.getMessage());
       }
       if (stopping) {
         break;
@@ -187,6 +202,12 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
         if (topicsChanged) {
           continue; // aborted for a new topic: subscribe again with it
         }
+      }
+      if (status == 0 || (status >= 300 && status != 404 && status != 405)) {
+        client.log.failed("lists", config.coordinatorUrl,
+            failure != null ? failure : "HTTP " + status);
+      } else {
+        client.log.succeeded("lists", config.coordinatorUrl);
       }
       if (status == 404 || status == 405) {
         // An older coordinator: a long-poll per topic, and the subscription asked again later.
@@ -232,6 +253,7 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
             all = false;
           }
         } catch (DecodeException e) {
+          client.log.listRefused("(subscription)", e.getMessage());
           all = false;
         }
       }

@@ -1,5 +1,6 @@
 package dev.hotkey.kafka.internals;
 
+import dev.hotkey.kafka.HotkeyStats;
 import dev.hotkey.kafka.MergeContract;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -129,6 +130,16 @@ public abstract class InterceptorCore implements ProducerInterceptor<Object, Obj
             + ser + " set hotkey.routing.mode=route");
       }
     }
+  }
+
+  /**
+   * The statistics of the client this interceptor shares with the producer's other plugin
+   * (docs/CLIENT-JAVA.md "Statistics"); all zero before configure() and after close().
+   */
+  public HotkeyStats stats() {
+    HotkeyClient c = client;
+    return c != null ? c.stats()
+        : new HotkeyStats("", 0, 0, 0, java.util.Map.of(), 0, 0, 0, 0, false, java.util.List.of());
   }
 
   /** The client this interceptor shares with the producer's partitioner. */

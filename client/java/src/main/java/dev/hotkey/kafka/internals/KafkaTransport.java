@@ -86,7 +86,15 @@ final class KafkaTransport implements HotkeyClient.ListSource {
           new ProducerRecord<>(config.reportsTopic, topic.getBytes(StandardCharsets.UTF_8), body);
       r.headers().add(Report.KAFKA_FORMAT_HEADER,
           Report.KAFKA_FORMAT_VERSION.getBytes(StandardCharsets.US_ASCII));
-      producer().send(r, (md, ex) -> (ex == null ? delivered : undelivered).incrementAndGet());
+      producer().send(r, (md, ex) -> {
+        if (ex == null) {
+          delivered.incrementAndGet();
+          client.log.succeeded("reports", "reports topic " + config.reportsTopic);
+        } else {
+          undelivered.incrementAndGet();
+          client.log.failed("reports", "reports topic " + config.reportsTopic, ex.toString());
+        }
+      });
       return true;
     } catch (RuntimeException e) {
       return false;
@@ -176,6 +184,10 @@ final class KafkaTransport implements HotkeyClient.ListSource {
             onRecord(rec, n);
           }
           lastContact = System.nanoTime();
+          for (TopicRouter t : followed.values()) {
+            t.contact(lastContact);
+          }
+          client.log.succeeded("lists", "lists topic " + config.listsTopic);
           backoff.reset();
           applyTtl(lastContact);
         } catch (WakeupException e) {
@@ -185,6 +197,7 @@ final class KafkaTransport implements HotkeyClient.ListSource {
             break;
           }
           client.listErrors.incrementAndGet();
+          client.log.failed("lists", "lists topic " + config.listsTopic, String.valueOf(e));
           applyTtl(lastContact);
           pause(backoff.nextMs());
         }
@@ -243,13 +256,19 @@ final class KafkaTransport implements HotkeyClient.ListSource {
     }
     try {
       HotKeyList list = HotKeyList.parse(rec.value());
-      if (!list.topic.equals(topic) || !t.publish(list)) {
+      if (!list.topic.equals(topic)) {
         client.listErrors.incrementAndGet();
+        client.log.listRefused(topic, "the record holds the list of topic " + list.topic);
         return;
       }
-      client.listUpdates.incrementAndGet();
+      if (!client.published(t, list)) {
+        client.listErrors.incrementAndGet();
+        client.log.listRefused(topic, "version " + Long.toUnsignedString(list.version)
+            + " is not above " + Long.toUnsignedString(t.version()));
+      }
     } catch (DecodeException e) {
       client.listErrors.incrementAndGet();
+      client.log.listRefused(topic, e.getMessage());
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.hotkey.kafka.internals;
 
+import dev.hotkey.kafka.HotkeyStats;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -59,6 +60,16 @@ public abstract class PartitionerCore implements Partitioner {
         stickyBatchSize = 16384;
       }
     }
+  }
+
+  /**
+   * The statistics of the client this partitioner shares with the producer's other plugin
+   * (docs/CLIENT-JAVA.md "Statistics"); all zero before configure() and after close().
+   */
+  public HotkeyStats stats() {
+    HotkeyClient c = client;
+    return c != null ? c.stats()
+        : new HotkeyStats("", 0, 0, 0, java.util.Map.of(), 0, 0, 0, 0, false, java.util.List.of());
   }
 
   /**

@@ -22,7 +22,7 @@ final class Reporter {
   private static final long BATCH_PROBE_MS = 5 * 60 * 1000;
   private static final int BATCH_BYTES = 1 << 20;
 
-  private enum Outcome { ACCEPTED, REJECTED, RETRY }
+  enum Outcome { ACCEPTED, REJECTED, RETRY }
 
   private static final class Pending {
     final TopicRouter topic;
@@ -53,6 +53,10 @@ final class Reporter {
   final AtomicLong rejected = new AtomicLong();
   final AtomicLong dropped = new AtomicLong();
   final AtomicLong surges = new AtomicLong();
+  /** Refused reports by the coordinator's reason (hash_mismatch, http_400, ...). */
+  final java.util.concurrent.ConcurrentHashMap<String, AtomicLong> refusedByReason =
+      new java.util.concurrent.ConcurrentHashMap<>();
+  private String lastFailure = "";
   private boolean stopping;
   private boolean requested;
   // Set by a sampler that flagged a surge (on the send path: no lock, no wait), then the
@@ -175,6 +179,7 @@ final class Reporter {
       }
       long now = nowMs();
       List<TopicRouter> topics = client.topics();
+      client.metrics.syncTopics(topics);
       for (TopicRouter t : topics) {
         windowStart.putIfAbsent(t, lastRound);
       }
@@ -332,6 +337,7 @@ final class Reporter {
     while (q.size() > config.reportQueueMax) {
       q.removeFirst();
       dropped.incrementAndGet();
+      t.reportsDropped.incrementAndGet();
     }
     return 1;
   }
@@ -345,20 +351,23 @@ final class Reporter {
     if (batch.isEmpty()) {
       return true;
     }
-    Outcome[] out = send(batch);
+    Result[] out = send(batch);
     boolean all = true;
+    boolean anyAccepted = false;
     for (int i = 0; i < batch.size(); i++) {
       Pending p = batch.get(i);
-      switch (out[i]) {
+      switch (out[i].outcome) {
         case ACCEPTED:
           if (kafka == null) {
             sent.incrementAndGet();
           }
+          anyAccepted = true;
           queues.get(p.topic).remove(p);
           break;
         case REJECTED:
-          rejected.incrementAndGet();
+          anyAccepted = true; // the coordinator answered: it is reachable
           queues.get(p.topic).remove(p);
+          refused(p.topic.topic, out[i]);
           break;
         default:
           all = false;
@@ -366,29 +375,124 @@ final class Reporter {
     }
     if (!all) {
       failed.incrementAndGet();
+      if (!anyAccepted) {
+        client.log.failed("reports", target(), lastFailure);
+      }
+    }
+    if (anyAccepted || all) {
+      client.log.succeeded("reports", target());
     }
     return all;
   }
 
-  private static Outcome outcomeOf(int status) {
+  private String target() {
+    return kafka != null ? "reports topic " + config.reportsTopic : config.coordinatorUrl;
+  }
+
+  /** A refused report: counted by reason, logged (rate-limited), a family mismatch explained. */
+  private void refused(String topic, Result r) {
+    rejected.incrementAndGet();
+    AtomicLong count = refusedByReason.computeIfAbsent(r.reason, k -> new AtomicLong());
+    long n = count.incrementAndGet();
+    client.metrics.syncReason(r.reason, count);
+    client.log.refused(topic, r.status, r.reason, r.error, n);
+    if (r.reason.equals("hash_mismatch")) {
+      String family = familyIn(r.error);
+      client.log.familyMismatch(topic, family != null ? family : "another family",
+          "the coordinator refused this producer's report: " + r.error);
+    }
+  }
+
+  /** The family the coordinator's hash_mismatch message names for the topic, or null. */
+  static String familyIn(String error) {
+    for (String marker : new String[] {"partitioned with ", "configured with hash "}) {
+      int at = error.indexOf(marker);
+      if (at >= 0) {
+        int from = at + marker.length();
+        int to = from;
+        while (to < error.length() && Character.isLetterOrDigit(error.charAt(to))) {
+          to++;
+        }
+        return to > from ? error.substring(from, to) : null;
+      }
+    }
+    return null;
+  }
+
+  /** One report's answer: what to do with it, and what the coordinator said. */
+  static final class Result {
+    final Outcome outcome;
+    final int status;
+    final String reason;
+    final String error;
+
+    Result(Outcome outcome, int status, String reason, String error) {
+      this.outcome = outcome;
+      this.status = status;
+      this.reason = reason;
+      this.error = error;
+    }
+
+    static final Result RETRY = new Result(Outcome.RETRY, 0, "", "");
+    static final Result SENT = new Result(Outcome.ACCEPTED, 200, "", "");
+
+    /** From an answer's status and JSON body (an error's "reason" and "error" members). */
+    static Result of(int status, Object body) {
+      Outcome o = outcomeOf(status);
+      String reason = "";
+      String error = "";
+      if (body instanceof Map) {
+        Object re = ((Map<?, ?>) body).get("reason");
+        Object er = ((Map<?, ?>) body).get("error");
+        reason = re instanceof String ? (String) re : "";
+        error = er instanceof String ? (String) er : "";
+      }
+      if (reason.isEmpty() && o == Outcome.REJECTED) {
+        reason = "http_" + status;
+      }
+      return new Result(o, status, reason, error);
+    }
+  }
+
+  /**
+   * 2xx: accepted. 400, 409, 413, 422: refused (the same report would be refused again:
+   * invalid, or its family is not the topic's), dropped and counted by reason. Anything else
+   * (no answer, 5xx, 401/403, 429) is retried.
+   */
+  static Outcome outcomeOf(int status) {
     if (status >= 200 && status < 300) {
       return Outcome.ACCEPTED;
     }
-    if (status == 400 || status == 413 || status == 422) {
+    if (status == 400 || status == 409 || status == 413 || status == 422) {
       return Outcome.REJECTED;
     }
     return Outcome.RETRY;
   }
 
-  private Outcome[] send(List<Pending> batch) {
-    Outcome[] out = new Outcome[batch.size()];
-    java.util.Arrays.fill(out, Outcome.RETRY);
+  private static Object jsonOf(byte[] body) {
+    try {
+      return Json.parse(new String(body, StandardCharsets.UTF_8));
+    } catch (Json.SyntaxError e) {
+      return null;
+    }
+  }
+
+  private static String describe(Http.Answer a) {
+    Object doc = jsonOf(a.body);
+    Object er = doc instanceof Map ? ((Map<?, ?>) doc).get("error") : null;
+    return "HTTP " + a.status + (er instanceof String ? ": " + er : "");
+  }
+
+  private Result[] send(List<Pending> batch) {
+    Result[] out = new Result[batch.size()];
+    java.util.Arrays.fill(out, Result.RETRY);
     if (kafka != null) {
       for (int i = 0; i < batch.size(); i++) {
         if (!kafka.sendReport(batch.get(i).topic.topic, batch.get(i).body)) {
+          lastFailure = "the transport's producer did not take the report";
           break;
         }
-        out[i] = Outcome.ACCEPTED;
+        out[i] = Result.SENT;
       }
       return out;
     }
@@ -422,18 +526,20 @@ final class Reporter {
     }
     String type = config.reportJson ? Report.JSON_CONTENT_TYPE : Report.BINARY_CONTENT_TYPE;
     for (int i = 0; i < batch.size(); i++) {
-      if (out[i] != Outcome.RETRY) {
+      if (out[i].outcome != Outcome.RETRY) {
         continue;
       }
-      int status;
       try {
-        status = http.request("POST", "/v1/reports", batch.get(i).body, type,
-            config.httpTimeoutMs).status;
+        Http.Answer a = http.request("POST", "/v1/reports", batch.get(i).body, type,
+            config.httpTimeoutMs);
+        out[i] = Result.of(a.status, jsonOf(a.body));
+        if (out[i].outcome == Outcome.RETRY) {
+          lastFailure = describe(a);
+        }
       } catch (IOException e) {
-        status = 0;
+        lastFailure = String.valueOf(e.getMessage());
       }
-      out[i] = outcomeOf(status);
-      if (out[i] == Outcome.RETRY) {
+      if (out[i].outcome == Outcome.RETRY) {
         break;
       }
     }
@@ -441,7 +547,7 @@ final class Reporter {
   }
 
   /** POST /v1/reports/batch for batch[begin, end): 0 done, 1 failed, 2 unsupported. */
-  private int postBatch(List<Pending> batch, int begin, int end, Outcome[] out) {
+  private int postBatch(List<Pending> batch, int begin, int end, Result[] out) {
     List<byte[]> bodies = new ArrayList<>();
     for (int i = begin; i < end; i++) {
       bodies.add(batch.get(i).body);
@@ -453,6 +559,7 @@ final class Reporter {
           config.reportJson ? Report.JSON_CONTENT_TYPE : Report.BATCH_CONTENT_TYPE,
           config.httpTimeoutMs);
     } catch (IOException e) {
+      lastFailure = String.valueOf(e.getMessage());
       return 1;
     }
     if (a.status == 404 || a.status == 405 || a.status == 415) {
@@ -462,45 +569,50 @@ final class Reporter {
       return 2;
     }
     if (a.status != 200) {
-      Outcome o = outcomeOf(a.status);
+      Result r = Result.of(a.status, jsonOf(a.body));
       for (int i = begin; i < end; i++) {
-        out[i] = o;
+        out[i] = r;
       }
-      return o == Outcome.RETRY ? 1 : 0;
+      if (r.outcome == Outcome.RETRY) {
+        lastFailure = describe(a);
+        return 1;
+      }
+      return 0;
     }
-    List<Integer> statuses = batchStatuses(a.body);
-    if (statuses == null || statuses.size() != end - begin) {
+    List<Result> results = batchResults(a.body);
+    if (results == null || results.size() != end - begin) {
+      lastFailure = "the batch answer was not one result per report";
       return 1;
     }
     boolean anyFailed = false;
     for (int i = begin; i < end; i++) {
-      out[i] = outcomeOf(statuses.get(i - begin));
-      anyFailed |= out[i] == Outcome.RETRY;
+      out[i] = results.get(i - begin);
+      if (out[i].outcome == Outcome.RETRY) {
+        anyFailed = true;
+        lastFailure = "HTTP " + out[i].status + (out[i].error.isEmpty() ? "" : ": "
+            + out[i].error);
+      }
     }
     return anyFailed ? 1 : 0;
   }
 
-  /** The per-report statuses of a batch answer, or null for anything else. */
-  static List<Integer> batchStatuses(byte[] answer) {
-    try {
-      Object doc = Json.parse(new String(answer, StandardCharsets.UTF_8));
-      if (!(doc instanceof Map) || !(((Map<?, ?>) doc).get("results") instanceof List)) {
-        return null;
-      }
-      List<Integer> out = new ArrayList<>();
-      for (Object r : (List<?>) ((Map<?, ?>) doc).get("results")) {
-        if (!(r instanceof Map) || !(((Map<?, ?>) r).get("status") instanceof Json.Num)) {
-          return null;
-        }
-        Json.Num n = (Json.Num) ((Map<?, ?>) r).get("status");
-        if (n.integer == null || n.integer.bitLength() > 31) {
-          return null;
-        }
-        out.add(n.integer.intValue());
-      }
-      return out;
-    } catch (Json.SyntaxError e) {
+  /** The per-report results of a batch answer, or null for anything else. */
+  static List<Result> batchResults(byte[] answer) {
+    Object doc = jsonOf(answer);
+    if (!(doc instanceof Map) || !(((Map<?, ?>) doc).get("results") instanceof List)) {
       return null;
     }
+    List<Result> out = new ArrayList<>();
+    for (Object r : (List<?>) ((Map<?, ?>) doc).get("results")) {
+      if (!(r instanceof Map) || !(((Map<?, ?>) r).get("status") instanceof Json.Num)) {
+        return null;
+      }
+      Json.Num n = (Json.Num) ((Map<?, ?>) r).get("status");
+      if (n.integer == null || n.integer.bitLength() > 31) {
+        return null;
+      }
+      out.add(Result.of(n.integer.intValue(), r));
+    }
+    return out;
   }
 }

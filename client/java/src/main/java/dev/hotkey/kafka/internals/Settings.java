@@ -30,6 +30,7 @@ public final class Settings {
   public enum ExpiredPolicy { KEEP, PLAIN }
 
   public String coordinatorUrl;
+  /** Empty until the client is created: then hotkey.producer.id, or the default. */
   public String producerId;
   public String token;
   public String sslCaLocation;
@@ -166,9 +167,6 @@ public final class Settings {
     c.reportsTopic = (String) v.get(HotkeyConfig.REPORTS_TOPIC_CONFIG);
     c.listsTopic = (String) v.get(HotkeyConfig.LISTS_TOPIC_CONFIG);
     c.check(props, kafkaOverrides);
-    if (c.producerId.isEmpty()) {
-      c.producerId = defaultProducerId();
-    }
     return c;
   }
 
@@ -220,7 +218,8 @@ public final class Settings {
     return transport == Transport.KAFKA || !coordinatorUrl.isEmpty();
   }
 
-  static String defaultProducerId() {
+  /** The default hotkey.producer.id: {@code <hostname>-<pid>-<client.id>}, at most 256 bytes. */
+  static String defaultProducerId(String clientId) {
     String host;
     try {
       host = InetAddress.getLocalHost().getHostName();
@@ -230,20 +229,24 @@ public final class Settings {
     if (host == null || host.isEmpty()) {
       host = "host";
     }
-    long pid = ProcessHandle.current().pid();
-    String id = host + "-" + pid;
-    // Several producers in one JVM are several producers to the coordinator.
-    int n = INSTANCE.incrementAndGet();
-    if (n > 1) {
-      id += "-" + n;
+    String id = host + "-" + ProcessHandle.current().pid();
+    if (clientId != null && !clientId.isEmpty()) {
+      id += "-" + clientId;
     }
-    if (id.length() > 256) {
-      id = id.substring(id.length() - 256);
-    }
-    return id;
+    return clip(id);
   }
 
-  private static final java.util.concurrent.atomic.AtomicInteger INSTANCE =
-      new java.util.concurrent.atomic.AtomicInteger();
-
+  /** The last 256 bytes' worth of characters at most (the report's limit), control chars out. */
+  static String clip(String id) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < id.length(); i++) {
+      char ch = id.charAt(i);
+      sb.append(ch < 0x20 || ch == 0x7f ? '_' : ch);
+    }
+    String out = sb.toString();
+    while (out.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 256) {
+      out = out.substring(1);
+    }
+    return out;
+  }
 }

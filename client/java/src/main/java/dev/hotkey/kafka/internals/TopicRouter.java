@@ -17,12 +17,17 @@ final class TopicRouter {
   private volatile long version; // unsigned; never goes back
   private volatile boolean plain;
   private volatile int livePartitions;
+  // System.nanoTime() of the last answer that gave or confirmed this topic's list; 0: none.
+  private volatile long contactNanos;
   private final ReentrantLock writeLock = new ReentrantLock();
   // Records without a key: the sticky partition and the bytes sent to it (HotkeyPartitioner).
   volatile int stickyPartition = -1;
   final java.util.concurrent.atomic.AtomicLong stickyBytes =
       new java.util.concurrent.atomic.AtomicLong();
   final Object stickyLock = new Object();
+  /** This topic's reports dropped (hotkey.report.queue.max waiting); the reporter counts. */
+  final java.util.concurrent.atomic.AtomicLong reportsDropped =
+      new java.util.concurrent.atomic.AtomicLong();
 
   TopicRouter(String topic, Sampler sampler) {
     this.topic = topic;
@@ -47,6 +52,17 @@ final class TopicRouter {
 
   int livePartitions() {
     return livePartitions;
+  }
+
+  /** The coordinator gave or confirmed this topic's list at {@code nanos} (System.nanoTime). */
+  void contact(long nanos) {
+    contactNanos = nanos == 0 ? 1 : nanos;
+  }
+
+  /** Milliseconds since the coordinator last gave or confirmed the list; -1: never. */
+  long listAgeMs() {
+    long c = contactNanos;
+    return c == 0 ? -1 : (System.nanoTime() - c) / 1_000_000;
   }
 
   /**

@@ -67,6 +67,35 @@ class ConfigTest {
         "hotkey.report.format", "json").contains("binary"));
   }
 
+  /**
+   * The default hotkey.producer.id is <hostname>-<pid>-<client.id> (docs/CLIENT-JAVA.md):
+   * producers in one JVM report under distinct ids named after their client.id, and two live
+   * clients given one client.id get -2 appended to the second.
+   */
+  @Test
+  void defaultProducerIdsNameTheClientId() {
+    String prefix = Settings.defaultProducerId(null) + "-";
+    HotkeyPartitioner a = new HotkeyPartitioner();
+    HotkeyPartitioner b = new HotkeyPartitioner();
+    HotkeyPartitioner again = new HotkeyPartitioner();
+    HotkeyPartitioner named = new HotkeyPartitioner();
+    try {
+      a.configure(props("client.id", "producer-a"));
+      b.configure(props("client.id", "producer-b"));
+      again.configure(props("client.id", "producer-a", "hotkey.sketch.capacity", "64"));
+      named.configure(props("client.id", "producer-c", "hotkey.producer.id", "billing-7"));
+      assertEquals(prefix + "producer-a", a.stats().producerId());
+      assertEquals(prefix + "producer-b", b.stats().producerId());
+      assertEquals(prefix + "producer-a-2", again.stats().producerId());
+      assertEquals("billing-7", named.stats().producerId());
+    } finally {
+      a.close();
+      b.close();
+      again.close();
+      named.close();
+    }
+  }
+
   @Test
   void unknownHotkeyNamesAreRefused() {
     assertTrue(refused("hotkey.sample.rat", "0.5").contains("unknown property hotkey.sample.rat"));

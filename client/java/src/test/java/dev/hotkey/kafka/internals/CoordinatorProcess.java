@@ -41,10 +41,17 @@ final class CoordinatorProcess implements AutoCloseable {
   CoordinatorProcess(Path dir, int port) throws IOException {
     this.dir = dir;
     this.port = port;
+    config("");
+  }
+
+  /** Rewrites config.json with {@code extraMembers} (JSON members, e.g. a topics section). */
+  CoordinatorProcess config(String extraMembers) throws IOException {
     // Fast windows (as tests/client/coordinator_e2e_test.cc): detection within a second.
     Files.writeString(dir.resolve("config.json"), "{\"epoch_ms\": 200, \"window_epochs\": 5,"
         + " \"plan_interval_ms\": 100, \"warmup_ms\": 0, \"producer_timeout_ms\": 5000,"
-        + " \"defaults\": {\"min_rate\": 1, \"hold_ms\": 60000, \"balance_min_fraction\": 1.5}}");
+        + " \"defaults\": {\"min_rate\": 1, \"hold_ms\": 60000, \"balance_min_fraction\": 1.5}"
+        + (extraMembers.isEmpty() ? "" : ", " + extraMembers) + "}");
+    return this;
   }
 
   static Path binary() {
