@@ -57,6 +57,12 @@ fi
 echo "== Java client (client/java: shared vectors, routing, the coordinator process) =="
 # Offline after the first run has filled ~/.m2 from Maven Central.
 (cd client/java && mvn -q -B verify)
+# The version-sensitive tests (CompatibilityTest, ConfigTest) on the oldest and newest tested
+# kafka-clients of each supported line, the jar as built (docs/CLIENT-JAVA.md "kafka-clients
+# versions"; ~25 s each).
+for line in 3.0 3.9 4.0 4.4; do
+  (cd client/java && mvn -q -B -P "kafka-$line" verify)
+done
 # The benchmarks compile against the installed jar (as scripts/java-fleet-bench.sh and
 # client/java/bench/run.sh use them): built here so that an API change cannot leave them broken
 # unseen. Not run: their figures are in docs/BENCHMARKS.md with their commands.

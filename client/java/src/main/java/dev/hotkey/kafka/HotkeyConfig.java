@@ -55,6 +55,7 @@ public final class HotkeyConfig {
   public static final String TRANSPORT_CONFIG = "hotkey.transport";
   public static final String REPORTS_TOPIC_CONFIG = "hotkey.reports.topic";
   public static final String LISTS_TOPIC_CONFIG = "hotkey.lists.topic";
+  public static final String CLIENTS_VERSION_CHECK_CONFIG = "hotkey.clients.version.check";
 
   /** The C++ client's mutual-TLS properties: refused by name, with the reason (not supported). */
   public static final List<String> UNSUPPORTED = List.of(
@@ -169,7 +170,11 @@ public final class HotkeyConfig {
       new Row(REPORTS_TOPIC_CONFIG, Type.STRING, "__hotkey_reports", null, Validators.TOPIC,
           Importance.LOW, "kafka transport: where reports are produced"),
       new Row(LISTS_TOPIC_CONFIG, Type.STRING, "__hotkey_lists", null, Validators.TOPIC,
-          Importance.LOW, "kafka transport: where lists are read"));
+          Importance.LOW, "kafka transport: where lists are read"),
+      new Row(CLIENTS_VERSION_CHECK_CONFIG, Type.STRING, "strict", null,
+          Validators.oneOf("strict", "warn"), Importance.LOW, "a kafka-clients version outside"
+              + " the tested lines (3.0-3.9, 4.0-4.4; Confluent's 7.x and 8.x builds of them):"
+              + " `strict` refuses the producer's configuration, `warn` logs it once and runs"));
 
   // The hotkey.kafka.<name> prefix: a row of the docs, not a property of the ConfigDef.
   private static final String KAFKA_PREFIX_ROW = "| `hotkey.kafka.<name>` | | any Kafka client"

@@ -110,6 +110,16 @@ public final class ClientLog {
     return down.containsKey(what);
   }
 
+  /** Rekey mode (the default) with the partitioner but not the interceptor: said once. */
+  void partitionerAlone() {
+    if (due("partitioner-alone", -1)) {
+      LOG.info("{}hotkey.routing.mode=rekey without dev.hotkey.kafka.HotkeyInterceptor in"
+          + " interceptor.classes: the partitioner routes the listed keys itself, keys unchanged"
+          + " and without merge headers (as hotkey.routing.mode=route); add the interceptor to"
+          + " rekey them", prefix);
+    }
+  }
+
   /** A list this client refused (invalid, stale, foreign): once per topic per interval. */
   void listRefused(String topic, String why) {
     if (due("list-refused/" + topic, INTERVAL_MS)) {

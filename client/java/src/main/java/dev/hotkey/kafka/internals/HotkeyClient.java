@@ -38,6 +38,7 @@ public final class HotkeyClient implements AutoCloseable {
   /** The client of the producer whose configuration is {@code configs}, created on first use. */
   static HotkeyClient acquire(Map<String, ?> configs) {
     Settings parsed = Settings.parse(configs);
+    checkKafkaVersion(KafkaVersions.running(), parsed.versionStrict);
     Object clientId = configs.get("client.id");
     Map<String, Object> hotkeyProps = new java.util.TreeMap<>();
     for (Map.Entry<String, ?> e : configs.entrySet()) {
@@ -59,6 +60,28 @@ public final class HotkeyClient implements AutoCloseable {
       c.refs++;
       return c;
     }
+  }
+
+  private static boolean versionWarned;
+
+  /** Refuses (strict) or logs once (warn) a kafka-clients outside the tested lines. */
+  static void checkKafkaVersion(String version, boolean strict) {
+    String why = KafkaVersions.outsideRange(version);
+    if (why == null) {
+      return;
+    }
+    if (strict) {
+      throw new org.apache.kafka.common.config.ConfigException(why + ". Use kafka-clients "
+          + KafkaVersions.supported() + ", or set hotkey.clients.version.check=warn to run"
+          + " with " + version + " untested");
+    }
+    synchronized (REGISTRY) {
+      if (versionWarned) {
+        return;
+      }
+      versionWarned = true;
+    }
+    ClientLog.LOG.warn("[hotkey] {}; running with it (hotkey.clients.version.check=warn)", why);
   }
 
   /** Releases one reference; the last one stops the background threads. */

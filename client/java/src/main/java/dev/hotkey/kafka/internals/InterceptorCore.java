@@ -98,6 +98,37 @@ public abstract class InterceptorCore implements ProducerInterceptor<Object, Obj
     }
   }
 
+  /**
+   * The interceptor without the partitioner would do nothing useful: the partitioner routes the
+   * listed keys and counts every record for the reports, so without it the coordinator hears
+   * nothing from this producer and never lists its keys. (Made to work instead, the
+   * interceptor would have to count records itself: without the partition or the serialized
+   * key there, that costs a key encoding per record on the send path.) Refused at
+   * configuration, naming what is missing.
+   */
+  static void requirePartitioner(Object partitionerClass) {
+    if (partitionerClass instanceof Class
+        && PartitionerCore.class.isAssignableFrom((Class<?>) partitionerClass)) {
+      return;
+    }
+    String name = className(partitionerClass);
+    if (name != null && !name.isEmpty()) {
+      try {
+        Class<?> c = Class.forName(name, false, InterceptorCore.class.getClassLoader());
+        if (PartitionerCore.class.isAssignableFrom(c)) {
+          return;
+        }
+      } catch (ClassNotFoundException | LinkageError e) {
+        // not ours (Kafka reports a class it cannot load itself)
+      }
+    }
+    throw new ConfigException("partitioner.class", name == null ? "(not set)" : name,
+        "the hotkey interceptor (interceptor.classes=dev.hotkey.kafka.HotkeyInterceptor) needs"
+            + " partitioner.class=dev.hotkey.kafka.HotkeyPartitioner: the partitioner routes"
+            + " the hot keys and counts every record for the coordinator's reports, so without"
+            + " it no report is sent and no key is ever listed (docs/CLIENT-JAVA.md)");
+  }
+
   private static String className(Object v) {
     if (v instanceof Class) {
       return ((Class<?>) v).getName();
@@ -108,6 +139,7 @@ public abstract class InterceptorCore implements ProducerInterceptor<Object, Obj
   @Override
   public void configure(Map<String, ?> configs) {
     markHotkeyPropertiesUsed(configs);
+    requirePartitioner(configs.get("partitioner.class"));
     client = HotkeyClient.acquire(configs);
     rekey = client.config.routingMode == Settings.RoutingMode.REKEY;
     headers = client.config.saltHeaders;

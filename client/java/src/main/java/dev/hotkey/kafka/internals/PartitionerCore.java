@@ -52,6 +52,9 @@ public abstract class PartitionerCore implements Partitioner {
     client = HotkeyClient.acquire(configs);
     policy = client.config.saltPolicy;
     rekey = client.config.routingMode == Settings.RoutingMode.REKEY;
+    if (rekey && !interceptorConfigured(configs.get("interceptor.classes"))) {
+      client.log.partitionerAlone();
+    }
     Object batch = configs.get("batch.size");
     if (batch != null) {
       try {
@@ -115,8 +118,49 @@ public abstract class PartitionerCore implements Partitioner {
   }
 
   private int keyless(TopicRouter r, Cluster cluster, int n, byte[] valueBytes) {
+    int repeat = r.sampler.takeRepeat();
+    if (repeat >= 0 && repeat < n) {
+      return repeat; // kafka-clients 3.x asking again for the same record: same answer
+    }
     r.sampler.recordNull();
     return sticky(r, cluster, n, valueBytes == null ? 0 : valueBytes.length);
+  }
+
+  /** Whether interceptor.classes (a list, or comma-separated names) holds the hotkey one. */
+  static boolean interceptorConfigured(Object classes) {
+    if (classes == null) {
+      return false;
+    }
+    Iterable<?> items = classes instanceof List ? (List<?>) classes
+        : java.util.Arrays.asList(classes.toString().split(","));
+    for (Object o : items) {
+      String name = o instanceof Class ? ((Class<?>) o).getName() : String.valueOf(o).trim();
+      try {
+        Class<?> c = o instanceof Class ? (Class<?>) o
+            : Class.forName(name, false, PartitionerCore.class.getClassLoader());
+        if (InterceptorCore.class.isAssignableFrom(c)) {
+          return true;
+        }
+      } catch (ClassNotFoundException | LinkageError e) {
+        // another interceptor
+      }
+    }
+    return false;
+  }
+
+  /**
+   * kafka-clients 3.x (the hook is gone in 4.0, so no {@code @Override}): the record just
+   * partitioned opens a new batch, and KafkaProducer calls partition() again for it at once,
+   * on this thread. That second call is answered without counting the record again: a cold or
+   * rekeyed record gets the same partition (its key's), a listed key in route mode and a
+   * record without a key get prevPartition back (the round robin does not advance twice), and
+   * neither is counted (a rekeyed record's salted key is never counted as a key of its own).
+   */
+  public void onNewBatch(String topic, Cluster cluster, int prevPartition) {
+    HotkeyClient c = client;
+    if (c != null) {
+      c.topic(topic).sampler.markRepeat(prevPartition);
+    }
   }
 
   // maybeRekeyed: rekey mode, and the key reads as KEY + separator + digits (partition() tested).
@@ -134,6 +178,10 @@ public abstract class PartitionerCore implements Partitioner {
     boolean salted = false;
     RoutingTable.Entry e = t.find(keyBytes, hash);
     if (e != null) {
+      int repeat = r.sampler.takeRepeat();
+      if (repeat >= 0 && e.hasPartition(repeat)) {
+        return repeat; // kafka-clients 3.x asking again for the same record: same answer
+      }
       int idx;
       switch (policy) {
         case VALUE_HASH:

@@ -67,6 +67,16 @@ final class RoutingTable {
       }
     }
 
+    /** Whether one of this key's salts is on partition p. */
+    boolean hasPartition(int p) {
+      for (int q : partitions) {
+        if (q == p) {
+          return true;
+        }
+      }
+      return false;
+    }
+
     /** About the heap that precomputing costs: a salted key and three small objects per salt. */
     static long precomputedBytes(int keyBytes, int salts) {
       return (long) salts * (keyBytes + 200);

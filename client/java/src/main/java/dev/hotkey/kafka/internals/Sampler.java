@@ -38,8 +38,12 @@ final class Sampler {
    */
   private static final class Shard {
     final Thread owner = Thread.currentThread();
-    // Owner thread only.
+    // Owner thread only. untilSample: records to skip before the next sample; -1 while a
+    // repeated partition() call is expected (kafka-clients 3.x onNewBatch, markRepeat), the
+    // count to restore in savedUntil and the partition the first call gave in repeatPartition.
     long untilSample;
+    long savedUntil;
+    int repeatPartition;
     long rng;
     // Written by the owner (release), read by the reporter.
     // Records without a known partition, salted, [2] unused, without a key. The window's total is
@@ -148,12 +152,42 @@ final class Sampler {
   /** A keyed record sent to {@code partition} (-1: not known), salted or not. */
   void record(byte[] key, int partition, boolean salted) {
     Shard s = shard();
-    if (s.untilSample != 0) {
+    if (s.untilSample > 0) {
       s.untilSample--;
       count(s, partition, salted);
       return;
     }
     sampleOutOfLine(s, key, partition, salted);
+  }
+
+  /**
+   * kafka-clients 3.x calls the partitioner a second time for a record that opens a new batch,
+   * after onNewBatch(prevPartition), with the same record. On the sending thread: the next
+   * record of this thread on this topic that lands on {@code prevPartition} is that repeat and
+   * is not counted again. (Also called, 3.x again, for a record with an explicit partition,
+   * which the partitioner never saw: the mark then waits for this thread's next record, which
+   * is counted unless it happens to land on prevPartition.)
+   */
+  void markRepeat(int prevPartition) {
+    Shard s = shard();
+    if (s.untilSample >= 0) {
+      s.savedUntil = s.untilSample;
+      s.untilSample = -1;
+    }
+    s.repeatPartition = prevPartition;
+  }
+
+  /**
+   * The partition of this thread's pending repeat (see markRepeat), or -1; the mark is
+   * consumed. For the paths that decide out of line (listed keys, records without a key).
+   */
+  int takeRepeat() {
+    Shard s = shard();
+    if (s.untilSample >= 0) {
+      return -1;
+    }
+    s.untilSample = s.savedUntil;
+    return s.repeatPartition;
   }
 
   // The sampled path stays out of line. A producer's first reporting window samples every
@@ -178,6 +212,19 @@ final class Sampler {
   private final MethodHandle sampleHandle = SAMPLE;
 
   private void sampleOutOfLine(Shard s, byte[] key, int partition, boolean salted) {
+    if (s.untilSample < 0) {
+      // A repeat is expected (markRepeat): the same record on the same partition is not
+      // counted twice; a record on another partition is another record.
+      s.untilSample = s.savedUntil;
+      if (partition == s.repeatPartition) {
+        return;
+      }
+      if (s.untilSample > 0) {
+        s.untilSample--;
+        count(s, partition, salted);
+        return;
+      }
+    }
     try {
       sampleHandle.invokeExact(this, s, key, partition, salted);
     } catch (RuntimeException | Error e) {

@@ -56,6 +56,8 @@ public final class Settings {
   public String reportsTopic;
   public String listsTopic;
   public int startupWaitMs;
+  /** hotkey.clients.version.check=strict: a kafka-clients outside the tested lines is refused. */
+  public boolean versionStrict;
   /** The transport's Kafka settings: inherited connection settings, then hotkey.kafka.* over them. */
   public Map<String, Object> kafkaSettings = new LinkedHashMap<>();
 
@@ -166,6 +168,7 @@ public final class Settings {
         ? Transport.HTTP : Transport.KAFKA;
     c.reportsTopic = (String) v.get(HotkeyConfig.REPORTS_TOPIC_CONFIG);
     c.listsTopic = (String) v.get(HotkeyConfig.LISTS_TOPIC_CONFIG);
+    c.versionStrict = v.get(HotkeyConfig.CLIENTS_VERSION_CHECK_CONFIG).equals("strict");
     c.check(props, kafkaOverrides);
     return c;
   }

@@ -48,6 +48,7 @@ class AllocationTest {
   private void open(String mode) throws Exception {
     Map<String, Object> configs = new HashMap<>();
     configs.put("client.id", "allocation-test-" + (++clients));
+    configs.put("partitioner.class", HotkeyPartitioner.class.getName());
     configs.put("key.serializer", StringSerializer.class.getName());
     configs.put("hotkey.routing.mode", mode);
     interceptor = new HotkeyInterceptor();

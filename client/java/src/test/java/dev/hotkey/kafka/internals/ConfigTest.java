@@ -121,8 +121,67 @@ class ConfigTest {
   void rekeyModeRefusesKeysItCannotRewrite() {
     HotkeyInterceptor i = new HotkeyInterceptor();
     ConfigException e = assertThrows(ConfigException.class, () -> i.configure(props(
-        "client.id", "cfg-long", "key.serializer", LongSerializer.class.getName())));
+        "client.id", "cfg-long", "key.serializer", LongSerializer.class.getName(),
+        "partitioner.class", HotkeyPartitioner.class.getName())));
     assertTrue(e.getMessage().contains("hotkey.routing.mode=route"), e.getMessage());
+  }
+
+  /**
+   * interceptor.classes without partitioner.class (issue 38: it silently did nothing, no
+   * reports, the key never listed) is refused when the producer is created, naming the
+   * missing setting; another partitioner is refused the same way.
+   */
+  @Test
+  void theInterceptorWithoutThePartitionerIsRefused() {
+    HotkeyInterceptor alone = new HotkeyInterceptor();
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> alone.configure(props("client.id", "cfg-alone")));
+    assertTrue(e.getMessage().contains("partitioner.class=dev.hotkey.kafka.HotkeyPartitioner"),
+        e.getMessage());
+    assertTrue(e.getMessage().startsWith("Invalid value (not set) for configuration"
+        + " partitioner.class"), e.getMessage());
+    assertThrows(ConfigException.class, () -> new HotkeyInterceptor().configure(props(
+        "client.id", "cfg-other", "partitioner.class",
+        "org.apache.kafka.clients.producer.RoundRobinPartitioner")));
+    Map<String, Object> asClass = props("client.id", "cfg-class");
+    asClass.put("partitioner.class", HotkeyPartitioner.class);
+    HotkeyInterceptor ok = new HotkeyInterceptor();
+    ok.configure(asClass);
+    ok.close();
+
+    Properties p = producerProps();
+    p.remove("partitioner.class");
+    KafkaException ke = assertThrows(KafkaException.class, () -> new KafkaProducer<>(p));
+    Throwable cause = ke;
+    while (cause.getCause() != null && !(cause instanceof ConfigException)) {
+      cause = cause.getCause();
+    }
+    assertTrue(cause instanceof ConfigException, String.valueOf(cause));
+    assertTrue(cause.getMessage().contains("partitioner.class"), cause.getMessage());
+  }
+
+  /**
+   * kafka-clients outside the tested lines (3.0-3.9, 4.0-4.4, and Confluent's builds of them)
+   * is refused at configuration with the reason and the way out, or logged under warn.
+   */
+  @Test
+  void kafkaClientsOutsideTheTestedLinesAreRefused() {
+    for (String ok : new String[] {"3.0.0", "3.3.2", "3.9.2", "4.0.0", "4.1.1", "4.4.0",
+        "7.6.0-ccs", "8.0.1-ccs", "unknown", ""}) {
+      assertEquals(null, KafkaVersions.outsideRange(ok), ok);
+      HotkeyClient.checkKafkaVersion(ok, true);
+    }
+    for (String no : new String[] {"2.8.1", "2.0.0", "4.5.0", "5.0.0", "6.2.0-ccs"}) {
+      assertTrue(KafkaVersions.outsideRange(no) != null, no);
+      ConfigException e = assertThrows(ConfigException.class,
+          () -> HotkeyClient.checkKafkaVersion(no, true));
+      assertTrue(e.getMessage().startsWith("kafka-clients " + no + " is "), e.getMessage());
+      assertTrue(e.getMessage().contains("(3.0-3.9, 4.0-4.4)"), e.getMessage());
+      assertTrue(e.getMessage().contains("hotkey.clients.version.check=warn"), e.getMessage());
+      HotkeyClient.checkKafkaVersion(no, false); // warn: runs
+    }
+    // The running kafka-clients (4.1.1 here, each profile's version under -Pkafka-*) passes.
+    assertEquals(null, KafkaVersions.outsideRange(KafkaVersions.running()));
   }
 
   private static Properties producerProps() {

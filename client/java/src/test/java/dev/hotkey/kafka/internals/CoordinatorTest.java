@@ -44,6 +44,7 @@ class CoordinatorTest {
   private void open(String url, String... props) {
     Map<String, Object> configs = new HashMap<>();
     configs.put("client.id", "coordinator-test-" + (++clients));
+    configs.put("partitioner.class", HotkeyPartitioner.class.getName());
     configs.put("key.serializer", StringSerializer.class.getName());
     configs.put("hotkey.coordinator.url", url);
     configs.put("hotkey.report.interval.ms", "100");

@@ -48,7 +48,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class KafkaBrokerTest {
   private static final int PARTITIONS = 24;
-  private static Path kafkaDir;
   private static String bootstrap;
 
   @TempDir
@@ -57,42 +56,11 @@ class KafkaBrokerTest {
   @BeforeAll
   static void startBroker() throws Exception {
     CoordinatorProcess.assumeBuilt();
-    Path script = TestData.root().resolve("scripts/kafka.sh");
-    Assumptions.assumeTrue(Files.isExecutable(script), "scripts/kafka.sh is not there");
-    kafkaDir = tmp.resolve("kafka");
-    Process p = new ProcessBuilder(script.toString(), "start", kafkaDir.toString(), "--owner",
-        Long.toString(ProcessHandle.current().pid()))
-        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-    assertTrue(p.waitFor(300, TimeUnit.SECONDS) && p.exitValue() == 0, "kafka.sh start failed");
-    String[] lines = out.split("\n");
-    bootstrap = lines[lines.length - 1].trim();
-  }
-
-  @AfterAll
-  static void stopBroker() throws Exception {
-    if (kafkaDir != null) {
-      new ProcessBuilder(TestData.root().resolve("scripts/kafka.sh").toString(), "stop",
-          kafkaDir.toString()).inheritIO().start().waitFor(60, TimeUnit.SECONDS);
-    }
+    bootstrap = TestBroker.bootstrap();
   }
 
   private static void createTopic(String topic) throws Exception {
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-      admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all()
-          .get(60, TimeUnit.SECONDS);
-      // Every partition led before the first record (a just-created topic's are not yet).
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (System.nanoTime() < deadline) {
-        var d = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS)
-            .get(topic);
-        if (d.partitions().size() == PARTITIONS
-            && d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
-          return;
-        }
-        Thread.sleep(100);
-      }
-    }
+    TestBroker.createTopic(topic, PARTITIONS);
   }
 
   private static final List<Exception> FAILED = new java.util.concurrent.CopyOnWriteArrayList<>();

@@ -38,6 +38,7 @@ class RoutingTest {
   private void open(String... props) {
     Map<String, Object> configs = new HashMap<>();
     configs.put("client.id", "routing-test-" + (++clients));
+    configs.put("partitioner.class", HotkeyPartitioner.class.getName());
     configs.put("key.serializer", StringSerializer.class.getName());
     for (int i = 0; i < props.length; i += 2) {
       configs.put(props[i], props[i + 1]);
