@@ -25,6 +25,11 @@ public abstract class PartitionerCore implements Partitioner {
   private Settings.SaltPolicy policy;
   private boolean rekey;
   private int stickyBatchSize = 16384;
+  // Set by the first onNewBatch (kafka-clients 3.x): only then do the out-of-line paths look
+  // for a repeated call. A plain field: the sending thread that set it reads it right after;
+  // another thread's first repeat may miss it, and is then counted (cold keys never miss: the
+  // sampler's own mark catches them).
+  private boolean batchHook;
 
   // The keys the table's filter may hold (and records the interceptor may have rekeyed) are
   // placed out of line, through a MethodHandle in an instance field, which C2 cannot inline (as
@@ -118,7 +123,7 @@ public abstract class PartitionerCore implements Partitioner {
   }
 
   private int keyless(TopicRouter r, Cluster cluster, int n, byte[] valueBytes) {
-    int repeat = r.sampler.takeRepeat();
+    int repeat = batchHook ? r.sampler.takeRepeat() : -1;
     if (repeat >= 0 && repeat < n) {
       return repeat; // kafka-clients 3.x asking again for the same record: same answer
     }
@@ -158,6 +163,7 @@ public abstract class PartitionerCore implements Partitioner {
    */
   public void onNewBatch(String topic, Cluster cluster, int prevPartition) {
     HotkeyClient c = client;
+    batchHook = true;
     if (c != null) {
       c.topic(topic).sampler.markRepeat(prevPartition);
     }
@@ -178,7 +184,7 @@ public abstract class PartitionerCore implements Partitioner {
     boolean salted = false;
     RoutingTable.Entry e = t.find(keyBytes, hash);
     if (e != null) {
-      int repeat = r.sampler.takeRepeat();
+      int repeat = batchHook ? r.sampler.takeRepeat() : -1;
       if (repeat >= 0 && e.hasPartition(repeat)) {
         return repeat; // kafka-clients 3.x asking again for the same record: same answer
       }

@@ -212,19 +212,6 @@ final class Sampler {
   private final MethodHandle sampleHandle = SAMPLE;
 
   private void sampleOutOfLine(Shard s, byte[] key, int partition, boolean salted) {
-    if (s.untilSample < 0) {
-      // A repeat is expected (markRepeat): the same record on the same partition is not
-      // counted twice; a record on another partition is another record.
-      s.untilSample = s.savedUntil;
-      if (partition == s.repeatPartition) {
-        return;
-      }
-      if (s.untilSample > 0) {
-        s.untilSample--;
-        count(s, partition, salted);
-        return;
-      }
-    }
     try {
       sampleHandle.invokeExact(this, s, key, partition, salted);
     } catch (RuntimeException | Error e) {
@@ -256,6 +243,19 @@ final class Sampler {
   // and counters together: it lands in one window's sketch and totals, never split over two
   // (a sketch total above the report's total is refused by the coordinator).
   private void sample(Shard s, byte[] key, int partition, boolean salted) {
+    if (s.untilSample < 0) {
+      // A repeat is expected (markRepeat; the owner thread's own fields): the same record on
+      // the same partition is not counted twice; a record on another partition is another.
+      s.untilSample = s.savedUntil;
+      if (partition == s.repeatPartition) {
+        return;
+      }
+      if (s.untilSample > 0) {
+        s.untilSample--;
+        count(s, partition, salted);
+        return;
+      }
+    }
     synchronized (s) {
       count(s, partition, salted);
       if (s.redraw) {

@@ -77,6 +77,7 @@ public class SendPath {
     }
     Map<String, Object> configs = new HashMap<>();
     configs.put("client.id", "bench-" + mode);
+    configs.put("partitioner.class", HotkeyPartitioner.class.getName());
     configs.put("key.serializer", StringSerializer.class.getName());
     configs.put("hotkey.coordinator.url", "http://127.0.0.1:1");
     configs.put("hotkey.routing.mode", mode);
