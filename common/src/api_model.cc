@@ -141,12 +141,29 @@ void from_json(const Json& j, Policy& v) {
   read(j, "created_at_ms", v.created_at_ms);
 }
 
+void to_json(Json& j, const Rejection& v) {
+  j = Json::object();
+  j["producer"] = v.producer;
+  j["reason"] = v.reason;
+  j["count"] = v.count;
+  j["last_at_ms"] = v.last_at_ms;
+  j["error"] = v.error;
+}
+void from_json(const Json& j, Rejection& v) {
+  read(j, "producer", v.producer);
+  read(j, "reason", v.reason);
+  read(j, "count", v.count);
+  read(j, "last_at_ms", v.last_at_ms);
+  read(j, "error", v.error);
+}
+
 void to_json(Json& j, const TopicDetail& v) {
   to_json(j, v.summary);
   j["pinned"] = v.pinned;
   j["denied"] = v.denied;
   j["partition_load"] = v.partition_load;
   j["settings"] = v.settings;
+  j["rejected"] = v.rejected;
 }
 void from_json(const Json& j, TopicDetail& v) {
   from_json(j, v.summary);
@@ -154,6 +171,7 @@ void from_json(const Json& j, TopicDetail& v) {
   read(j, "denied", v.denied);
   read(j, "partition_load", v.partition_load);
   read(j, "settings", v.settings);
+  read(j, "rejected", v.rejected);
 }
 
 void to_json(Json& j, const TopEntry& v) {

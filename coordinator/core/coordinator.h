@@ -90,6 +90,8 @@ struct TopicSummary {
 
 // One key of the top view: the API's value (hotkey/api_model.h).
 using TopEntry = api::TopEntry;
+// Refused reports of one producer for one reason, in the topic view (hotkey/api_model.h).
+using Rejection = api::Rejection;
 
 // An operator write (pin, unpin, deny, allow, policy_add, policy_remove, delete_topic) as a
 // value: in cluster mode it travels through the state topic and every coordinator applies it
@@ -220,6 +222,8 @@ class Coordinator final : public ReportSink {
   // Records per partition over the window as of the last plan (empty before the first).
   std::optional<std::vector<double>> partition_load(const std::string& topic) const;
   std::optional<std::map<std::string, Pin>> pins(const std::string& topic) const;
+  // Refused reports by producer and reason (at most kMaxRejectionsPerTopic, the most recent).
+  std::optional<std::vector<Rejection>> rejections(const std::string& topic) const;
   std::optional<std::map<std::string, Deny>> denies(const std::string& topic) const;
   std::optional<Policies> policies(const std::string& topic) const;
   std::vector<AuditEntry> audit(size_t limit) const { return store_.audit(limit); }
@@ -279,6 +283,9 @@ class Coordinator final : public ReportSink {
   struct Topic;
   // The live topic `name`, or null (unknown, or being removed).
   std::shared_ptr<Topic> find_topic(const std::string& name) const;
+  // A refused report: counted in the metrics and, when its topic exists, on the topic's view.
+  CallResult rejected(const Report& r, Status status, const std::string& reason,
+                      const std::string& error);
   // The live topic `name`, created when missing (its version counter seeded from the store, so
   // a topic dropped before never republishes a lower version); null when max_topics topics are
   // tracked. *created says whether this call created it. Callers lock the topic and check
@@ -362,8 +369,7 @@ class Coordinator final : public ReportSink {
       const std::function<void(StoreBatch&)>& extra = nullptr);
   // The kConflict too_many_policies refusal when adding `prefix` would put more than
   // kMaxPoliciesPerTopic policies on `topic`; nullopt when it fits (or replaces one).
-  static std::optional<CallResult> policy_limit(const std::string& topic,
-                                                const Policies& policies,
+  static std::optional<CallResult> policy_limit(const std::string& topic, const Policies& policies,
                                                 const std::string& prefix);
   CallResult forward_or_apply(const OperatorOp& op);
   // The kConflict too_many_pins refusal when pinning `key` would put more than max_hot_keys pins on

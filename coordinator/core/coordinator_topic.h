@@ -51,6 +51,9 @@ CallResult error_result(Status status, std::string reason, std::string message);
 // policy) in `topic`, or of a topic the coordinator does not know.
 CallResult not_found(const std::string& what, const std::string& topic);
 
+// The (producer, reason) pairs a topic keeps refused reports for; the least recent goes.
+inline constexpr size_t kMaxRejectionsPerTopic = 32;
+
 struct Coordinator::Topic {
   Topic(std::string topic_name, const CoordinatorConfig& c, std::unique_ptr<TopicMetrics> metrics)
       : name(std::move(topic_name)),
@@ -92,6 +95,12 @@ struct Coordinator::Topic {
   int64_t last_active_ms = 0;
   TopicSummary stats;
   std::vector<double> partition_load;  // the last plan's window, records per partition
+  // Refused reports of an existing topic by (producer, reason), for its view (note_rejection).
+  std::map<std::pair<std::string, std::string>, Rejection> rejections;
+  // Counts a refused report (mu held): by producer and reason, with the time and the refusal's
+  // message; beyond kMaxRejectionsPerTopic pairs the least recent goes (ingest.cc).
+  void note_rejection(const std::string& producer, const std::string& reason,
+                      const std::string& error, int64_t now_ms);
   // A report showed a key far above the hot threshold that is not listed: plan before the
   // next tick (at most every min_replan_ms).
   bool replan_wanted = false;
@@ -111,7 +120,7 @@ struct Coordinator::Topic {
   // listed operator changes still at version 0, oldest first (Coordinator::list_followed).
   std::vector<AuditEntry> unstamped_audits;
   std::atomic<size_t> unstamped{0};  // its size, read without the lock
-  std::unique_ptr<TopicMetrics> m;  // reset when the topic is dropped (retire_locked)
+  std::unique_ptr<TopicMetrics> m;   // reset when the topic is dropped (retire_locked)
   // Set (under mu, last of retire_locked) when the topic is dropped from memory; lookups skip
   // it and holders of a reference retry with a fresh lookup.
   std::atomic<bool> removed{false};

@@ -43,22 +43,48 @@ CallResult Coordinator::submit_report(Report report, std::string_view wire) {
   return ingest(std::move(report));
 }
 
+void Coordinator::Topic::note_rejection(const std::string& producer, const std::string& reason,
+                                        const std::string& error, int64_t now_ms) {
+  auto key = std::make_pair(producer, reason);
+  auto it = rejections.find(key);
+  if (it == rejections.end()) {
+    if (rejections.size() >= kMaxRejectionsPerTopic) {
+      rejections.erase(std::min_element(
+          rejections.begin(), rejections.end(),
+          [](const auto& a, const auto& b) { return a.second.last_at_ms < b.second.last_at_ms; }));
+    }
+    it = rejections.emplace(key, Rejection{producer, reason, 0, 0, ""}).first;
+  }
+  it->second.count++;
+  it->second.last_at_ms = now_ms;
+  it->second.error = error;
+}
+
+CallResult Coordinator::rejected(const Report& r, Status status, const std::string& reason,
+                                 const std::string& error) {
+  metrics_.rejected(reason);
+  // Counted on the topic's view when the topic exists; a refusal never creates one.
+  if (std::shared_ptr<Topic> t = find_topic(r.topic)) {
+    std::lock_guard lock(t->mu);
+    if (!t->removed.load()) t->note_rejection(r.producer, reason, error, clock_.now_ms());
+  }
+  return error_result(status, reason, error);
+}
+
 CallResult Coordinator::ingest(Report r) {
   const auto start = std::chrono::steady_clock::now();
   const TopicSettings& settings = config_.settings_for(r.topic);
   if (settings.hash && *settings.hash != r.hash) {
-    metrics_.rejected("hash_mismatch");
-    return error_result(Status::kConflict, "hash_mismatch",
-                        "topic '" + r.topic + "' is configured with hash " +
-                            std::string(to_string(*settings.hash)) + ", the report says " +
-                            std::string(to_string(r.hash)));
+    return rejected(r, Status::kConflict, "hash_mismatch",
+                    "topic '" + r.topic + "' is configured with hash " +
+                        std::string(to_string(*settings.hash)) + ", the report says " +
+                        std::string(to_string(r.hash)));
   }
   SpaceSaving sketch(1);
   try {
     sketch = scaled_report_sketch(r);
   } catch (const DecodeError& e) {
-    metrics_.rejected("invalid_sketch");
-    return error_result(Status::kInvalid, "invalid_sketch", e.what());
+    return rejected(r, Status::kInvalid, "invalid_sketch", e.what());
   }
   std::shared_ptr<Topic> t;
   bool created = false;
@@ -81,11 +107,12 @@ CallResult Coordinator::ingest(Report r) {
   {
     if (!settings.hash && t->hash && *t->hash != r.hash) {
       metrics_.rejected("hash_mismatch");
-      return error_result(Status::kConflict, "hash_mismatch",
-                          "topic '" + r.topic + "' is partitioned with " +
-                              std::string(to_string(*t->hash)) + ", the report says " +
-                              std::string(to_string(r.hash)) +
-                              "; producers of one topic must share one hash family");
+      std::string error = "topic '" + r.topic + "' is partitioned with " +
+                          std::string(to_string(*t->hash)) + ", the report says " +
+                          std::string(to_string(r.hash)) +
+                          "; producers of one topic must share one hash family";
+      t->note_rejection(r.producer, "hash_mismatch", error, clock_.now_ms());
+      return error_result(Status::kConflict, "hash_mismatch", std::move(error));
     }
     if (r.partitions > t->partitions && !resize_partitions_locked(*t, r.partitions, true)) {
       topic_lock.unlock();

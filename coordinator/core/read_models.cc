@@ -127,6 +127,16 @@ std::optional<std::vector<TopEntry>> Coordinator::top(const std::string& name, s
   return out;
 }
 
+std::optional<std::vector<Rejection>> Coordinator::rejections(const std::string& name) const {
+  std::shared_ptr<Topic> t = find_topic(name);
+  if (!t) return std::nullopt;
+  std::lock_guard lock(t->mu);
+  if (t->removed.load()) return std::nullopt;
+  std::vector<Rejection> out;
+  for (const auto& [key, r] : t->rejections) out.push_back(r);
+  return out;
+}
+
 std::optional<std::map<std::string, Pin>> Coordinator::pins(const std::string& name) const {
   std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;

@@ -1,6 +1,6 @@
 // The topics (docs/API.md, "Topics"): GET /v1/topics, GET /v1/topics/{topic}, its top keys and its
-// pins, denies and policies. In cluster mode a topic's window lives with its owner, whose answer is passed
-// on.
+// pins, denies and policies. In cluster mode a topic's window lives with its owner, whose answer is
+// passed on.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -81,9 +81,9 @@ api::TopicSummary summary_without_owner(const RouteContext& ctx, const std::stri
     t.separator = list.separator;
     t.version = list.version;
     t.hot_keys = static_cast<uint32_t>(list.keys.size());
-    t.balance_keys = static_cast<uint32_t>(std::count_if(
-        list.keys.begin(), list.keys.end(),
-        [](const HotKey& k) { return k.source == KeySource::kBalance; }));
+    t.balance_keys = static_cast<uint32_t>(
+        std::count_if(list.keys.begin(), list.keys.end(),
+                      [](const HotKey& k) { return k.source == KeySource::kBalance; }));
   }
   return t;
 }
@@ -180,6 +180,7 @@ void get_topic(const RouteContext& ctx, Call& c) {
   }
   detail.partition_load = ctx.coord.partition_load(topic).value_or(std::vector<double>{});
   detail.settings = effective_settings_json(ctx.cfg, *s);
+  detail.rejected = ctx.coord.rejections(topic).value_or(std::vector<api::Rejection>{});
   send_json(c.res, 200, detail);
 }
 

@@ -544,6 +544,21 @@
     $('policies').tBodies[0].replaceChildren(frag);
     $('policies-empty').hidden = state.policies.length !== 0;
   }
+  function renderRejected() {
+    const frag = document.createDocumentFragment();
+    const rows = asArray(state.detail, 'rejected');
+    for (const r of rows) {
+      const last = num(field(r, 'last_at_ms'));
+      frag.append(el('tr', null,
+        td(String(field(r, 'producer', ''))),
+        td(String(field(r, 'reason', ''))),
+        td(fmtInt(num(field(r, 'count'))), 'num'),
+        td(last > 0 ? fmtAgo(last) : '–', '', last > 0 ? fmtTime(last) : undefined),
+        td(String(field(r, 'error', '')))));
+    }
+    $('rejected').tBodies[0].replaceChildren(frag);
+    $('rejected-empty').hidden = rows.length !== 0;
+  }
   function partitionLoads() {
     const d = state.detail || {};
     const parts = asArray(d, 'partition_load');
@@ -631,6 +646,7 @@
     renderKeys();
     renderList();
     renderPolicies();
+    renderRejected();
     renderLoad();
     renderHistory();
   }

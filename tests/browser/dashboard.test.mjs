@@ -227,6 +227,30 @@ describe('dashboard', () => {
     await screenshot(page, 'dashboard-escaping.png');
   });
 
+  test('refused reports: a producer of another family shows by producer and reason', async () => {
+    // A crc32 producer (librdkafka's default) on a topic the fleet partitions with murmur2.
+    const t = fleet.topics.find((x) => x.topic === 'payments');
+    const report = { ...fleet.report(t, 'python-crc-1'), hash: 'crc32', seq: 1 };
+    for (let i = 0; i < 3; i++) {
+      const r = await coord.request('POST', '/v1/reports', { ...report, seq: i + 1 });
+      assert.equal(r.status, 409);
+      assert.equal(r.json.reason, 'hash_mismatch');
+    }
+    await page.evaluate(() => { location.hash = '#/topic/payments'; });
+    const row = page.locator('#rejected tbody tr', { hasText: 'python-crc-1' });
+    await row.waitFor({ timeout: 20000 });
+    const cells = await row.locator('td').allTextContents();
+    assert.equal(cells[1], 'hash_mismatch');
+    assert.equal(cells[2], '3');
+    assert.match(cells[4], /partitioned with murmur2, the report says crc32/);
+    assert.equal(await page.locator('#rejected-empty').isHidden(), true);
+    await page.locator('#rejected-card').scrollIntoViewIfNeeded();
+    await screenshot(page, 'dashboard-rejected.png');
+    // A topic without refusals says so.
+    await page.evaluate(() => { location.hash = '#/topic/wide'; });
+    await page.locator('#rejected-empty').waitFor({ state: 'visible', timeout: 20000 });
+  });
+
   test('1,000 keys: the windowed table reaches every row and filters them all', async () => {
     await page.evaluate(() => { location.hash = '#/topic/wide'; });
     await page.selectOption('#top-n', '1000');

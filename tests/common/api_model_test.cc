@@ -53,11 +53,11 @@ TEST(ApiModel, TopicSummaryRoundTripsWithTheDocumentedFields) {
   const TopicSummary s = sample_summary();
   EXPECT_EQ(round_trip(s), s);
   const Json j = s;
-  EXPECT_EQ(keys_of(j), (std::set<std::string>{"topic", "partitions", "hash", "separator", "rate",
-                                               "skew", "predicted_skew", "idle_partitions_ratio",
-                                               "producers", "version", "hot_keys", "balance_keys",
-                                               "pins", "denies", "policies",
-                                               "window_reports", "window_total"}));
+  EXPECT_EQ(keys_of(j),
+            (std::set<std::string>{"topic", "partitions", "hash", "separator", "rate", "skew",
+                                   "predicted_skew", "idle_partitions_ratio", "producers",
+                                   "version", "hot_keys", "balance_keys", "pins", "denies",
+                                   "policies", "window_reports", "window_total"}));
   EXPECT_TRUE(j["rate"].is_number_float());
   EXPECT_TRUE(j["version"].is_number_unsigned());
   EXPECT_TRUE(j["partitions"].is_number_integer());
@@ -113,10 +113,14 @@ TEST(ApiModel, TopicDetailRoundTrips) {
   d.denied = {Deny{"b", "keep order", "carol", 5}};
   d.partition_load = {0.5, 0.25, 0.25};
   d.settings = Json{{"hot_share", 0.05}, {"hash", "murmur2"}, {"from", "defaults"}};
+  d.rejected = {Rejection{"java-1", "hash_mismatch", 211, 1765050000000, "partitioned with crc32"}};
   EXPECT_EQ(round_trip(d), d);
   const Json j = d;
-  for (const char* name : {"topic", "pinned", "denied", "partition_load", "settings"}) {
+  for (const char* name : {"topic", "pinned", "denied", "partition_load", "settings", "rejected"}) {
     EXPECT_TRUE(j.contains(name)) << name;
+  }
+  for (const char* name : {"producer", "reason", "count", "last_at_ms", "error"}) {
+    EXPECT_TRUE(j["rejected"][0].contains(name)) << name;
   }
   // No pins: empty arrays, never null.
   const Json empty = TopicDetail{};
@@ -124,6 +128,7 @@ TEST(ApiModel, TopicDetailRoundTrips) {
   EXPECT_TRUE(empty["denied"].is_array());
   EXPECT_TRUE(empty["partition_load"].is_array());
   EXPECT_TRUE(empty["settings"].is_object());
+  EXPECT_TRUE(empty["rejected"].is_array());
 }
 
 TEST(ApiModel, TopAnswerRoundTripsAndDerivesGuaranteed) {

@@ -430,5 +430,62 @@ TEST(CoordinatorCore, RejectsHashMismatchAndBadSketch) {
   EXPECT_EQ(h.coord().topic(kTopic)->producers, 1u);
 }
 
+// The topic's view keeps the refused reports by producer and reason (the dashboard's "Refused
+// reports"): counted, with the last refusal's time and message. A refusal never creates a
+// topic, and its view keeps at most kMaxRejectionsPerTopic pairs, the most recent.
+TEST(CoordinatorCore, RefusedReportsAreKeptByProducerAndReason) {
+  CoordinatorConfig cfg = test_config();
+  cfg.topic_overrides["configured"] = cfg.defaults;
+  cfg.topic_overrides["configured"].hash = HashFamily::kCrc32;
+  Harness h(cfg);
+  ASSERT_TRUE(h.coord().ingest(make_report("p", kTopic, 4, 1, {{"a", 3}})).ok());
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    EXPECT_EQ(h.coord()
+                  .ingest(make_report("java-1", kTopic, 4, seq, {{"a", 3}}, 256, nullptr,
+                                      HashFamily::kCrc32))
+                  .reason,
+              "hash_mismatch");
+  }
+  Report bad = make_report("java-2", kTopic, 4, 1, {{"a", 3}});
+  bad.sketch_total = 1;
+  EXPECT_EQ(h.coord().ingest(std::move(bad)).reason, "invalid_sketch");
+  auto rejected = h.coord().rejections(kTopic);
+  ASSERT_TRUE(rejected.has_value());
+  ASSERT_EQ(rejected->size(), 2u);
+  const Rejection& mismatch = (*rejected)[0];
+  EXPECT_EQ(mismatch.producer, "java-1");
+  EXPECT_EQ(mismatch.reason, "hash_mismatch");
+  EXPECT_EQ(mismatch.count, 3u);
+  EXPECT_GT(mismatch.last_at_ms, 0);
+  EXPECT_NE(mismatch.error.find("partitioned with murmur2"), std::string::npos) << mismatch.error;
+  EXPECT_EQ((*rejected)[1].producer, "java-2");
+  EXPECT_EQ((*rejected)[1].reason, "invalid_sketch");
+  EXPECT_EQ((*rejected)[1].count, 1u);
+  // A configured family refuses before any topic exists: nothing is created for it ...
+  EXPECT_EQ(h.coord().ingest(make_report("p", "configured", 4, 1, {{"a", 3}})).reason,
+            "hash_mismatch");
+  EXPECT_FALSE(h.coord().topic("configured").has_value());
+  EXPECT_FALSE(h.coord().rejections("configured").has_value());
+  // ... and once a producer of the right family created it, the refusals show.
+  ASSERT_TRUE(h.coord()
+                  .ingest(make_report("c", "configured", 4, 1, {{"a", 3}}, 256, nullptr,
+                                      HashFamily::kCrc32))
+                  .ok());
+  EXPECT_EQ(h.coord().ingest(make_report("p", "configured", 4, 2, {{"a", 3}})).reason,
+            "hash_mismatch");
+  ASSERT_EQ(h.coord().rejections("configured")->size(), 1u);
+  EXPECT_NE(h.coord().rejections("configured")->front().error.find("configured with hash crc32"),
+            std::string::npos);
+  // Bounded: the least recent pairs go.
+  for (int i = 0; i < 40; ++i) {
+    h.clock().advance_ms(1);
+    h.coord().ingest(make_report("many-" + std::to_string(i), kTopic, 4, 1, {{"a", 3}}, 256,
+                                 nullptr, HashFamily::kCrc32));
+  }
+  rejected = h.coord().rejections(kTopic);
+  EXPECT_EQ(rejected->size(), 32u);  // kMaxRejectionsPerTopic
+  for (const Rejection& r : *rejected) EXPECT_NE(r.producer, "java-1");
+}
+
 }  // namespace
 }  // namespace hotkey::coordinator::test

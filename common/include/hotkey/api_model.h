@@ -91,14 +91,27 @@ struct Policy {
   bool operator==(const Policy&) const = default;
 };
 
-// GET /v1/topics/{topic}: the summary's fields plus the operator state, the per-partition load
-// and the settings in force (an object of setting name -> value, with hash/separator sources).
+// Reports of one producer the coordinator refused for one reason (hash_mismatch, ...): how
+// many, when last, and the last refusal's message. Kept per topic, for its view.
+struct Rejection {
+  std::string producer;
+  std::string reason;
+  uint64_t count = 0;
+  int64_t last_at_ms = 0;
+  std::string error;
+  bool operator==(const Rejection&) const = default;
+};
+
+// GET /v1/topics/{topic}: the summary's fields plus the operator state, the per-partition load,
+// the settings in force (an object of setting name -> value, with hash/separator sources) and
+// the refused reports by producer and reason.
 struct TopicDetail {
   TopicSummary summary;
   std::vector<Pin> pinned;
   std::vector<Deny> denied;
   std::vector<double> partition_load;
   Json settings = Json::object();
+  std::vector<Rejection> rejected;
   bool operator==(const TopicDetail&) const = default;
 };
 
@@ -113,7 +126,7 @@ struct TopEntry {
   bool hot = false;
   bool pinned = false;
   bool denied = false;
-  std::string source;  // why a listed key is salted: detected, balance or pinned ("" unlisted)
+  std::string source;       // why a listed key is salted: detected, balance or pinned ("" unlisted)
   bool never_salt = false;  // under a never_salt policy (and not pinned or denied)
   bool operator==(const TopEntry&) const = default;
 };
@@ -254,6 +267,8 @@ void to_json(Json& j, const Deny& v);
 void from_json(const Json& j, Deny& v);
 void to_json(Json& j, const Policy& v);
 void from_json(const Json& j, Policy& v);
+void to_json(Json& j, const Rejection& v);
+void from_json(const Json& j, Rejection& v);
 void to_json(Json& j, const TopicDetail& v);
 void from_json(const Json& j, TopicDetail& v);
 void to_json(Json& j, const TopEntry& v);
