@@ -66,7 +66,10 @@ done
 # The benchmarks compile against the installed jar (as scripts/java-fleet-bench.sh and
 # client/java/bench/run.sh use them): built here so that an API change cannot leave them broken
 # unseen. Not run: their figures are in docs/BENCHMARKS.md with their commands.
-(cd client/java && mvn -q -B install -DskipTests && cd bench && mvn -q -B compile)
+# `deploy` installs into ~/.m2 too, and publishes the jar, sources, javadoc and pom to the
+# build tree's repository (client/java/target/repository), which check-artifact.sh checks.
+(cd client/java && mvn -q -B deploy -DskipTests && ./check-artifact.sh &&
+   cd bench && mvn -q -B compile)
 
 if [ "${HOTKEY_SANITIZE_PASS:-1}" != "0" ]; then
   echo "== unit tests and coordinator fault tests under ASan+UBSan =="

@@ -16,4 +16,15 @@ import dev.hotkey.kafka.internals.InterceptorCore;
  */
 public class HotkeyInterceptor extends InterceptorCore {
   public HotkeyInterceptor() {}
+
+  /**
+   * The statistics of the producer's hot-key client, which this interceptor shares with the
+   * producer's other hotkey plugin (docs/CLIENT-JAVA.md "Statistics and metrics"); all zero
+   * before {@code configure} and after {@code close}. With only the producer at hand:
+   * {@link HotkeyMetrics#stats}.
+   */
+  @Override
+  public HotkeyStats stats() {
+    return super.stats();
+  }
 }

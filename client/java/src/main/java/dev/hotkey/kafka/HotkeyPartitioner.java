@@ -17,4 +17,15 @@ import dev.hotkey.kafka.internals.PartitionerCore;
  */
 public class HotkeyPartitioner extends PartitionerCore {
   public HotkeyPartitioner() {}
+
+  /**
+   * The statistics of the producer's hot-key client, which this partitioner shares with the
+   * producer's other hotkey plugin (docs/CLIENT-JAVA.md "Statistics and metrics"); all zero
+   * before {@code configure} and after {@code close}. With only the producer at hand:
+   * {@link HotkeyMetrics#stats}.
+   */
+  @Override
+  public HotkeyStats stats() {
+    return super.stats();
+  }
 }
