@@ -22,6 +22,8 @@ list "$A-sources.jar" | grep -qx 'dev/hotkey/kafka/internals/PartitionerCore.jav
   fail "sources jar lacks the internals"
 list "$A-javadoc.jar" | grep -qx 'dev/hotkey/kafka/HotkeyPartitioner.html' ||
   fail "javadoc jar lacks HotkeyPartitioner.html"
+list "$A-javadoc.jar" | grep -qx 'dev/hotkey/kafka/consumer/SubstreamMerger.html' ||
+  fail "javadoc jar lacks the consumer package"
 list "$A-javadoc.jar" | grep -q '^dev/hotkey/kafka/internals/' &&
   fail "javadoc documents the internals package"
 python3 - "$A.pom" <<'PY' || fail "the pom's dependencies are not as documented"

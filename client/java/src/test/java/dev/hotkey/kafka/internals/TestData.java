@@ -20,13 +20,13 @@ public final class TestData {
     return Path.of(System.getProperty("hotkey.root", "../..")).toAbsolutePath().normalize();
   }
 
-  static Map<?, ?> vectors(String name) throws IOException, Json.SyntaxError {
+  public static Map<?, ?> vectors(String name) throws IOException, Json.SyntaxError {
     String text = Files.readString(root().resolve("tests/data/vectors").resolve(name),
         StandardCharsets.UTF_8);
     return (Map<?, ?>) Json.parse(text);
   }
 
-  static byte[] hex(Object text) {
+  public static byte[] hex(Object text) {
     String s = (String) text;
     byte[] out = new byte[s.length() / 2];
     for (int i = 0; i < out.length; i++) {
@@ -43,7 +43,7 @@ public final class TestData {
     return sb.toString();
   }
 
-  static long num(Object n) {
+  public static long num(Object n) {
     return ((Json.Num) n).integer.longValue();
   }
 
@@ -51,11 +51,11 @@ public final class TestData {
     return ((Json.Num) n).value;
   }
 
-  static List<?> list(Object o) {
+  public static List<?> list(Object o) {
     return (List<?>) o;
   }
 
-  static Map<?, ?> map(Object o) {
+  public static Map<?, ?> map(Object o) {
     return (Map<?, ?>) o;
   }
 }
