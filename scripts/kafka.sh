@@ -15,6 +15,12 @@
 #   scripts/kafka.sh kill-node DIR I       kill -9 node I (0-based)
 #   scripts/kafka.sh start-node DIR I      start node I again on its data and ports, wait for it
 #   scripts/kafka.sh bootstrap DIR         print the cluster's bootstrap servers
+#   scripts/kafka.sh controller DIR        print the index I of the node that is the active
+#                                          controller (the KRaft quorum's leader)
+#
+#   Node I (0-based) has node.id I+1 (the id Kafka's metadata, leaders and the group
+#   coordinator name) and two ports: the broker's (PLAINTEXT, DIR/node-I/port, in the
+#   bootstrap) and the controller's; its log is DIR/node-I/node.log.
 #
 #   HOTKEY_KAFKA_VERSION   another Kafka version than the pom's
 #   HOTKEY_KAFKA_CACHE     where the jars are kept (default ~/.cache/hotkey)
@@ -258,5 +264,11 @@ case "${1:-}" in
     launch_node "$2" "$3"
     wait_ready "$2" "$(cat "$2/nodes")" "$3" ;;
   bootstrap) cat "$2/bootstrap" ;;
-  *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; [ -n "${1:-}" ] && exit 2 || exit 0 ;;
+  controller)
+    [ $# -eq 2 ] || die "usage: kafka.sh controller DIR"
+    id=$(java -cp "$LIB/*" -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
+      "$ROOT/tools/kafka/QuorumLeader.java" "$(cat "$2/bootstrap")") ||
+      die "the quorum of $2 could not be described"
+    echo $((id - 1)) ;;
+  *) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; [ -n "${1:-}" ] && exit 2 || exit 0 ;;
 esac

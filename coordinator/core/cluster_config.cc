@@ -227,6 +227,10 @@ const std::vector<ClusterSettingInfo>& cluster_settings() {
           "the owner of a lists partition writes its ownership heartbeat (key `/owner`) there "
           "this often; members and producers on `hotkey.transport=kafka` take an owner silent "
           "for 3 intervals as gone"),
+      integer<&ClusterConfig::drain_timeout_ms>(
+          "drain_timeout_ms", 1000, 120000,
+          "on SIGTERM, leaving the group (the partitions move at once) and flushing the producer "
+          "end within this, whatever the brokers do; the coordinator then exits"),
       integer<&ClusterConfig::topic_partitions>(
           "topic_partitions", 1, 10000,
           "partitions of the reports and lists topics when the coordinator creates them"),

@@ -29,6 +29,9 @@ struct ClusterConfig {
   // (hotkey/kafka_contract.h): members and producers learn within a few intervals that an owner
   // is gone, without asking Kafka's group coordinator.
   uint32_t owner_heartbeat_ms = 1000;
+  // On SIGTERM, leaving the group and flushing the producer end within this, whatever the
+  // brokers do; the process then exits (docs/CLUSTER.md, "Stopping").
+  uint32_t drain_timeout_ms = 10000;
   // Partitions of the reports and lists topics when the coordinator creates them.
   int32_t topic_partitions = 12;
   int16_t replication_factor = 3;

@@ -1,6 +1,8 @@
 #include "kafka_cluster.h"
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -10,6 +12,7 @@
 #include "membership.h"
 #include "report_relay.h"
 #include "state_log.h"
+#include "takeover.h"
 #include "topic_admin.h"
 
 namespace hotkey::coordinator {
@@ -29,9 +32,11 @@ struct KafkaCluster::Parts final : Placement {
         relay(c, coord),
         state(c.cluster, coord, log, this->url, stop_flag),
         tailer(c, coord, writer, this->url, stop_flag),
-        membership(
-            c, coord, log, handles, writer, relay, stop_flag,
-            [this](const std::string& topic, uint64_t version) { deleted(topic, version, 0); }) {}
+        takeover(
+            c, coord, log, handles, writer, stop_flag,
+            [this](const std::string& topic, uint64_t version) { deleted(topic, version, 0); },
+            [this] { return membership.member_id(); }, [this] { return membership.generation(); }),
+        membership(c, coord, log, handles, writer, relay, takeover, stop_flag) {}
 
   bool owns(const std::string& topic) const override { return writer.owns(topic); }
   uint64_t version_floor(const std::string& topic) const override {
@@ -134,8 +139,13 @@ struct KafkaCluster::Parts final : Placement {
   ReportRelay relay;
   StateLog state;
   ListsTailer tailer;
+  Takeover takeover;
   Membership membership;
   std::thread loop_thread;
+  std::thread takeover_thread;
+  std::thread heartbeat_thread;
+  std::mutex stop_mu;
+  std::condition_variable stopping;
   std::thread tail_thread;
   std::thread state_thread;
 };
@@ -167,6 +177,17 @@ bool KafkaCluster::start(std::string* error) {
   if (!d.membership.subscribe(error)) return false;
   d.handles.release_log();
   d.loop_thread = std::thread([&d] { d.membership.run(); });
+  d.takeover_thread = std::thread([&d] { d.takeover.run(); });
+  // The ownership heartbeats on a thread of their own: nothing they wait for (the group's poll
+  // loop blocks in an assignment's offset lookups, a takeover in its reads) delays them.
+  d.heartbeat_thread = std::thread([&d] {
+    std::unique_lock lock(d.stop_mu);
+    while (!d.stop_flag.load()) {
+      d.writer.heartbeat(d.membership.member_id());
+      d.stopping.wait_for(lock, std::chrono::milliseconds(d.config.cluster.owner_heartbeat_ms),
+                          [&d] { return d.stop_flag.load(); });
+    }
+  });
   d.tail_thread = std::thread([&d] { d.tailer.run(); });
   d.state_thread = std::thread([&d] { d.state.run(); });
   log_now(d.log, {{"level", "info"},
@@ -180,7 +201,13 @@ bool KafkaCluster::start(std::string* error) {
 
 void KafkaCluster::stop() {
   Parts& d = *parts_;
-  d.stop_flag.store(true);
+  {
+    std::lock_guard lock(d.stop_mu);
+    d.stop_flag.store(true);
+  }
+  d.stopping.notify_all();
+  if (d.heartbeat_thread.joinable()) d.heartbeat_thread.join();
+  if (d.takeover_thread.joinable()) d.takeover_thread.join();
   if (d.loop_thread.joinable()) d.loop_thread.join();
   if (d.tail_thread.joinable()) d.tail_thread.join();
   if (d.state_thread.joinable()) d.state_thread.join();

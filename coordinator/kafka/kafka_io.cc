@@ -120,9 +120,13 @@ std::optional<std::string> header(const rd_kafka_message_t* m, std::string_view 
 }
 
 Handles::~Handles() {
-  for (rd_kafka_t* h : {consumer, reader, tailer, state, producer}) {
-    if (h) rd_kafka_destroy(h);
+  // The group consumer was closed (or given up on) within the drain bound by Membership::run;
+  // the others are assign()-only. A plain destroy would close a consumer again and wait on the
+  // brokers without a bound.
+  for (rd_kafka_t* h : {consumer, reader, tailer, state}) {
+    if (h) rd_kafka_destroy_flags(h, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
   }
+  if (producer) rd_kafka_destroy(producer);
 }
 
 std::string group_client_id(const ClusterConfig& cc, const std::string& member_url) {
@@ -158,8 +162,14 @@ bool Handles::create(const ClusterConfig& cc, LogSink& log, RebalanceCb rebalanc
   }
   // Reports are planned on as they arrive: the default 500 ms broker-side fetch wait would
   // hand them over up to one plan interval late and in bursts (HTTP reports arrive at once).
-  rd_kafka_conf_t* gc =
-      base_conf(cc, Kind::kConsumer, {{"fetch.wait.max.ms", "50"}}, &context_, error);
+  // The group's session outlasts a Kafka node's failover (docs/CLUSTER.md, "Sizing"): with a
+  // shorter one every member lost its session while the group coordinator moved, revoked
+  // everything and the lists stopped until the group had formed again.
+  rd_kafka_conf_t* gc = base_conf(cc, Kind::kConsumer,
+                                  {{"fetch.wait.max.ms", "50"},
+                                   {"session.timeout.ms", kDefaultSessionTimeoutMs},
+                                   {"heartbeat.interval.ms", kDefaultHeartbeatIntervalMs}},
+                                  &context_, error);
   if (!gc) return false;
   rd_kafka_conf_set(gc, "group.id", cc.group.c_str(), errstr, sizeof errstr);
   if (!member_url.empty()) {

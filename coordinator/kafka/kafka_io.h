@@ -19,6 +19,11 @@
 
 namespace hotkey::coordinator::kafka {
 
+// The group consumer's defaults (an operator's kafka.* settings win): a session that outlasts a
+// Kafka node's failover, and heartbeats often enough to notice a new group coordinator soon.
+inline constexpr const char* kDefaultSessionTimeoutMs = "15000";
+inline constexpr const char* kDefaultHeartbeatIntervalMs = "1000";
+
 int64_t wall_ms();
 
 // A partition list freed on scope exit.

@@ -2,10 +2,12 @@
 // this file wires config, store, core and HTTP together and handles signals.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -23,6 +25,14 @@
 #include "stderr_log.h"
 #include "store.h"
 
+namespace {
+
+// Exit status when the Kafka drain outlived kafka.drain_timeout_ms plus this margin (docs/
+// CONFIGURATION.md): the partitions then move after session.timeout.ms, as after a kill.
+constexpr auto kDrainWatchdogMargin = std::chrono::seconds(5);
+constexpr int kExitDrainDeadline = 6;
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace hotkey::coordinator;
@@ -140,11 +150,40 @@ int main(int argc, char** argv) {
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   server.stop();
-  if (cluster) cluster->stop();
+  // The Kafka part of the shutdown waits on brokers: it has its bound (kafka.drain_timeout_ms,
+  // Membership::run), and this watchdog ends the process should any librdkafka call outlast it
+  // anyway. Every write that was acknowledged is already synced to RocksDB, so nothing
+  // acknowledged is lost by not closing it.
+  std::mutex drained_mu;
+  std::condition_variable drained_cv;
+  bool drained = false;
+  std::thread watchdog;
+  if (cluster) {
+    const auto bound =
+        std::chrono::milliseconds(config->cluster.drain_timeout_ms) + kDrainWatchdogMargin;
+    watchdog = std::thread([&, bound] {
+      std::unique_lock lock(drained_mu);
+      if (drained_cv.wait_for(lock, bound, [&] { return drained; })) return;
+      log_line({{"level", "error"},
+                {"event", "shutdown_deadline"},
+                {"after_ms", std::chrono::duration_cast<std::chrono::milliseconds>(bound).count()},
+                {"exit_status", kExitDrainDeadline}});
+      std::_Exit(kExitDrainDeadline);
+    });
+    cluster->stop();
+  }
   coordinator->stop_background();
   // The server refers to the coordinator: destroy it first.
   server_owner.reset();
   cluster.reset();
+  if (watchdog.joinable()) {
+    {
+      std::lock_guard lock(drained_mu);
+      drained = true;
+    }
+    drained_cv.notify_all();
+    watchdog.join();
+  }
   coordinator.reset();
   store.reset();
   log_line({{"level", "info"}, {"event", "stopped"}});

@@ -122,3 +122,43 @@ TEST(Cluster, BrokerFaultsLoseNoAcknowledgedOperatorWriteAndNoVersionRegresses) 
 
 }  // namespace
 }  // namespace hotkey::coordinator::cluster_test
+
+namespace hotkey::coordinator::cluster_test {
+namespace {
+
+// SIGTERM ends a member within kafka.drain_timeout_ms (plus the watchdog's margin) whatever the
+// brokers do: answering 30 s late, or not at all. A member that cannot leave the group in time
+// logs drain_cut and exits (0; 6 when the watchdog had to end it); its partitions then move
+// after the session timeout, as after a kill.
+TEST(Cluster, SigtermExitsWithinTheDrainBoundWhenBrokersAreSlowOrGone) {
+  constexpr int kDrainMs = 3000;
+  Scenario<MockKafka> s(
+      {.topics = data_topics(4), .kafka_sets = {"drain_timeout_ms=" + std::to_string(kDrainMs)}});
+  Node &a = s.member(0), &b = s.member(1);
+  ASSERT_TRUE(s.wait_published(milliseconds(120000)));
+  rd_kafka_mock_cluster_t* mc = s.kafka.handle();
+  // The bound: the drain, the watchdog's 5 s margin, and slack for a loaded machine.
+  const milliseconds bound(kDrainMs + 5000 + 3000);
+  const auto stop_timed = [&](Node& n, const char* brokers) {
+    const auto t0 = Steady::now();
+    const int status = n.terminate();
+    const auto took = std::chrono::duration_cast<milliseconds>(Steady::now() - t0);
+    std::printf("[   INFO   ] SIGTERM with brokers %s: exit status %d after %lld ms\n", brokers,
+                status, static_cast<long long>(took.count()));
+    EXPECT_LE(took, bound) << brokers;
+    EXPECT_TRUE(status == 0 || status == 6) << brokers << ": status " << status;
+  };
+  // Every broker answers 30 s late: leaving the group and flushing cannot finish in time.
+  for (int32_t id = 1; id <= 3; ++id) rd_kafka_mock_broker_set_rtt(mc, id, 30000);
+  stop_timed(a, "30 s slow");
+  EXPECT_NE(a.log().find("\"drain_cut\""), std::string::npos) << a.problems();
+  // Every broker gone.
+  for (int32_t id = 1; id <= 3; ++id) {
+    rd_kafka_mock_broker_set_rtt(mc, id, 0);
+    rd_kafka_mock_broker_set_down(mc, id);
+  }
+  stop_timed(b, "down");
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator::cluster_test

@@ -1,7 +1,7 @@
 // Pieces of the cluster-mode tests: a real Apache Kafka per test (scripts/kafka.sh; the
 // librdkafka mock only where a test injects faults the real broker cannot), coordinator
-// processes in cluster mode, a producer of binary reports and a reader of the lists topic that keeps the
-// highest version per topic as clients do. Not thread-safe unless stated.
+// processes in cluster mode, a producer of binary reports and a reader of the lists topic that
+// keeps the highest version per topic as clients do. Not thread-safe unless stated.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -32,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hotkey/hotkey_list.h"
+#include "hotkey/kafka_contract.h"
 #include "hotkey/partitioner.h"
 #include "hotkey/report.h"
 #include "support/coordinator_process.h"
@@ -94,8 +95,10 @@ class Kafka {
     auto compacted = o.compacted_configs;
     compacted["cleanup.policy"] = "compact";
     real_.create_topic("__hotkey_reports", kPartitions);
-    if (o.lists_partitions > 0) real_.create_topic("__hotkey_lists", o.lists_partitions, -1, compacted);
-    if (o.state_partitions > 0) real_.create_topic("__hotkey_state", o.state_partitions, -1, compacted);
+    if (o.lists_partitions > 0)
+      real_.create_topic("__hotkey_lists", o.lists_partitions, -1, compacted);
+    if (o.state_partitions > 0)
+      real_.create_topic("__hotkey_state", o.state_partitions, -1, compacted);
   }
   std::string bootstrap() const { return real_.bootstrap(); }
   test_support::RealKafka& real() { return real_; }
@@ -155,9 +158,11 @@ class Node {
   // `must_start` false: a start that fails is not an error (see exit_status()). `settings`:
   // config-file settings added to (or replacing) the tests' defaults.
   // `kafka_sets`: more --kafka-set KEY=VALUE after the tests' defaults (a later one wins).
+  // `group_defaults`: the coordinator's own group settings (session.timeout.ms,
+  // heartbeat.interval.ms, max.poll.interval.ms) instead of the tests' shorter ones.
   Node(const std::string& name, const std::filesystem::path& dir, const std::string& bootstrap,
        bool must_start = true, const json& settings = json::object(),
-       const std::vector<std::string>& kafka_sets = {})
+       const std::vector<std::string>& kafka_sets = {}, bool group_defaults = false)
       : name_(name), data_(dir / name), log_(dir / (name + ".log")), must_start_(must_start) {
     const auto cfg = dir / (name + ".json");
     json config = {{"warmup_ms", 0},
@@ -167,15 +172,20 @@ class Node {
     config.update(settings);
     std::ofstream(cfg) << config.dump();
     config_ = cfg;
-    args_ = {"--kafka",     bootstrap,
-             "--kafka-set", "session.timeout.ms=" + std::to_string(kSessionTimeoutMs),
-             "--kafka-set", "heartbeat.interval.ms=1000",
-             "--kafka-set", "max.poll.interval.ms=7000",
-             "--kafka-set", "republish_interval_ms=2000",
-             "--kafka-set", "log_level=3",
-             // Topics it creates fit the tests' single-node clusters.
-             "--kafka-set", "topic_partitions=" + std::to_string(kPartitions),
-             "--kafka-set", "replication_factor=1"};
+    args_ = {"--kafka", bootstrap};
+    std::vector<std::string> defaults = {"republish_interval_ms=2000", "log_level=3",
+                                         // Topics it creates fit the tests' single-node clusters.
+                                         "topic_partitions=" + std::to_string(kPartitions),
+                                         "replication_factor=1"};
+    if (!group_defaults) {
+      defaults.insert(defaults.begin(),
+                      {"session.timeout.ms=" + std::to_string(kSessionTimeoutMs),
+                       "heartbeat.interval.ms=1000", "max.poll.interval.ms=7000"});
+    }
+    for (const std::string& d : defaults) {
+      args_.push_back("--kafka-set");
+      args_.push_back(d);
+    }
     // HOTKEY_TEST_KAFKA_SET="K=V,K=V": the same for every member of every test, between the
     // defaults and the test's own (e.g. the whole suite with kafka.lists_fencing=1).
     std::vector<std::string> sets;
@@ -230,6 +240,8 @@ class Node {
   void resume() { proc_->resume(); }
   // False once the test stopped or killed it (or it exited during start).
   bool running() const { return proc_ != nullptr; }
+  // Whether the process is still there (false once it exited on its own, too).
+  bool alive() const { return proc_ && proc_->running(); }
   pid_t pid() const { return proc_ ? proc_->pid() : -1; }
   const std::string& url() const { return url_; }
   const std::string& name() const { return name_; }
@@ -356,8 +368,8 @@ class ReportProducer {
       for (const auto& topic : topics_) {
         if (paused.contains(topic)) continue;
         for (int producer = 0; producer < 2; ++producer) {
-          const std::string value = encode_report_binary(skewed_report(
-              "p" + std::to_string(producer) + "-" + topic, topic, seq, producer));
+          const std::string value = encode_report_binary(
+              skewed_report("p" + std::to_string(producer) + "-" + topic, topic, seq, producer));
           rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC("__hotkey_reports"),
                             RD_KAFKA_V_KEY(topic.data(), topic.size()),
                             RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
@@ -385,7 +397,7 @@ struct ListRecord {
   std::string topic;
   uint64_t version = 0;
   std::string member;
-  std::string keys;  // the listed keys, sorted, joined: identity of the content
+  std::string keys;    // the listed keys, sorted, joined: identity of the content
   std::string denied;  // the denied keys, sorted, joined
   int32_t partition = 0;
   int64_t offset = 0;
@@ -397,7 +409,8 @@ struct ListRecord {
 // Follows every lists partition from the beginning; validates every list like the client
 // (parse_list_json recomputes every salt) and keeps the highest version per topic. A tombstone
 // becomes the topic's latest record (tombstone set, no keys) with the version kept, as the
-// client drops the list and keeps the version.
+// client drops the list and keeps the version. Ownership heartbeats (key /owner) are kept apart,
+// with when they arrived; one that does not parse counts as invalid, as a bad list does.
 class ListsReader {
  public:
   explicit ListsReader(const std::string& bootstrap)
@@ -430,6 +443,14 @@ class ListsReader {
     return latest_;
   }
   size_t invalid() const { return invalid_.load(); }
+  struct Heard {
+    OwnerHeartbeat beat;
+    Steady::time_point at;
+  };
+  std::vector<Heard> heartbeats() const {
+    std::lock_guard lock(mu_);
+    return heartbeats_;
+  }
 
  private:
   void run() {
@@ -447,6 +468,20 @@ class ListsReader {
         if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
             rd_kafka_header_get_last(hdrs, "hotkey.member", &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR) {
           rec.member.assign(static_cast<const char*>(v), n);
+        }
+        if (m->key &&
+            std::string_view(static_cast<const char*>(m->key), m->key_len) == kOwnerHeartbeatKey) {
+          auto beat = m->payload ? parse_owner_heartbeat(std::string_view(
+                                       static_cast<const char*>(m->payload), m->len))
+                                 : std::nullopt;
+          if (beat) {
+            std::lock_guard lock(mu_);
+            heartbeats_.push_back(Heard{*beat, rec.at});
+          } else {
+            invalid_.fetch_add(1);
+          }
+          rd_kafka_message_destroy(m);
+          continue;
         }
         if (!m->payload) {
           rec.topic.assign(static_cast<const char*>(m->key), m->key_len);
@@ -489,6 +524,7 @@ class ListsReader {
   mutable std::mutex mu_;
   std::vector<ListRecord> records_;
   std::map<std::string, ListRecord> latest_;
+  std::vector<Heard> heartbeats_;
   std::thread thread_;
 };
 
@@ -540,8 +576,8 @@ inline std::string describe(const std::map<std::string, ListRecord>& latest) {
   return out;
 }
 
-inline httplib::Result operator_call(const Node& n, const std::string& method, const std::string& path,
-                              const json& body = json()) {
+inline httplib::Result operator_call(const Node& n, const std::string& method,
+                                     const std::string& path, const json& body = json()) {
   httplib::Client c("127.0.0.1", n.port());
   c.set_read_timeout(30, 0);
   const httplib::Headers auth{{"Authorization", std::string("Bearer ") + kOperatorToken}};
@@ -606,8 +642,8 @@ inline std::string ownership_lines(const Node& n) {
   std::istringstream lines(n.log());
   std::string line, out;
   while (std::getline(lines, line)) {
-    if (line.find("partition") != std::string::npos || line.find("rebalance") != std::string::npos ||
-        line.find("\"warn\"") != std::string::npos) {
+    if (line.find("partition") != std::string::npos ||
+        line.find("rebalance") != std::string::npos || line.find("\"warn\"") != std::string::npos) {
       out += n.name() + ": " + line.substr(0, 400) + "\n";
     }
   }
@@ -633,7 +669,9 @@ inline bool published_by_owners(const std::vector<Node*>& nodes, const ListsRead
 struct ScenarioOptions {
   std::vector<std::string> topics;  // the data topics the ReportProducer reports
   int members = 2;
-  json settings = json::object();  // every member's config-file settings (see Node)
+  json settings = json::object();         // every member's config-file settings (see Node)
+  std::vector<std::string> kafka_sets{};  // every member's --kafka-set (see Node)
+  bool group_defaults = false;            // see Node
 };
 
 // The setup most cluster scenarios share: a Kafka of their own (K: Kafka, or MockKafka where a
@@ -651,7 +689,9 @@ class Scenario {
         topics(std::move(o.topics)),
         producer(kafka.bootstrap(), topics),
         reader(kafka.bootstrap()),
-        settings_(std::move(o.settings)) {
+        settings_(std::move(o.settings)),
+        kafka_sets_(std::move(o.kafka_sets)),
+        group_defaults_(o.group_defaults) {
     for (int i = 0; i < o.members; ++i) add_member(std::string(1, static_cast<char>('a' + i)));
   }
   Scenario(const Scenario&) = delete;
@@ -660,7 +700,8 @@ class Scenario {
   // Starts one more member with the scenario's settings and appends it to `nodes`.
   Node& add_member(const std::string& name) {
     members_.push_back(std::make_unique<Node>(name, dir.path(), kafka.bootstrap(),
-                                              /*must_start=*/true, settings_));
+                                              /*must_start=*/true, settings_, kafka_sets_,
+                                              group_defaults_));
     nodes.push_back(members_.back().get());
     return *members_.back();
   }
@@ -702,6 +743,8 @@ class Scenario {
 
  private:
   json settings_;
+  std::vector<std::string> kafka_sets_;
+  bool group_defaults_ = false;
   std::vector<std::unique_ptr<Node>> members_;
 };
 

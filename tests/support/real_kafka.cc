@@ -62,8 +62,13 @@ std::filesystem::path RealKafka::script() {
 RealKafka::RealKafka(RealKafkaOptions options) : options_(std::move(options)) {
   ChildSpec spec;
   spec.binary = "/bin/bash";
-  spec.args = {script().string(), "start", (dir_.path() / "cluster").string(), "--nodes",
-               std::to_string(options_.nodes), "--owner", std::to_string(getpid())};
+  spec.args = {script().string(),
+               "start",
+               (dir_.path() / "cluster").string(),
+               "--nodes",
+               std::to_string(options_.nodes),
+               "--owner",
+               std::to_string(getpid())};
   for (const auto& s : options_.broker_settings) {
     spec.args.push_back("--set");
     spec.args.push_back(s);
@@ -139,7 +144,8 @@ void RealKafka::create_topic(const std::string& topic, int partitions, int repli
     for (size_t i = 0; i < n; ++i) {
       if (rd_kafka_topic_result_error(res[i])) {
         error = rd_kafka_err2str(rd_kafka_topic_result_error(res[i]));
-        if (const char* s = rd_kafka_topic_result_error_string(res[i])) error += std::string(": ") + s;
+        if (const char* s = rd_kafka_topic_result_error_string(res[i]))
+          error += std::string(": ") + s;
       }
     }
   }
@@ -193,10 +199,34 @@ int RealKafka::leader(const std::string& topic, int partition) const {
   return node;
 }
 
+int RealKafka::group_coordinator(const std::string& group) const {
+  AdminHandle admin(bootstrap_);
+  const rd_kafka_group_list* list = nullptr;
+  if (rd_kafka_list_groups(admin.get(), group.c_str(), &list, kAdminTimeoutMs) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return -1;
+  }
+  int node = -1;
+  if (list->group_cnt == 1 && list->groups[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    node = list->groups[0].broker.id - 1;  // kafka.sh gives node i the id i + 1
+  }
+  rd_kafka_group_list_destroy(list);
+  return node;
+}
+
+int RealKafka::controller() const {
+  ChildSpec spec;
+  spec.binary = "/bin/bash";
+  spec.args = {script().string(), "controller", (dir_.path() / "cluster").string()};
+  const Captured c = run_capturing(spec, dir_.path(), "", std::chrono::seconds(60));
+  if (c.code != 0) throw std::runtime_error("kafka.sh controller: " + c.err);
+  return std::stoi(c.out);
+}
+
 std::map<std::string, std::string> RealKafka::topic_config(const std::string& topic) const {
   AdminHandle admin(bootstrap_);
-  rd_kafka_ConfigResource_t* res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC,
-                                                               topic.c_str());
+  rd_kafka_ConfigResource_t* res =
+      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
   rd_kafka_queue_t* q = rd_kafka_queue_new(admin.get());
   rd_kafka_DescribeConfigs(admin.get(), &res, 1, nullptr, q);
   rd_kafka_event_t* ev = await(q);

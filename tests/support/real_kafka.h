@@ -49,6 +49,11 @@ class RealKafka {
   int partitions(const std::string& topic) const;
   // The node (0-based) leading topic/partition, -1 when none does.
   int leader(const std::string& topic, int partition) const;
+  // The node (0-based) that is consumer group `group`'s coordinator, -1 when none answers.
+  int group_coordinator(const std::string& group) const;
+  // The node (0-based) that is the active controller (the KRaft quorum's leader); throws when
+  // the quorum cannot be described.
+  int controller() const;
   // The topic's effective configuration (DescribeConfigs), e.g. "cleanup.policy".
   std::map<std::string, std::string> topic_config(const std::string& topic) const;
   // The low watermark (log start offset) and the high watermark of topic/partition.
