@@ -1,5 +1,6 @@
 package dev.hotkey.kafka;
 
+import dev.hotkey.kafka.internals.HotKeyList;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -397,26 +398,11 @@ public final class HotkeyConfig {
       }
     };
 
-    /** Kafka's topic name rule, [A-Za-z0-9._-]{1,249}. */
-    static boolean validTopicName(String t) {
-      if (t.isEmpty() || t.length() > 249) {
-        return false;
-      }
-      for (int i = 0; i < t.length(); i++) {
-        char c = t.charAt(i);
-        boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-            || c == '.' || c == '_' || c == '-';
-        if (!ok) {
-          return false;
-        }
-      }
-      return true;
-    }
 
     static final ConfigDef.Validator TOPIC = new ConfigDef.Validator() {
       @Override
       public void ensureValid(String name, Object value) {
-        if (!validTopicName((String) value)) {
+        if (!HotKeyList.validTopicName((String) value)) {
           throw bad(name, value, "invalid topic name");
         }
       }
@@ -432,7 +418,7 @@ public final class HotkeyConfig {
       public void ensureValid(String name, Object value) {
         for (Object o : (List<?>) value) {
           String t = String.valueOf(o).trim();
-          if (!t.isEmpty() && !validTopicName(t)) {
+          if (!t.isEmpty() && !HotKeyList.validTopicName(t)) {
             throw bad(name, value, "invalid topic name \"" + t + "\"");
           }
         }

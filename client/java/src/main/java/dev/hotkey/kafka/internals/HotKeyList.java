@@ -69,7 +69,7 @@ public final class HotKeyList {
   static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
 
   /** Kafka's topic name rule, [A-Za-z0-9._-]{1,249}. */
-  static boolean validTopicName(String t) {
+  public static boolean validTopicName(String t) {
     if (t.isEmpty() || t.length() > 249) {
       return false;
     }

@@ -107,22 +107,12 @@ public abstract class InterceptorCore implements ProducerInterceptor<Object, Obj
    * configuration, naming what is missing.
    */
   static void requirePartitioner(Object partitionerClass) {
-    if (partitionerClass instanceof Class
-        && PartitionerCore.class.isAssignableFrom((Class<?>) partitionerClass)) {
+    if (PluginClasses.is(partitionerClass, PartitionerCore.class)) {
       return;
     }
     String name = className(partitionerClass);
-    if (name != null && !name.isEmpty()) {
-      try {
-        Class<?> c = Class.forName(name, false, InterceptorCore.class.getClassLoader());
-        if (PartitionerCore.class.isAssignableFrom(c)) {
-          return;
-        }
-      } catch (ClassNotFoundException | LinkageError e) {
-        // not ours (Kafka reports a class it cannot load itself)
-      }
-    }
-    throw new ConfigException("partitioner.class", name == null ? "(not set)" : name,
+    throw new ConfigException("partitioner.class",
+        name == null || name.isEmpty() ? "(not set)" : name,
         "the hotkey interceptor (interceptor.classes=dev.hotkey.kafka.HotkeyInterceptor) needs"
             + " partitioner.class=dev.hotkey.kafka.HotkeyPartitioner: the partitioner routes"
             + " the hot keys and counts every record for the coordinator's reports, so without"

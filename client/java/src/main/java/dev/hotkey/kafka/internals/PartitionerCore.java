@@ -139,15 +139,8 @@ public abstract class PartitionerCore implements Partitioner {
     Iterable<?> items = classes instanceof List ? (List<?>) classes
         : java.util.Arrays.asList(classes.toString().split(","));
     for (Object o : items) {
-      String name = o instanceof Class ? ((Class<?>) o).getName() : String.valueOf(o).trim();
-      try {
-        Class<?> c = o instanceof Class ? (Class<?>) o
-            : Class.forName(name, false, PartitionerCore.class.getClassLoader());
-        if (InterceptorCore.class.isAssignableFrom(c)) {
-          return true;
-        }
-      } catch (ClassNotFoundException | LinkageError e) {
-        // another interceptor
+      if (PluginClasses.is(o, InterceptorCore.class)) {
+        return true;
       }
     }
     return false;

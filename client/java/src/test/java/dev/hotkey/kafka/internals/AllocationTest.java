@@ -46,15 +46,10 @@ class AllocationTest {
   private final byte[] value = new byte[100];
 
   private void open(String mode) throws Exception {
-    Map<String, Object> configs = new HashMap<>();
-    configs.put("client.id", "allocation-test-" + (++clients));
-    configs.put("partitioner.class", HotkeyPartitioner.class.getName());
-    configs.put("key.serializer", StringSerializer.class.getName());
-    configs.put("hotkey.routing.mode", mode);
-    interceptor = new HotkeyInterceptor();
-    interceptor.configure(configs);
-    partitioner = new HotkeyPartitioner();
-    partitioner.configure(configs);
+    plugins = Plugins.open(Plugins.configs("allocation-test-" + (++clients),
+        "hotkey.routing.mode", mode));
+    interceptor = plugins.interceptor;
+    partitioner = plugins.partitioner;
     // A listed key, so that cold keys take the path that looks them up.
     partitioner.client().topic(TOPIC)
         .publish(Lists.list(TOPIC, 1, PARTITIONS, "hot", 2500, 2500, 2500, 2500));
@@ -64,13 +59,13 @@ class AllocationTest {
     }
   }
 
+  private Plugins plugins;
+
   @AfterEach
   void close() {
-    if (partitioner != null) {
-      partitioner.close();
-    }
-    if (interceptor != null) {
-      interceptor.close();
+    if (plugins != null) {
+      plugins.close();
+      plugins = null;
     }
   }
 

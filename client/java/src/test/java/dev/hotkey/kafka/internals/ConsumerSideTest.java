@@ -74,26 +74,10 @@ class ConsumerSideTest {
   /** Every record of the topic, keys through LogicalKeyDeserializer. */
   private static List<ConsumerRecord<String, String>> readAll(String topic) throws Exception {
     Properties c = new Properties();
-    c.put("bootstrap.servers", TestBroker.bootstrap());
     c.put("key.deserializer", LogicalKeyDeserializer.class.getName());
     c.put(LogicalKeyDeserializer.INNER_CONFIG, StringDeserializer.class.getName());
     c.put("value.deserializer", StringDeserializer.class.getName());
-    List<ConsumerRecord<String, String>> out = new ArrayList<>();
-    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c)) {
-      List<TopicPartition> tps = new ArrayList<>();
-      for (int p = 0; p < PARTITIONS; p++) {
-        tps.add(new TopicPartition(topic, p));
-      }
-      consumer.assign(tps);
-      consumer.seekToBeginning(tps);
-      long expected = consumer.endOffsets(tps).values().stream().mapToLong(Long::longValue).sum();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (out.size() < expected && System.nanoTime() < deadline) {
-        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
-      }
-      assertEquals(expected, out.size(), "records read back");
-    }
-    return out;
+    return TestBroker.readAll(topic, PARTITIONS, c);
   }
 
   /**

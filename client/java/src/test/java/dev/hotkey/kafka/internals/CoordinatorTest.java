@@ -41,31 +41,24 @@ class CoordinatorTest {
     CoordinatorProcess.assumeBuilt();
   }
 
+  private Plugins plugins;
+
   private void open(String url, String... props) {
-    Map<String, Object> configs = new HashMap<>();
-    configs.put("client.id", "coordinator-test-" + (++clients));
-    configs.put("partitioner.class", HotkeyPartitioner.class.getName());
-    configs.put("key.serializer", StringSerializer.class.getName());
-    configs.put("hotkey.coordinator.url", url);
-    configs.put("hotkey.report.interval.ms", "100");
-    configs.put("hotkey.poll.wait.ms", "1000");
-    configs.put("hotkey.backoff.max.ms", "200");
+    Map<String, Object> configs = Plugins.configs("coordinator-test-" + (++clients),
+        "hotkey.coordinator.url", url, "hotkey.report.interval.ms", "100",
+        "hotkey.poll.wait.ms", "1000", "hotkey.backoff.max.ms", "200");
     for (int i = 0; i < props.length; i += 2) {
       configs.put(props[i], props[i + 1]);
     }
-    interceptor = new HotkeyInterceptor();
-    interceptor.configure(configs);
-    partitioner = new HotkeyPartitioner();
-    partitioner.configure(configs);
+    plugins = Plugins.open(configs);
+    interceptor = plugins.interceptor;
+    partitioner = plugins.partitioner;
   }
 
   @AfterEach
   void close() {
-    if (partitioner != null) {
-      partitioner.close();
-    }
-    if (interceptor != null) {
-      interceptor.close();
+    if (plugins != null) {
+      plugins.close();
     }
   }
 

@@ -116,29 +116,11 @@ class KafkaBrokerTest {
   }
 
   /** Every record of the topic, up to its end offsets. */
-  private static List<ConsumerRecord<String, String>> readAll(String topic) {
+  private static List<ConsumerRecord<String, String>> readAll(String topic) throws Exception {
     Properties c = new Properties();
-    c.put("bootstrap.servers", bootstrap);
     c.put("key.deserializer", StringDeserializer.class.getName());
     c.put("value.deserializer", StringDeserializer.class.getName());
-    c.put("auto.offset.reset", "earliest");
-    List<ConsumerRecord<String, String>> out = new ArrayList<>();
-    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c)) {
-      List<TopicPartition> tps = new ArrayList<>();
-      for (int p = 0; p < PARTITIONS; p++) {
-        tps.add(new TopicPartition(topic, p));
-      }
-      consumer.assign(tps);
-      consumer.seekToBeginning(tps);
-      Map<TopicPartition, Long> end = consumer.endOffsets(tps);
-      long expected = end.values().stream().mapToLong(Long::longValue).sum();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (out.size() < expected && System.nanoTime() < deadline) {
-        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
-      }
-      assertEquals(expected, out.size(), "records read back");
-    }
-    return out;
+    return TestBroker.readAll(topic, PARTITIONS, c);
   }
 
   private static HotKeyList list(CoordinatorProcess coordinator, String topic) throws Exception {

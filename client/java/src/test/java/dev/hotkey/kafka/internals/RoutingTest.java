@@ -35,27 +35,18 @@ class RoutingTest {
   private HotkeyInterceptor interceptor;
   private static int clients;
 
+  private Plugins plugins;
+
   private void open(String... props) {
-    Map<String, Object> configs = new HashMap<>();
-    configs.put("client.id", "routing-test-" + (++clients));
-    configs.put("partitioner.class", HotkeyPartitioner.class.getName());
-    configs.put("key.serializer", StringSerializer.class.getName());
-    for (int i = 0; i < props.length; i += 2) {
-      configs.put(props[i], props[i + 1]);
-    }
-    interceptor = new HotkeyInterceptor();
-    interceptor.configure(configs);
-    partitioner = new HotkeyPartitioner();
-    partitioner.configure(configs);
+    plugins = Plugins.open(Plugins.configs("routing-test-" + (++clients), props));
+    interceptor = plugins.interceptor;
+    partitioner = plugins.partitioner;
   }
 
   @AfterEach
   void close() {
-    if (partitioner != null) {
-      partitioner.close();
-    }
-    if (interceptor != null) {
-      interceptor.close();
+    if (plugins != null) {
+      plugins.close();
     }
   }
 

@@ -1,17 +1,24 @@
 package dev.hotkey.kafka.internals;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Assumptions;
 
@@ -77,5 +84,32 @@ public final class TestBroker {
       }
     }
     throw new AssertionError("topic " + topic + ": partitions not all led within 60 s");
+  }
+
+  /**
+   * Every record of the topic's {@code partitions} up to their end offsets, read with the
+   * consumer settings {@code deserializers} (key.deserializer, value.deserializer, ...).
+   */
+  public static <K, V> List<ConsumerRecord<K, V>> readAll(String topic, int partitions,
+      Properties deserializers) throws Exception {
+    Properties c = new Properties();
+    c.putAll(deserializers);
+    c.put("bootstrap.servers", bootstrap());
+    List<ConsumerRecord<K, V>> out = new ArrayList<>();
+    try (KafkaConsumer<K, V> consumer = new KafkaConsumer<>(c)) {
+      List<TopicPartition> tps = new ArrayList<>();
+      for (int p = 0; p < partitions; p++) {
+        tps.add(new TopicPartition(topic, p));
+      }
+      consumer.assign(tps);
+      consumer.seekToBeginning(tps);
+      long expected = consumer.endOffsets(tps).values().stream().mapToLong(Long::longValue).sum();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (out.size() < expected && System.nanoTime() < deadline) {
+        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+      }
+      assertEquals(expected, out.size(), "records read back");
+    }
+    return out;
   }
 }

@@ -53,33 +53,21 @@ class VisibilityTest {
     CoordinatorProcess.assumeBuilt();
   }
 
-  private void open(String url, String... props) {
-    Map<String, Object> configs = new HashMap<>();
+  private Plugins plugins;
+
+  private void open(String url) {
     clientId = "visibility-test-" + (++clients);
-    configs.put("client.id", clientId);
-    configs.put("key.serializer", StringSerializer.class.getName());
-    configs.put("partitioner.class", HotkeyPartitioner.class.getName());
-    configs.put("hotkey.coordinator.url", url);
-    configs.put("hotkey.report.interval.ms", "100");
-    configs.put("hotkey.poll.wait.ms", "1000");
-    configs.put("hotkey.backoff.initial.ms", "20");
-    configs.put("hotkey.backoff.max.ms", "100");
-    for (int i = 0; i < props.length; i += 2) {
-      configs.put(props[i], props[i + 1]);
-    }
-    interceptor = new HotkeyInterceptor();
-    interceptor.configure(configs);
-    partitioner = new HotkeyPartitioner();
-    partitioner.configure(configs);
+    plugins = Plugins.open(Plugins.configs(clientId, "hotkey.coordinator.url", url,
+        "hotkey.report.interval.ms", "100", "hotkey.poll.wait.ms", "1000",
+        "hotkey.backoff.initial.ms", "20", "hotkey.backoff.max.ms", "100"));
+    interceptor = plugins.interceptor;
+    partitioner = plugins.partitioner;
   }
 
   @AfterEach
   void close() {
-    if (partitioner != null) {
-      partitioner.close();
-    }
-    if (interceptor != null) {
-      interceptor.close();
+    if (plugins != null) {
+      plugins.close();
     }
   }
 
@@ -158,10 +146,8 @@ class VisibilityTest {
       assertTrue((Double) jmx.getAttribute(topic, "records-salted-total") > 0);
       assertTrue((Double) jmx.getAttribute(topic, "keys-listed") >= 1);
     }
-    partitioner.close();
-    interceptor.close();
-    partitioner = null;
-    interceptor = null;
+    plugins.close();
+    plugins = null;
     assertFalse(ManagementFactory.getPlatformMBeanServer().isRegistered(new ObjectName(
         "kafka.producer:type=hotkey-metrics,client-id=" + clientId)), "closed: unregistered");
   }
