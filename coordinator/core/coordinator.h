@@ -150,6 +150,10 @@ class Placement {
   virtual bool request_delete(const OperatorOp& op) = 0;
   // What GET /v1/cluster answers (nullopt: single-node mode).
   virtual std::optional<api::ClusterView> cluster_view() const = 0;
+  // Nobody has been heard owning `topic` for a while (cluster mode: its partition's ownership
+  // heartbeats stopped): its list is not being kept up to date, and producers salt new surges
+  // locally (docs/API.md, "stale"). Never in single-node mode.
+  virtual bool owner_gone(const std::string& topic) const = 0;
 };
 
 // Single-node mode: this coordinator owns every topic and applies everything itself.
@@ -164,6 +168,7 @@ class LocalPlacement : public Placement {
   void on_delete(const std::string&, uint64_t, int64_t) override {}
   bool request_delete(const OperatorOp&) override { return false; }
   std::optional<api::ClusterView> cluster_view() const override { return std::nullopt; }
+  bool owner_gone(const std::string&) const override { return false; }
 };
 
 class Coordinator final : public ReportSink {

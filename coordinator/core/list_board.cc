@@ -115,8 +115,9 @@ ListBoard::AnyResult ListBoard::wait_any(const std::vector<Want>& wants,
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   AnyResult result{WaitStatus::kTimeout, {}};
   for (;;) {
-    parking.cv.wait_until(lock, deadline,
-                          [&] { return parking.fired || parking.cancelled || closed_; });
+    parking.cv.wait_until(lock, deadline, [&] {
+      return parking.fired || parking.nudged || parking.cancelled || closed_;
+    });
     parking.fired = false;
     result.lists = newer_locked(wants);
     // A publication that is not above `since` (a reader ahead of a restarted coordinator
@@ -125,8 +126,12 @@ ListBoard::AnyResult ListBoard::wait_any(const std::vector<Want>& wants,
       result.status = WaitStatus::kNewer;
       break;
     }
+    if (parking.nudged) {
+      result.status = WaitStatus::kNudged;
+      break;
+    }
     if (closed_ || parking.cancelled || std::chrono::steady_clock::now() >= deadline) {
-      result.status = closed_              ? WaitStatus::kClosed
+      result.status = closed_             ? WaitStatus::kClosed
                       : parking.cancelled ? WaitStatus::kCancelled
                                           : WaitStatus::kTimeout;
       break;
@@ -142,6 +147,17 @@ ListBoard::AnyResult ListBoard::wait_any(const std::vector<Want>& wants,
   }
   waiters_.fetch_sub(1);
   return result;
+}
+
+void ListBoard::nudge(const std::function<bool(std::string_view topic)>& which) {
+  std::lock_guard lock(mu_);
+  for (auto& [topic, slot] : slots_) {
+    if (slot->subscriptions.empty() || !which(topic)) continue;
+    for (Parking* p : slot->subscriptions) {
+      p->nudged = true;
+      p->cv.notify_one();
+    }
+  }
 }
 
 void ListBoard::cancel(Parking& parking) {

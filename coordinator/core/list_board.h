@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,7 +48,7 @@ class ListBoard final : public ListPublisher {
   // theirs (the topic's version counter outlives it, so a recreated topic publishes one).
   void unpublish(std::string_view topic);
 
-  enum class WaitStatus { kNewer, kTimeout, kClosed, kTooManyWaiters, kCancelled };
+  enum class WaitStatus { kNewer, kTimeout, kClosed, kTooManyWaiters, kCancelled, kNudged };
   struct WaitResult {
     WaitStatus status;
     std::shared_ptr<const PublishedList> list;
@@ -75,6 +76,7 @@ class ListBoard final : public ListPublisher {
     std::condition_variable cv;
     bool fired = false;      // a held topic published; guarded by the board's mutex
     bool cancelled = false;  // guarded by the board's mutex
+    bool nudged = false;     // guarded by the board's mutex
   };
   struct AnyResult {
     WaitStatus status;
@@ -88,6 +90,10 @@ class ListBoard final : public ListPublisher {
                      Parking& parking);
   // Wakes the wait_any parked with `parking` (kCancelled unless something newer came).
   void cancel(Parking& parking);
+  // Wakes every wait_any holding a topic for which `which(topic)` is true, without a newer list
+  // (kNudged unless something newer came): the topic's state changed in a way the answer shows
+  // besides its lists (its owner went away or came back).
+  void nudge(const std::function<bool(std::string_view topic)>& which);
 
   // Releases every waiter (shutdown); later waits return kClosed at once.
   void close();
@@ -96,7 +102,7 @@ class ListBoard final : public ListPublisher {
  private:
   struct Slot {
     std::shared_ptr<const PublishedList> list;
-    std::condition_variable cv;                // wait_newer's waiters
+    std::condition_variable cv;                  // wait_newer's waiters
     std::unordered_set<Parking*> subscriptions;  // wait_any's parked on this topic
     uint32_t waiters = 0;  // both kinds; a slot is erased only when nobody waits on it
   };

@@ -8,10 +8,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "connection_pool.h"
 #include "coordinator.h"
 #include "hotkey/hotkey_list.h"
 #include "list_board.h"
-#include "connection_pool.h"
 #include "metrics.h"
 #include "park_watch.h"
 #include "responses.h"
@@ -23,6 +23,19 @@ namespace {
 // Topics in one subscription (docs/API.md): a producer writing hundreds of topics fits, and
 // one request's answer stays bounded.
 constexpr size_t kMaxSubscriptionTopics = 1024;
+// A subscription holding a topic whose owner is gone is answered at least this often, so a
+// client that subscribed after the change (a new connection) learns of it soon.
+constexpr uint64_t kStaleRecheckMs = 2000;
+
+// The subscribed topics whose owner is gone (cluster mode; docs/API.md, "stale").
+std::vector<std::string> stale_topics(const RouteContext& ctx,
+                                      const std::vector<ListBoard::Want>& wants) {
+  std::vector<std::string> out;
+  for (const ListBoard::Want& w : wants) {
+    if (ctx.coord.placement().owner_gone(w.topic)) out.push_back(w.topic);
+  }
+  return out;
+}
 
 void get_hotkeys(const RouteContext& ctx, Call& c) {
   const httplib::Request& req = c.req;
@@ -84,7 +97,8 @@ std::optional<std::vector<ListBoard::Want>> subscription_wants(const api::Json& 
                                                                httplib::Response& res) {
   for (const auto& [name, value] : body.items()) {
     if (name != "topics" && name != "wait_ms") {
-      send_error(res, 400, "unknown member \"" + name + "\": a subscription has topics and wait_ms");
+      send_error(res, 400,
+                 "unknown member \"" + name + "\": a subscription has topics and wait_ms");
       return std::nullopt;
     }
   }
@@ -94,8 +108,9 @@ std::optional<std::vector<ListBoard::Want>> subscription_wants(const api::Json& 
     return std::nullopt;
   }
   if (topics->size() > kMaxSubscriptionTopics) {
-    send_error(res, 400, "at most " + std::to_string(kMaxSubscriptionTopics) +
-                             " topics per subscription, got " + std::to_string(topics->size()));
+    send_error(res, 400,
+               "at most " + std::to_string(kMaxSubscriptionTopics) +
+                   " topics per subscription, got " + std::to_string(topics->size()));
     return std::nullopt;
   }
   std::vector<ListBoard::Want> wants;
@@ -117,8 +132,7 @@ std::optional<std::vector<ListBoard::Want>> subscription_wants(const api::Json& 
     auto topic = t.find("topic");
     if (topic == t.end() || !topic->is_string() ||
         !valid_topic_name(topic->get_ref<const std::string&>())) {
-      send_error(res, 400,
-                 at + ".topic must be a Kafka topic name ([A-Za-z0-9._-]{1,249})");
+      send_error(res, 400, at + ".topic must be a Kafka topic name ([A-Za-z0-9._-]{1,249})");
       return std::nullopt;
     }
     auto since = t.find("since");
@@ -151,14 +165,14 @@ void post_subscribe(const RouteContext& ctx, ParkWatch& watch, Call& c) {
   auto wants = subscription_wants(c.body, &wait_ms, c.res);
   if (!wants) return;
   wait_ms = std::min<uint64_t>(wait_ms, ctx.cfg.max_wait_ms);
+  if (!stale_topics(ctx, *wants).empty()) wait_ms = std::min(wait_ms, kStaleRecheckMs);
   ListBoard& board = ctx.coord.board();
   ListBoard::Parking parking;
   // A client that changes its topics closes the connection and subscribes again: free the
   // waiter at once instead of at the end of the wait.
-  const uint64_t watched =
-      wait_ms > 0 ? watch.watch(ConnectionPool::current_socket(),
-                                [&board, &parking] { board.cancel(parking); })
-                  : 0;
+  const uint64_t watched = wait_ms > 0 ? watch.watch(ConnectionPool::current_socket(),
+                                                     [&board, &parking] { board.cancel(parking); })
+                                       : 0;
   ctx.metrics.set_waiters(board.waiters() + 1);
   auto r = board.wait_any(*wants, std::chrono::milliseconds(wait_ms), parking);
   watch.unwatch(watched);
@@ -168,8 +182,10 @@ void post_subscribe(const RouteContext& ctx, ParkWatch& watch, Call& c) {
     return send_error(c.res, 503, "too many long-poll waiters (max_waiters); retry shortly");
   }
   // Each list's JSON was rendered once, when it was published; the answer only joins them.
-  size_t size = 16;
+  const std::vector<std::string> stale = stale_topics(ctx, *wants);
+  size_t size = 32;
   for (const auto& l : r.lists) size += l->json.size() + 1;
+  for (const auto& t : stale) size += t.size() + 3;
   std::string body;
   body.reserve(size);
   body += "{\"lists\":[";
@@ -177,7 +193,17 @@ void post_subscribe(const RouteContext& ctx, ParkWatch& watch, Call& c) {
     if (i != 0) body += ',';
     body += r.lists[i]->json;
   }
-  body += "]}";
+  body += ']';
+  if (!stale.empty()) {
+    // Topic names are [A-Za-z0-9._-]: nothing to escape.
+    body += ",\"stale\":[";
+    for (size_t i = 0; i < stale.size(); ++i) {
+      if (i != 0) body += ',';
+      body += '"' + stale[i] + '"';
+    }
+    body += ']';
+  }
+  body += '}';
   c.res.status = 200;
   c.res.set_content(std::move(body), "application/json");
 }

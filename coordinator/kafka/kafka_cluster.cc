@@ -1,7 +1,9 @@
 #include "kafka_cluster.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -62,6 +64,35 @@ struct KafkaCluster::Parts final : Placement {
     return true;
   }
   std::optional<api::ClusterView> cluster_view() const override { return status(); }
+  bool owner_gone(const std::string& topic) const override {
+    return !writer.owns(topic) && partition_gone(writer.partition_of(topic));
+  }
+
+  // Partition p carried ownership heartbeats and none came for 3 intervals (a partition that
+  // never carried one, from coordinators before them, is never judged gone).
+  bool partition_gone(int32_t p) const {
+    const auto age = tailer.heartbeat_age(p);
+    return age && *age > std::chrono::milliseconds(3 * int64_t{config.cluster.owner_heartbeat_ms});
+  }
+
+  // Every heartbeat interval: subscriptions holding a topic of a partition whose owner went
+  // away (or came back) are answered, so they learn it at once (GET /v1/hotkeys/subscribe's
+  // "stale").
+  void nudge_changed_owners() {
+    std::set<int32_t> gone;
+    const auto owned = writer.owned();
+    for (int32_t p = 0; p < partitions; ++p) {
+      if (!owned.contains(p) && partition_gone(p)) gone.insert(p);
+    }
+    if (gone == gone_partitions) return;
+    std::set<int32_t> changed;
+    std::set_symmetric_difference(gone.begin(), gone.end(), gone_partitions.begin(),
+                                  gone_partitions.end(), std::inserter(changed, changed.end()));
+    gone_partitions = std::move(gone);
+    coordinator.board().nudge([&](std::string_view topic) {
+      return changed.contains(writer.partition_of(std::string(topic)));
+    });
+  }
 
   // A delete applied here or a deleted topic's list found on assignment: its expiry may be
   // requested afresh, its older reports are skipped, and its lists are tombstoned by the owner.
@@ -132,6 +163,7 @@ struct KafkaCluster::Parts final : Placement {
   LogSink& log;
   const std::string url;
   int32_t partitions = 0;
+  std::set<int32_t> gone_partitions;  // as last nudged (the heartbeat thread's)
   std::atomic<bool> stop_flag{false};
   // Declared first among the parts, destroyed last: the others use the handles.
   Handles handles;
@@ -184,6 +216,7 @@ bool KafkaCluster::start(std::string* error) {
     std::unique_lock lock(d.stop_mu);
     while (!d.stop_flag.load()) {
       d.writer.heartbeat(d.membership.member_id());
+      d.nudge_changed_owners();
       d.stopping.wait_for(lock, std::chrono::milliseconds(d.config.cluster.owner_heartbeat_ms),
                           [&d] { return d.stop_flag.load(); });
     }

@@ -78,6 +78,14 @@ std::map<int32_t, ListsTailer::Beat> ListsTailer::heartbeats() const {
   return out;
 }
 
+std::optional<std::chrono::milliseconds> ListsTailer::heartbeat_age(int32_t p) const {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mu_);
+  auto it = heartbeats_.find(p);
+  if (it == heartbeats_.end()) return std::nullopt;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.at);
+}
+
 void ListsTailer::on_tombstone(const std::string& topic) {
   uint64_t last = 0;
   {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "hotkey/kafka_contract.h"
@@ -49,6 +50,8 @@ class ListsTailer {
     std::chrono::milliseconds age{0};
   };
   std::map<int32_t, Beat> heartbeats() const;
+  // How long ago partition p's newest owner heartbeat arrived; nullopt when none ever did.
+  std::optional<std::chrono::milliseconds> heartbeat_age(int32_t p) const;
 
  private:
   // A tombstone on the lists topic: the topic was deleted. Nobody owns it any more (its last

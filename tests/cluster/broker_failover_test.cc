@@ -219,5 +219,71 @@ TEST(BrokerFailover, SigtermWithEveryNodeGoneExitsWithinTheDrainBound) {
   EXPECT_TRUE(status == 0 || status == 6) << "status " << status;
 }
 
+// A producer subscribed over HTTP to a member that does not own its topic learns when the
+// owner is gone (its ownership heartbeats stopped): the parked subscription is answered with
+// "stale", and again while it lasts; once a new owner publishes, the answer carries its list and
+// no "stale" (docs/API.md, "POST /v1/hotkeys/subscribe").
+TEST(BrokerFailover, ASubscriptionOnAnotherMemberLearnsThatTheOwnerIsGoneAndThatANewOneTookOver) {
+  Scenario s({.topics = data_topics(kPartitions)});
+  Node &a = s.member(0), &b = s.member(1);
+  ASSERT_TRUE(s.wait_published(milliseconds(90000)));
+  std::string topic;
+  for (const auto& [t, r] : s.reader.latest()) {
+    if (r.member == a.url()) topic = t;
+  }
+  ASSERT_FALSE(topic.empty()) << describe(s.reader.latest());
+  const uint64_t held = s.reader.latest()[topic].version;
+  const auto subscribe = [&](uint64_t since) {
+    httplib::Client c("127.0.0.1", b.port());
+    c.set_read_timeout(40, 0);
+    const json body = {{"topics", json::array({{{"topic", topic}, {"since", since}}})},
+                       {"wait_ms", 30000}};
+    auto r = c.Post("/v1/hotkeys/subscribe", body.dump(), "application/json");
+    return r && r->status == 200 ? json::parse(r->body, nullptr, false) : json();
+  };
+  const auto stale_in = [&](const json& j) {
+    for (const auto& t : j.value("stale", json::array())) {
+      if (t == topic) return true;
+    }
+    return false;
+  };
+  // Parked before the kill; answered when the heartbeats have been silent for 3 intervals.
+  std::atomic<bool> parked{false};
+  json first;
+  std::thread sub([&] {
+    parked = true;
+    first = subscribe(held);
+  });
+  while (!parked) std::this_thread::sleep_for(milliseconds(10));
+  std::this_thread::sleep_for(milliseconds(500));
+  const auto killed_at = Steady::now();
+  a.kill9();
+  sub.join();
+  const auto answered = std::chrono::duration_cast<milliseconds>(Steady::now() - killed_at).count();
+  std::printf(
+      "[   INFO   ] the parked subscription learned the owner was gone %lld ms after "
+      "its kill: %s\n",
+      static_cast<long long>(answered), first.dump().c_str());
+  ASSERT_TRUE(first.is_object());
+  EXPECT_TRUE(stale_in(first)) << first.dump();
+  EXPECT_LT(answered, 10000);  // 3 heartbeat intervals, the next check, slack
+  // Until a new owner publishes, every answer says so; then the new list, and no "stale".
+  json last;
+  const bool taken_over = eventually(
+      [&] {
+        last = subscribe(held);
+        if (!last.is_object()) return false;
+        if (last.value("lists", json::array()).empty()) {
+          EXPECT_TRUE(stale_in(last)) << last.dump();
+          return false;
+        }
+        return true;
+      },
+      milliseconds(60000), milliseconds(0));
+  ASSERT_TRUE(taken_over) << last.dump();
+  EXPECT_FALSE(stale_in(last)) << last.dump();
+  EXPECT_GT(last["lists"][0].value("version", uint64_t{0}) >> 32, held >> 32) << last.dump();
+}
+
 }  // namespace
 }  // namespace hotkey::coordinator::cluster_test
