@@ -4,6 +4,8 @@
 #include <mutex>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "hotkey/client/sampler.h"
 #include "hotkey/report.h"
 #include "kafka_transport.h"
@@ -22,6 +24,7 @@ struct Client::Impl {
   ClientConfig config;
   HashFamily family;
   Router router;
+  detail::Staleness staleness;
   std::mutex topics_mu;  // serializes topic registration (samplers.add, subscriber.follow)
   detail::SamplerSet samplers;
   detail::ListSubscriber subscriber;
@@ -33,15 +36,16 @@ struct Client::Impl {
       : config(parse_client_config(props)),
         family(fam ? *fam : config.hash),
         router(RouterOptions{family, config.salt_policy}),
-        subscriber(config, router),
+        staleness(config.list_stale_ms),
+        subscriber(config, router, staleness),
         kafka(config.transport == Transport::kKafka
                   ? std::make_unique<KafkaTransport>(
-                        config, router,
+                        config, router, staleness,
                         [this](TopicId id, const std::optional<std::string>& value) {
                           subscriber.on_list_record(id, value);
                         })
                   : nullptr),
-        reporter(config, family, router, samplers, kafka.get()) {
+        reporter(config, family, router, samplers, staleness, kafka.get()) {
     subscriber.use_kafka(kafka.get());
   }
   ~Impl() { stop(); }
@@ -92,9 +96,8 @@ TopicId Client::topic(std::string_view name) {
     if (surges) {
       // The reporter sleeps until its next deadline; the sampler that notices a surge wakes it.
       Impl* impl = impl_.get();
-      sampler->set_surge_hooks(
-          {[impl] { impl->reporter.surge_noticed(); },
-           [impl, id] { return impl->router.live_partitions(id); }});
+      sampler->set_surge_hooks({[impl] { impl->reporter.surge_noticed(); },
+                                [impl, id] { return impl->router.live_partitions(id); }});
     }
     impl_->samplers.add(id, std::move(sampler));
     if (impl_->enabled()) impl_->subscriber.follow(id);
@@ -155,9 +158,38 @@ ClientStats Client::stats() const {
       t.null_key = c.null_key;
     }
     t.reports_dropped = impl_->reporter.topic_dropped(id);
+    t.stale = impl_->staleness.stale(id);
+    if (auto local = impl_->router.local_tables(id)) t.local_keys = local->keys.size();
+    t.local_salted = impl_->router.local_salted(id);
+    t.local_tables = impl_->router.local_tables_set(id);
     s.topics.push_back(std::move(t));
   }
   return s;
+}
+
+std::string to_json(const ClientStats& s) {
+  nlohmann::ordered_json topics = nlohmann::ordered_json::array();
+  for (const TopicStats& t : s.topics) {
+    topics.push_back({{"topic", t.topic},
+                      {"list_version", t.list_version},
+                      {"partitions", t.partitions},
+                      {"hot_keys", t.hot_keys},
+                      {"plain", t.plain},
+                      {"salted", t.salted},
+                      {"cold", t.cold},
+                      {"null_key", t.null_key},
+                      {"reports_dropped", t.reports_dropped},
+                      {"stale", t.stale},
+                      {"local_keys", t.local_keys},
+                      {"local_salted", t.local_salted},
+                      {"local_tables", t.local_tables}});
+  }
+  nlohmann::ordered_json doc{
+      {"reports_sent", s.reports_sent},         {"reports_failed", s.reports_failed},
+      {"reports_rejected", s.reports_rejected}, {"reports_dropped", s.reports_dropped},
+      {"reports_surge", s.reports_surge},       {"list_updates", s.list_updates},
+      {"list_errors", s.list_errors},           {"topics", std::move(topics)}};
+  return doc.dump();
 }
 
 }  // namespace hotkey::client

@@ -249,6 +249,12 @@ const std::vector<Property>& property_table() {
            "which salt a hot record takes"),
       u32<&ClientConfig::list_ttl_ms, 0, UINT32_MAX>(
           "hotkey.list.ttl.ms", " (0: never)", "silence after which the expired policy applies"),
+      u32<&ClientConfig::list_stale_ms, 0, 3600000>(
+          "hotkey.list.stale.ms", " (0: off)",
+          "a topic's list is stale after this long without contact with its list source (or at "
+          "once when the source says the topic's owner is gone); while it is, keys the "
+          "producer's own sampler sees at the hot threshold (`hotkey.surge.factor`) are salted "
+          "with local tables (see \"Local tables\" below)"),
       text("hotkey.list.expired.policy", "`keep`", "`keep`, `plain`", &set_expired_policy,
            "routing after the TTL"),
       text("hotkey.hash", "from `partitioner`, else `crc32`", "`murmur2`, `crc32`, `fnv1a`",

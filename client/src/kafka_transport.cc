@@ -72,6 +72,7 @@ rd_kafka_conf_t* make_conf(const std::vector<std::pair<std::string, std::string>
 struct KafkaTransport::Impl {
   const ClientConfig config;
   Router& router;
+  detail::Staleness& staleness;
   OnRecord on_record;
 
   rd_kafka_t* consumer = nullptr;
@@ -102,12 +103,22 @@ struct KafkaTransport::Impl {
   std::set<int32_t> assigned;
   std::map<int32_t, int64_t> next_offset;  // per assigned partition: after the last record read
   std::map<int32_t, Clock::time_point> contact;  // per partition: last sign of a live broker
+  // Ownership heartbeats: partitions read to their end once since assigned (heartbeats read
+  // before that are history), and per partition the last heartbeat received after that (by
+  // this client's clock) and the interval it announced.
+  std::set<int32_t> caught_up;
+  struct Heartbeat {
+    Clock::time_point at;
+    milliseconds interval{0};
+  };
+  std::map<int32_t, Heartbeat> heartbeats;
   // The newest record of every key read from the assigned partitions (nullopt: tombstone), so a
   // topic registered later on an already assigned partition starts from its current list.
   std::unordered_map<std::string, std::optional<std::string>> latest;
   const Clock::time_point started = Clock::now();
 
-  Impl(const ClientConfig& c, Router& r, OnRecord cb) : config(c), router(r), on_record(cb) {}
+  Impl(const ClientConfig& c, Router& r, detail::Staleness& st, OnRecord cb)
+      : config(c), router(r), staleness(st), on_record(cb) {}
 
   static void delivery_cb(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
     auto* self = static_cast<Impl*>(opaque);
@@ -151,8 +162,12 @@ struct KafkaTransport::Impl {
   void create_consumer() {
     char errstr[512];
     rd_kafka_conf_t* conf = make_conf(kConsumerDefaults, config.kafka_settings);
-    if (ttl_enabled()) {
-      uint32_t every = std::clamp<uint32_t>(config.list_ttl_ms / 4, 100, 5000);
+    if (ttl_enabled() || staleness.enabled()) {
+      // Contact on a quiet partition (no record, no new end of log) comes from the statistics.
+      uint32_t every = UINT32_MAX;
+      if (ttl_enabled()) every = config.list_ttl_ms / 4;
+      if (staleness.enabled()) every = std::min(every, staleness.bound_ms() / 4);
+      every = std::clamp<uint32_t>(every, 100, 5000);
       rd_kafka_conf_set(conf, "statistics.interval.ms", std::to_string(every).c_str(), errstr,
                         sizeof(errstr));
       rd_kafka_conf_set_stats_cb(conf, &Impl::stats_cb);
@@ -213,8 +228,9 @@ struct KafkaTransport::Impl {
       f.partition = topic_partition(f.name, partitions);
       if (assigned.insert(f.partition).second) {
         grew = true;
-      } else if (auto it = latest.find(f.name); it != latest.end()) {
-        deliver(f, it->second);
+      } else {
+        if (auto it = latest.find(f.name); it != latest.end()) deliver(f, it->second);
+        if (caught_up.count(f.partition) != 0) staleness.set_known(f.id);
       }
     }
     return grew;
@@ -238,6 +254,8 @@ struct KafkaTransport::Impl {
     assigned.clear();
     next_offset.clear();
     latest.clear();
+    caught_up.clear();
+    heartbeats.clear();
     for (Followed& f : followed) f.partition = -1;
     place_topics();
     assign();
@@ -261,6 +279,12 @@ struct KafkaTransport::Impl {
   void handle(rd_kafka_message_t* m, Clock::time_point now) {
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       contact[m->partition] = now;
+      if (caught_up.insert(m->partition).second) {
+        // Read to its end: a followed topic without a record there has no list.
+        for (const Followed& f : followed) {
+          if (f.partition == m->partition) staleness.set_known(f.id);
+        }
+      }
       return;
     }
     if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -271,12 +295,49 @@ struct KafkaTransport::Impl {
     next_offset[m->partition] = m->offset + 1;
     if (m->key == nullptr) return;
     std::string key(static_cast<const char*>(m->key), m->key_len);
+    if (key == kOwnerHeartbeatKey) {
+      on_heartbeat(m, now);
+      return;
+    }
     std::optional<std::string> value;
     if (m->payload != nullptr) value.emplace(static_cast<const char*>(m->payload), m->len);
     if (auto it = followed_by_name.find(key); it != followed_by_name.end()) {
       deliver(followed[it->second], value);
     }
     latest.insert_or_assign(std::move(key), std::move(value));
+  }
+
+  // One ownership heartbeat (hotkey/kafka_contract.h). Another format version, or one naming
+  // another partition, is skipped. Its at_ms is the writer's clock and is not used: the reader
+  // times heartbeats by its own.
+  void on_heartbeat(const rd_kafka_message_t* m, Clock::time_point now) {
+    if (m->payload == nullptr || caught_up.count(m->partition) == 0) return;
+    const auto beat = parse_owner_heartbeat(
+        std::string_view(static_cast<const char*>(m->payload), m->len));
+    if (!beat || beat->partition != m->partition) return;
+    heartbeats[m->partition] =
+        Heartbeat{now, milliseconds(std::min<uint32_t>(beat->interval_ms, 3600000))};
+  }
+
+  // hotkey.list.stale.ms: a followed topic's list is stale when its lists partition gave no
+  // sign of a live broker for the bound, or when the partition carried ownership heartbeats
+  // and none came for the bound (or twice the announced interval, when that is longer). A
+  // topic that stops being stale has its local tables dropped at once.
+  void apply_staleness(Clock::time_point now) {
+    if (!staleness.enabled()) return;
+    const milliseconds bound(staleness.bound_ms());
+    for (const Followed& f : followed) {
+      Clock::time_point last = started;
+      if (auto it = contact.find(f.partition); it != contact.end()) last = it->second;
+      bool gone = false;
+      if (auto it = heartbeats.find(f.partition); it != heartbeats.end()) {
+        gone = now - it->second.at > std::max(bound, 2 * it->second.interval);
+      }
+      const bool was = staleness.stale(f.id);
+      staleness.set_unreachable(f.id, now - last > bound);
+      staleness.set_owner_gone(f.id, gone);
+      if (was && !staleness.stale(f.id)) router.drop_local_tables(f.id);
+    }
   }
 
   bool ttl_enabled() const {
@@ -354,12 +415,14 @@ struct KafkaTransport::Impl {
         if (producer != nullptr) rd_kafka_poll(producer, 0);
       }
       apply_ttl(Clock::now());
+      apply_staleness(Clock::now());
     }
   }
 };
 
-KafkaTransport::KafkaTransport(const ClientConfig& config, Router& router, OnRecord on_record)
-    : impl_(std::make_unique<Impl>(config, router, std::move(on_record))) {
+KafkaTransport::KafkaTransport(const ClientConfig& config, Router& router,
+                               detail::Staleness& staleness, OnRecord on_record)
+    : impl_(std::make_unique<Impl>(config, router, staleness, std::move(on_record))) {
   impl_->create_producer();
   try {
     impl_->create_consumer();

@@ -5,7 +5,10 @@
 //
 // Thread-safe: send_report() and add_topic() from any thread. Neither blocks: librdkafka
 // queues the report, and one background thread serves both handles, delivers list records to
-// the callback and applies the expired-list policy to the router.
+// the callback, applies the expired-list policy to the router and judges each topic's
+// staleness (docs/CLIENT.md, "Local tables"): no contact with its lists partition for
+// hotkey.list.stale.ms, or the partition's ownership heartbeats (key kOwnerHeartbeatKey, never
+// handed to the callback) stopped.
 #pragma once
 
 #include <chrono>
@@ -19,6 +22,7 @@
 #include "hotkey/client/config.h"
 #include "hotkey/client/router.h"
 #include "hotkey/kafka_contract.h"
+#include "staleness.h"
 
 namespace hotkey::client {
 
@@ -37,7 +41,8 @@ class KafkaTransport {
   // Creates the producer and the consumer from config.kafka_settings (std::invalid_argument
   // for a setting librdkafka refuses, std::runtime_error when a handle cannot be created) and
   // starts the thread.
-  KafkaTransport(const ClientConfig& config, Router& router, OnRecord on_record);
+  KafkaTransport(const ClientConfig& config, Router& router, detail::Staleness& staleness,
+                 OnRecord on_record);
   // Stops the thread, gives queued reports up to one second, closes both handles.
   ~KafkaTransport();
   KafkaTransport(const KafkaTransport&) = delete;

@@ -1,7 +1,7 @@
 #include "list_subscriber.h"
 
-#include <httplib.h>
 #include <fcntl.h>
+#include <httplib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,11 +24,13 @@ using std::chrono::milliseconds;
 // After a 404/405 on the subscription, how long the client long-polls per topic before asking
 // again (as the reporter does for batches).
 constexpr std::chrono::minutes kSubscribeProbeInterval{5};
+// While answers name stale topics without lists, requests go at most this often.
+constexpr milliseconds kStaleRequestGap{100};
 
 }  // namespace
 
-ListSubscriber::ListSubscriber(const ClientConfig& config, Router& router)
-    : config_(config), router_(router) {}
+ListSubscriber::ListSubscriber(const ClientConfig& config, Router& router, Staleness& staleness)
+    : config_(config), router_(router), staleness_(staleness) {}
 
 ListSubscriber::~ListSubscriber() { stop(); }
 
@@ -84,12 +86,14 @@ void ListSubscriber::published() {
 void ListSubscriber::on_list_record(TopicId id, const std::optional<std::string>& value) {
   const std::string topic = router_.topic_name(id);
   if (!value) {
+    staleness_.set_known(id);
     if (router_.remove_list(id)) published();
     return;
   }
   try {
     HotKeyList list = parse_list_json(*value);
     if (list.topic != topic) throw DecodeError("list for topic \"" + list.topic + "\"");
+    staleness_.set_known(id);
     if (!router_.publish(list)) {
       errors_.fetch_add(1);  // not newer than the list routed with
       return;
@@ -133,7 +137,15 @@ void ListSubscriber::subscription_loop() {
       std::lock_guard lock(mu_);
       if (stopping_) break;
     }
-    const Answer answer = subscribe_once(*http, &last_contact);
+    const Clock::time_point asked = Clock::now();
+    AnswerInfo info;
+    const Answer answer = subscribe_once(*http, &last_contact, &info);
+    if (answer == Answer::kOk && !info.lists && info.stale_topics > 0) {
+      // Answered because the stale set changed (or its wait passed): a coordinator that kept
+      // answering at once would otherwise be asked in a tight loop.
+      const auto since = std::chrono::duration_cast<milliseconds>(Clock::now() - asked);
+      if (since < kStaleRequestGap && wait_stop(kStaleRequestGap - since)) break;
+    }
     if (answer == Answer::kOk || answer == Answer::kInterrupted) {
       if (answer == Answer::kOk) backoff.reset();
       bool per_topic = false;
@@ -157,6 +169,7 @@ void ListSubscriber::subscription_loop() {
       std::lock_guard lock(sub_mu_);
       topics = topics_;
     }
+    failed(topics);
     if (expire_to_plain && Clock::now() - last_contact > milliseconds(config_.list_ttl_ms)) {
       for (TopicId id : topics) {
         if (!router_.plain(id)) router_.set_plain(id, true);
@@ -166,13 +179,43 @@ void ListSubscriber::subscription_loop() {
     if (expire_to_plain) {
       wait = std::min(wait, milliseconds(std::max<uint32_t>(config_.list_ttl_ms / 2, 1)));
     }
+    // Stale topics route with local tables until contact is back: ask at least once a bound.
+    if (staleness_.enabled()) wait = std::min(wait, milliseconds(staleness_.bound_ms()));
     if (wait_stop(wait)) break;
   }
 }
 
+uint32_t ListSubscriber::next_wait_ms(const std::vector<TopicId>& topics,
+                                      size_t stale_topics) const {
+  if (!staleness_.enabled()) return config_.poll_wait_ms;
+  for (TopicId id : topics) {
+    // Unknown: a long-poll would only answer at its wait when the topic has no list. Contact
+    // lost: only an answer says the coordinator is back, and a parked request gives none.
+    if (!(staleness_.known(id) || router_.version(id) > 0) || staleness_.out_of_contact(id)) {
+      return 0;
+    }
+  }
+  if (stale_topics > 0) return std::min(config_.poll_wait_ms, staleness_.bound_ms());
+  return config_.poll_wait_ms;
+}
+
+void ListSubscriber::answered(TopicId id, bool owner_gone) {
+  staleness_.contact(id);
+  staleness_.set_known(id);
+  staleness_.set_owner_gone(id, owner_gone);
+  if (!owner_gone && !staleness_.stale(id)) router_.drop_local_tables(id);
+}
+
+void ListSubscriber::failed(const std::vector<TopicId>& topics) {
+  const int64_t now = Staleness::now_ms();
+  for (TopicId id : topics) staleness_.lost(id, now);
+}
+
 ListSubscriber::Answer ListSubscriber::subscribe_once(httplib::Client& http,
-                                                      Clock::time_point* last_contact) {
+                                                      Clock::time_point* last_contact,
+                                                      AnswerInfo* info) {
   std::vector<std::pair<TopicId, uint64_t>> held;
+  std::vector<TopicId> ids;
   nlohmann::json topics = nlohmann::json::array();
   bool probing = false;  // long-polls run (an older coordinator): only ask whether it is newer
   {
@@ -182,11 +225,12 @@ ListSubscriber::Answer ListSubscriber::subscribe_once(httplib::Client& http,
     for (TopicId id : topics_) {
       const uint64_t since = router_.version(id);
       held.emplace_back(id, since);
+      ids.push_back(id);
       topics.push_back({{"topic", router_.topic_name(id)}, {"since", since}});
     }
   }
-  const nlohmann::json body{{"topics", std::move(topics)},
-                            {"wait_ms", probing ? 0u : config_.poll_wait_ms}};
+  const uint32_t wait_ms = probing ? 0u : next_wait_ms(ids, last_stale_topics_);
+  const nlohmann::json body{{"topics", std::move(topics)}, {"wait_ms", wait_ms}};
   auto res = http.Post("/v1/hotkeys/subscribe", body.dump(), "application/json");
   bool interrupted = false;
   {
@@ -201,8 +245,16 @@ ListSubscriber::Answer ListSubscriber::subscribe_once(httplib::Client& http,
     return interrupted ? Answer::kInterrupted : Answer::kFailed;
   }
   *last_contact = Clock::now();
+  std::vector<std::string> stale;
   try {
     const nlohmann::json answer = nlohmann::json::parse(res->body);
+    // The topics whose owner the coordinator sees as gone (cluster mode); absent: none.
+    if (auto it = answer.find("stale"); it != answer.end() && !it->is_null()) {
+      for (const nlohmann::json& name : it->get_ref<const nlohmann::json::array_t&>()) {
+        stale.push_back(name.get<std::string>());
+      }
+    }
+    info->lists = !answer.at("lists").empty();
     for (const nlohmann::json& doc : answer.at("lists")) {
       try {
         HotKeyList list = parse_list_json(doc.dump());
@@ -219,9 +271,15 @@ ListSubscriber::Answer ListSubscriber::subscribe_once(httplib::Client& http,
   } catch (const std::exception&) {
     return Answer::kFailed;
   }
+  size_t stale_topics = 0;
   for (const auto& [id, since] : held) {
     if (router_.plain(id)) router_.set_plain(id, false);
+    const bool gone = std::find(stale.begin(), stale.end(), router_.topic_name(id)) != stale.end();
+    stale_topics += gone ? 1 : 0;
+    answered(id, gone);
   }
+  info->stale_topics = stale_topics;
+  last_stale_topics_ = stale_topics;
   return Answer::kOk;
 }
 
@@ -266,7 +324,7 @@ void ListSubscriber::poll_loop(Poller* poller) {
     }
     uint64_t since = router_.version(poller->id);
     std::string path = "/v1/hotkeys?topic=" + topic + "&since=" + std::to_string(since) +
-                       "&wait_ms=" + std::to_string(config_.poll_wait_ms);
+                       "&wait_ms=" + std::to_string(next_wait_ms({poller->id}, 0));
     auto res = http->Get(path);
     bool ok = false;
     if (res && res->status == 304) {
@@ -288,9 +346,11 @@ void ListSubscriber::poll_loop(Poller* poller) {
     if (ok) {
       backoff.reset();
       if (router_.plain(poller->id)) router_.set_plain(poller->id, false);
+      answered(poller->id, false);
       continue;
     }
     errors_.fetch_add(1);
+    failed({poller->id});
     if (expire_to_plain && Clock::now() - last_contact > milliseconds(config_.list_ttl_ms) &&
         !router_.plain(poller->id)) {
       router_.set_plain(poller->id, true);
@@ -299,6 +359,7 @@ void ListSubscriber::poll_loop(Poller* poller) {
     if (expire_to_plain) {
       wait = std::min(wait, milliseconds(std::max<uint32_t>(config_.list_ttl_ms / 2, 1)));
     }
+    if (staleness_.enabled()) wait = std::min(wait, milliseconds(staleness_.bound_ms()));
     if (wait_stop(wait, &poller->retire)) break;
   }
   {

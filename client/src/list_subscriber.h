@@ -14,6 +14,11 @@
 // coordinator has not answered for the TTL routes plainly until the next answer (the kafka
 // transport applies that policy itself).
 //
+// Staleness (hotkey.list.stale.ms, docs/CLIENT.md "Local tables"): a failed request marks every
+// topic it carried as out of contact from then on, an answer as in contact; the `stale` member
+// of a subscription answer names the topics whose owner the coordinator sees as gone. A topic
+// back in contact (and not named there) has its local tables dropped at once.
+//
 // Thread-safe: follow(), on_list_record(), wait_for_version() and stop() from any thread.
 #pragma once
 
@@ -31,6 +36,7 @@
 #include "hotkey/client/config.h"
 #include "hotkey/client/router.h"
 #include "kafka_transport.h"
+#include "staleness.h"
 
 namespace httplib {
 class Client;
@@ -41,7 +47,7 @@ namespace hotkey::client::detail {
 class ListSubscriber {
  public:
   // The references must outlive the subscriber.
-  ListSubscriber(const ClientConfig& config, Router& router);
+  ListSubscriber(const ClientConfig& config, Router& router, Staleness& staleness);
   // stop().
   ~ListSubscriber();
   ListSubscriber(const ListSubscriber&) = delete;
@@ -84,9 +90,24 @@ class ListSubscriber {
   };
 
   enum class Answer : uint8_t { kOk, kInterrupted, kUnsupported, kFailed };
+  // What the last subscription answer said beyond its lists (the subscription thread only).
+  struct AnswerInfo {
+    bool lists = false;       // it carried at least one list
+    size_t stale_topics = 0;  // topics its `stale` named
+  };
   void subscription_loop();
   // One subscription request for every followed topic.
-  Answer subscribe_once(httplib::Client& http, std::chrono::steady_clock::time_point* last_contact);
+  Answer subscribe_once(httplib::Client& http, std::chrono::steady_clock::time_point* last_contact,
+                        AnswerInfo* info);
+  // The wait_ms of the next request: hotkey.poll.wait.ms, or 0 to learn at once what the
+  // coordinator holds (a topic whose list state is unknown, contact lost), or at most the
+  // stale bound while the last answer named stale topics (so the set is asked again).
+  uint32_t next_wait_ms(const std::vector<TopicId>& topics, size_t stale_topics) const;
+  // The source answered for `id` (contact, list state known); a topic not stale any more has
+  // its local tables dropped.
+  void answered(TopicId id, bool owner_gone);
+  // A request carrying these topics failed now.
+  void failed(const std::vector<TopicId>& topics);
   // An older coordinator: one long-poll thread per followed topic / back to the subscription.
   void start_pollers();
   void retire_pollers();
@@ -101,6 +122,7 @@ class ListSubscriber {
 
   const ClientConfig& config_;
   Router& router_;
+  Staleness& staleness_;
   KafkaTransport* kafka_ = nullptr;
 
   std::atomic<uint64_t> updates_{0}, errors_{0};
@@ -119,9 +141,10 @@ class ListSubscriber {
   std::mutex sub_mu_;
   std::vector<TopicId> topics_;
   uint64_t topics_gen_ = 0;
-  uint64_t sent_gen_ = 0;   // the generation the request in flight carries
-  int sub_fd_ = -1;         // a duplicate of its socket, -1 when none is open
-  bool per_topic_ = false;  // an older coordinator: long-poll threads instead
+  uint64_t sent_gen_ = 0;         // the generation the request in flight carries
+  int sub_fd_ = -1;               // a duplicate of its socket, -1 when none is open
+  bool per_topic_ = false;        // an older coordinator: long-poll threads instead
+  size_t last_stale_topics_ = 0;  // the subscription thread only: stale topics last answered
   std::thread sub_thread_;
 };
 

@@ -12,6 +12,7 @@
 #include "coordinator_http.h"
 #include "hotkey/report.h"
 #include "hotkey/report_batch.h"
+#include "local_plan.h"
 #include "sigpipe.h"
 
 namespace hotkey::client::detail {
@@ -60,9 +61,14 @@ enum class Reporter::Outcome : uint8_t {
 
 enum class Reporter::BatchAnswer : uint8_t { kDone, kFailed, kUnsupported };
 
-Reporter::Reporter(const ClientConfig& config, HashFamily family, const Router& router,
-                   const SamplerSet& samplers, KafkaTransport* kafka)
-    : config_(config), family_(family), router_(router), samplers_(samplers), kafka_(kafka) {}
+Reporter::Reporter(const ClientConfig& config, HashFamily family, Router& router,
+                   const SamplerSet& samplers, const Staleness& staleness, KafkaTransport* kafka)
+    : config_(config),
+      family_(family),
+      router_(router),
+      samplers_(samplers),
+      staleness_(staleness),
+      kafka_(kafka) {}
 
 Reporter::~Reporter() { stop(); }
 
@@ -357,8 +363,7 @@ void Reporter::loop() {
       std::unique_lock lock(mu_);
       Clock::time_point until = next;
       if (surges_on()) until = std::min(until, next_surge_wake(surge));
-      wake_cv_.wait_until(lock, until,
-                          [&] { return stopping_ || requested_ || surge_noticed_; });
+      wake_cv_.wait_until(lock, until, [&] { return stopping_ || requested_ || surge_noticed_; });
       if (stopping_) break;
       forced = requested_;
       requested_ = false;
@@ -433,7 +438,6 @@ size_t Reporter::build_report(std::vector<std::deque<Pending>>& queues, TopicId 
   r.window_ms = static_cast<uint32_t>(std::clamp<int64_t>(window_ms, 1, UINT32_MAX));
   r.sample_rate = w.sample_rate;
   r.total = w.total;
-  r.partition_counts = std::move(w.partition_counts);
   r.seq = ++seq;
   r.sent_at_ms = wall_ms();
   r.list_version = router_.version(id);
@@ -443,6 +447,16 @@ size_t Reporter::build_report(std::vector<std::deque<Pending>>& queues, TopicId 
   for (auto& item : w.sketch.items()) {
     r.items.push_back(ReportItem{std::move(item.key), item.count, item.error});
   }
+  // A window routed with local tables at any point: the coordinator cannot account its load
+  // against a list of its own (it takes the version for none it knows and keeps only the
+  // sketch), nor adopt it as a floor (docs/CLIENT.md, "Local tables").
+  if (window_local_.size() <= id) window_local_.resize(id + 1, false);
+  if (window_local_[id] || router_.local_tables(id) != nullptr) {
+    r.list_version |= kLocalTableVersionBit;
+  }
+  if (staleness_.enabled()) local_tables(id, partitions, w, r.items);
+  window_local_[id] = router_.local_tables(id) != nullptr;
+  r.partition_counts = std::move(w.partition_counts);
   std::deque<Pending>& q = queues[id];
   try {
     q.push_back(Pending{id, r.seq, r.topic,
@@ -457,6 +471,51 @@ size_t Reporter::build_report(std::vector<std::deque<Pending>>& queues, TopicId 
     topic_dropped_[id].fetch_add(1, std::memory_order_relaxed);
   }
   return 1;
+}
+
+void Reporter::local_tables(TopicId id, int32_t partitions, const Sampler::Window& w,
+                            const std::vector<ReportItem>& items) {
+  // The generation first: a list or a contact that ends the staleness after this read bumps
+  // it, and set_local_tables then refuses tables planned from the stale view.
+  const uint64_t generation = router_.local_generation(id);
+  std::shared_ptr<const LocalTables> current = router_.local_tables(id);
+  if (!staleness_.stale(id) || !(staleness_.known(id) || router_.version(id) > 0)) {
+    if (current) router_.drop_local_tables(id);
+    return;
+  }
+  std::shared_ptr<const HotKeyList> list = router_.list(id);
+  LocalPlanInput in;
+  in.partitions = partitions;
+  in.family = family_;
+  if (list && valid_separator(list->separator)) in.separator = list->separator;
+  in.partition_counts = w.partition_counts;
+  in.total = w.total;
+  in.sketch_total = w.sketch_total;
+  in.items = items;
+  in.surge_factor = config_.surge_factor;
+  if (list) {
+    for (const HotKey& k : list->keys) in.listed.push_back(k.key);
+    in.denied = list->denied;
+    in.never_salt = list->never_salt;
+  }
+  const bool fits = current && current->partitions == partitions;
+  if (fits) in.current = current->keys;
+  LocalPlan plan;
+  try {
+    plan = plan_local_tables(in);
+  } catch (const std::exception&) {
+    return;  // cannot plan this window (out of memory): the tables stay as they are
+  }
+  if (fits && !plan.changed()) return;
+  if (plan.keys.empty()) {
+    if (current) router_.drop_local_tables(id);
+    return;
+  }
+  LocalTables tables;
+  tables.base_version = list ? list->version : 0;
+  tables.partitions = partitions;
+  tables.keys = std::move(plan.keys);
+  router_.set_local_tables(id, std::move(tables), generation);
 }
 
 }  // namespace hotkey::client::detail

@@ -8,6 +8,9 @@
 // reports topic through the KafkaTransport. Undelivered reports stay queued and are retried
 // with backoff; each topic's queue holds at most hotkey.report.queue.max reports.
 //
+// Local tables (docs/CLIENT.md, "Local tables"): each window it drains of a topic whose list is
+// stale is also the input of that topic's local tables (local_plan.h), set on the router.
+//
 // Thread-safe: report_now(), stats() and stop() from any thread. Never touches the send path.
 #pragma once
 
@@ -26,6 +29,7 @@
 #include "hotkey/client/router.h"
 #include "kafka_transport.h"
 #include "sampler_set.h"
+#include "staleness.h"
 
 namespace httplib {
 class Client;
@@ -44,8 +48,8 @@ class Reporter {
   };
 
   // `kafka` null: HTTP to config.coordinator_url. The references must outlive the reporter.
-  Reporter(const ClientConfig& config, HashFamily family, const Router& router,
-           const SamplerSet& samplers, KafkaTransport* kafka);
+  Reporter(const ClientConfig& config, HashFamily family, Router& router,
+           const SamplerSet& samplers, const Staleness& staleness, KafkaTransport* kafka);
   // stop().
   ~Reporter();
   Reporter(const Reporter&) = delete;
@@ -92,12 +96,16 @@ class Reporter {
                          size_t begin, size_t end, std::vector<Outcome>& out);
   static Outcome outcome_of(int status);
   std::chrono::milliseconds surge_mute() const;
+  // Plans and sets (or drops) topic `id`'s local tables from the window just drained.
+  void local_tables(TopicId id, int32_t partitions, const Sampler::Window& w,
+                    const std::vector<ReportItem>& items);
   bool surges_on() const { return config_.surge_interval_ms > 0; }
 
   const ClientConfig& config_;
   const HashFamily family_;
-  const Router& router_;
+  Router& router_;
   const SamplerSet& samplers_;
+  const Staleness& staleness_;
   KafkaTransport* const kafka_;
 
   std::atomic<uint64_t> sent_{0}, failed_{0}, rejected_{0}, dropped_{0}, surge_{0};
@@ -118,6 +126,9 @@ class Reporter {
   // Batch form state (the thread only): after a 404/405/415 singles until batch_probe_at_.
   bool batch_supported_ = true;
   Clock::time_point batch_probe_at_;
+  // Per topic (the thread only): whether it had local tables when its window started; a report
+  // of a window routed with them carries kLocalTableVersionBit in its list_version.
+  std::vector<bool> window_local_;
 };
 
 }  // namespace hotkey::client::detail

@@ -1,7 +1,9 @@
 #include "hotkey/client/router.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -10,6 +12,7 @@
 #include <utility>
 
 #include "hotkey/report.h"
+#include "hotkey/salt_planner.h"
 #include "routing_table.h"
 
 namespace hotkey::client {
@@ -24,6 +27,7 @@ struct TopicState {
       : name(std::move(n)), uid(g_next_uid.fetch_add(1)) {
     table = std::make_shared<const RoutingTable>(family, 0);
   }
+  using Clock = std::chrono::steady_clock;
   std::shared_ptr<const RoutingTable> load_table() const {
     std::lock_guard lock(table_mu);
     return table;
@@ -50,6 +54,18 @@ struct TopicState {
   // Serializes writers (publish, set_plain, rebuild for a new partition count).
   std::mutex write_mu;
   std::shared_ptr<const HotKeyList> list;  // guarded by write_mu
+  // Local tables (docs/CLIENT.md, "Local tables"), routed with while they fit the live count.
+  std::shared_ptr<const LocalTables> local;  // guarded by write_mu
+  std::atomic<uint64_t> local_gen{0};        // bumped under write_mu by every list/local change
+  std::atomic<uint64_t> local_sets{0};
+  // Picks of local entries: tables no longer installed are read again for a while (a thread
+  // that loaded one just before the swap may still pick from it), then folded into the sum.
+  struct Retired {
+    std::shared_ptr<const RoutingTable> table;
+    Clock::time_point at;
+  };
+  uint64_t local_folded = 0;     // guarded by write_mu
+  std::vector<Retired> retired;  // guarded by write_mu
 };
 
 // Per-thread cache of the routing table each topic had when this thread last looked: a hit costs
@@ -112,8 +128,29 @@ struct Router::Impl {
 
   // Caller holds s.write_mu.
   void install(TopicState& s, std::shared_ptr<const RoutingTable> table) {
+    std::shared_ptr<const RoutingTable> old = s.load_table();
     s.store_table(std::move(table));
     s.gen.fetch_add(1, std::memory_order_acq_rel);
+    if (old && old->has_local()) {
+      fold_retired(s, TopicState::Clock::now());
+      s.retired.push_back({std::move(old), TopicState::Clock::now()});
+    }
+  }
+
+  // Caller holds s.write_mu. Tables retired a while ago are read one last time.
+  static void fold_retired(TopicState& s, TopicState::Clock::time_point now) {
+    std::erase_if(s.retired, [&](const TopicState::Retired& r) {
+      if (now - r.at < kRetiredReadFor) return false;
+      s.local_folded += r.table->local_picks();
+      return true;
+    });
+  }
+  static constexpr std::chrono::seconds kRetiredReadFor{2};
+
+  // Caller holds s.write_mu: drops the local tables (the list or the contact wins).
+  void forget_local(TopicState& s) {
+    s.local.reset();
+    s.local_gen.fetch_add(1, std::memory_order_acq_rel);
   }
 
   // Caller holds s.write_mu.
@@ -122,6 +159,10 @@ struct Router::Impl {
   }
   std::shared_ptr<const RoutingTable> build(const TopicState& s, int32_t partitions,
                                             bool plain) const {
+    if (!plain && s.local && (partitions < 1 || partitions == s.local->partitions)) {
+      return std::make_shared<const RoutingTable>(s.list.get(), *s.local, options.family,
+                                                  s.local->partitions);
+    }
     if (!s.list || plain) {
       return std::make_shared<const RoutingTable>(options.family, s.list ? s.list->version : 0);
     }
@@ -202,9 +243,11 @@ size_t Router::topic_count() const noexcept { return impl_->count.load(); }
 bool Router::publish(const HotKeyList& list) {
   TopicState& s = impl_->checked(topic(list.topic));
   std::lock_guard lock(s.write_mu);
-  if (list.version <= s.version.load()) return false;
+  // At or above kLocalTableVersionBit: no coordinator issues it (a local table's mark).
+  if (list.version <= s.version.load() || list.version >= kLocalTableVersionBit) return false;
   s.list = std::make_shared<const HotKeyList>(list);
   s.version.store(list.version);
+  impl_->forget_local(s);  // the fresh list wins
   int32_t live = s.live_partitions.load(std::memory_order_relaxed);
   impl_->install(s, impl_->build(s, live > 0 ? live : list.partitions));
   return true;
@@ -215,6 +258,7 @@ bool Router::remove_list(TopicId id) {
   std::lock_guard lock(s.write_mu);
   if (!s.list) return false;
   s.list.reset();
+  impl_->forget_local(s);
   impl_->install(s, impl_->build(s, s.live_partitions.load(std::memory_order_relaxed)));
   return true;
 }
@@ -227,6 +271,73 @@ void Router::set_plain(TopicId id, bool plain) {
   int32_t live = s.live_partitions.load(std::memory_order_relaxed);
   impl_->install(s, impl_->build(s, live, plain));
   s.plain.store(plain);
+}
+
+bool Router::set_local_tables(TopicId id, LocalTables tables, uint64_t expected_generation) {
+  TopicState& s = impl_->checked(id);
+  // Verified before the lock: salts recomputed for the list's space (its family is ours).
+  std::shared_ptr<const HotKeyList> list = this->list(id);
+  SaltSpace space;
+  space.family = impl_->options.family;
+  space.partitions = tables.partitions;
+  space.separator =
+      list && valid_separator(list->separator) ? list->separator : std::string(kDefaultSeparator);
+  if (tables.partitions < 1) return false;
+  for (const HotKey& k : tables.keys) {
+    SaltTable t;
+    t.salts = k.salts;
+    if (!verify_table(k.key, t, space)) return false;
+    if (list && std::any_of(list->keys.begin(), list->keys.end(),
+                            [&](const HotKey& l) { return l.key == k.key; })) {
+      return false;
+    }
+  }
+  std::lock_guard lock(s.write_mu);
+  if (s.local_gen.load() != expected_generation || s.list != list ||
+      tables.base_version != (s.list ? s.list->version : 0)) {
+    return false;
+  }
+  const int32_t live = s.live_partitions.load(std::memory_order_relaxed);
+  if (live > 0 && live != tables.partitions) return false;
+  s.local = std::make_shared<const LocalTables>(std::move(tables));
+  s.local_gen.fetch_add(1, std::memory_order_acq_rel);
+  s.local_sets.fetch_add(1, std::memory_order_relaxed);
+  impl_->install(s, impl_->build(s, s.local->partitions));
+  return true;
+}
+
+bool Router::drop_local_tables(TopicId id) {
+  TopicState& s = impl_->checked(id);
+  std::lock_guard lock(s.write_mu);
+  if (!s.local) return false;
+  impl_->forget_local(s);
+  impl_->install(s, impl_->build(s, s.live_partitions.load(std::memory_order_relaxed)));
+  return true;
+}
+
+std::shared_ptr<const LocalTables> Router::local_tables(TopicId id) const {
+  TopicState& s = impl_->checked(id);
+  std::lock_guard lock(s.write_mu);
+  return s.local;
+}
+
+uint64_t Router::local_generation(TopicId id) const noexcept {
+  TopicState* s = impl_->state(id);
+  return s ? s->local_gen.load() : 0;
+}
+
+uint64_t Router::local_tables_set(TopicId id) const noexcept {
+  TopicState* s = impl_->state(id);
+  return s ? s->local_sets.load(std::memory_order_relaxed) : 0;
+}
+
+uint64_t Router::local_salted(TopicId id) const {
+  TopicState& s = impl_->checked(id);
+  std::lock_guard lock(s.write_mu);
+  Impl::fold_retired(s, TopicState::Clock::now());
+  uint64_t n = s.local_folded;
+  for (const auto& r : s.retired) n += r.table->local_picks();
+  return n + s.load_table()->local_picks();
 }
 
 bool Router::plain(TopicId id) const { return impl_->checked(id).plain.load(); }

@@ -87,8 +87,44 @@ RoutingTable::RoutingTable(HashFamily family, uint64_t version)
 
 RoutingTable::RoutingTable(const HotKeyList& list, HashFamily family, int32_t partitions)
     : family_(family), version_(list.version), partitions_(partitions) {
+  add_list(list, partitions);
+  index();
+}
+
+RoutingTable::RoutingTable(const HotKeyList* list, const LocalTables& local, HashFamily family,
+                           int32_t partitions)
+    : family_(family),
+      version_(kLocalTableVersionBit | local.base_version),
+      partitions_(partitions) {
+  if (list) {
+    add_list(*list, partitions);
+  } else {
+    set_separator(kDefaultSeparator);
+  }
+  local_begin_ = entries_.size();
+  for (const HotKey& hk : local.keys) {
+    if (!hk.salts.empty()) add(hk.key, hk.salts);
+  }
+  count_picks_ = true;
+  index();
+  cursor_start_.resize(entries_.size() - local_begin_);
+  for (size_t i = local_begin_; i < entries_.size(); ++i) {
+    cursor_start_[i - local_begin_] = cursors_[i].next.load(std::memory_order_relaxed);
+  }
+}
+
+uint64_t RoutingTable::local_picks() const noexcept {
+  uint64_t n = 0;
+  for (size_t i = local_begin_; i < entries_.size(); ++i) {
+    // Counted modulo 2^32 from the cursor's random start; read far more often than that wraps.
+    n += cursors_[i].next.load(std::memory_order_relaxed) - cursor_start_[i - local_begin_];
+  }
+  return n;
+}
+
+void RoutingTable::add_list(const HotKeyList& list, int32_t partitions) {
   bool same_space =
-      list.partitions == partitions && list.hash == family && valid_separator(list.separator);
+      list.partitions == partitions && list.hash == family_ && valid_separator(list.separator);
   set_separator(valid_separator(list.separator) ? std::string_view(list.separator)
                                                 : std::string_view(kDefaultSeparator));
   recomputed_ = !same_space;
@@ -102,7 +138,7 @@ RoutingTable::RoutingTable(const HotKeyList& list, HashFamily family, int32_t pa
       if (!kept.empty()) add(hk.key, kept);
     } else {
       SaltSpace space;
-      space.family = family;
+      space.family = family_;
       space.partitions = partitions;
       space.separator = std::string(separator());
       auto count =
@@ -111,7 +147,6 @@ RoutingTable::RoutingTable(const HotKeyList& list, HashFamily family, int32_t pa
       if (!table.salts.empty()) add(hk.key, table.salts);
     }
   }
-  index();
 }
 
 void RoutingTable::add(std::string_view key, const std::vector<SaltAssignment>& salts) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hotkey/client/config.h"
+#include "hotkey/client/router.h"
 #include "hotkey/hotkey_list.h"
 #include "hotkey/partitioner.h"
 
@@ -42,12 +43,20 @@ class RoutingTable {
   // family or with an invalid separator, each hot key gets first-fit verified salts for this
   // count instead (as many as the list gave it, capped at the count).
   RoutingTable(const HotKeyList& list, HashFamily family, int32_t partitions);
+  // The table of `list` (null: none) for `partitions` as above, plus the local tables' keys
+  // (planned for `partitions`, with the list's separator): version kLocalTableVersionBit +
+  // local.base_version. Its local entries count their picks (local_picks).
+  RoutingTable(const HotKeyList* list, const LocalTables& local, HashFamily family,
+               int32_t partitions);
 
   uint64_t version() const noexcept { return version_; }
   int32_t partitions() const noexcept { return partitions_; }
   HashFamily family() const noexcept { return family_; }
   bool empty() const noexcept { return entries_.empty(); }
   bool recomputed() const noexcept { return recomputed_; }
+  bool has_local() const noexcept { return local_begin_ < entries_.size(); }
+  // Records routed to a salt of a local entry so far (0 without local entries).
+  uint64_t local_picks() const noexcept;
   std::string_view separator() const noexcept { return {separator_.data(), separator_len_}; }
   // The separator zero-padded to kMaxSeparatorBytes, so the send path copies it with a
   // fixed-size (inlined) move instead of a memcpy call.
@@ -86,9 +95,13 @@ class RoutingTable {
         break;
       case SaltPolicy::kValueHash:
         pos = value_hash % e.seq_len;
+        if (count_picks_) [[unlikely]]
+          count_pick(e);
         break;
       case SaltPolicy::kRandom:
         pos = random % e.seq_len;
+        if (count_picks_) [[unlikely]]
+          count_pick(e);
         break;
     }
     return salts_[e.salts_begin + seq_[e.seq_begin + pos]];
@@ -102,7 +115,13 @@ class RoutingTable {
   static constexpr uint32_t kFilterBitsLog2 = 9;
   static uint32_t mix(uint32_t h) noexcept { return (h ^ (h >> 16)) * 0x45d9f3bu; }
   void add(std::string_view key, const std::vector<SaltAssignment>& salts);
+  void add_list(const HotKeyList& list, int32_t partitions);
   void index();
+  // The wrr policy advances an entry's cursor on every pick; the others do it only in a table
+  // with local entries, whose picks are counted from the cursors (local_picks).
+  void count_pick(const Entry& e) const noexcept {
+    cursors_[&e - entries_.data()].next.fetch_add(1, std::memory_order_relaxed);
+  }
 
   HashFamily family_;
   uint64_t version_ = 0;
@@ -118,6 +137,10 @@ class RoutingTable {
   uint32_t mask_ = 0;
   std::array<uint64_t, (1u << kFilterBitsLog2) / 64> filter_{};
   std::unique_ptr<Cursor[]> cursors_;
+  // Local entries are entries_[local_begin_..]; their cursors started at cursor_start_.
+  size_t local_begin_ = SIZE_MAX;
+  bool count_picks_ = false;
+  std::vector<uint32_t> cursor_start_;
 };
 
 // The smooth weighted round-robin order (nginx's algorithm) over `weights`: a sequence of

@@ -191,6 +191,30 @@ std::vector<double> predicted_load(std::span<const double> cold_load,
   return load;
 }
 
+uint32_t salt_count_for_share(double share, int32_t partitions, uint32_t min_salts,
+                              uint32_t max_salts, double salt_share) {
+  double want = std::ceil(share * partitions / salt_share);
+  if (!std::isfinite(want) || want < 0) want = 0;
+  auto n = static_cast<uint64_t>(std::min(want, 1e9));
+  n = std::clamp<uint64_t>(n, std::min(min_salts, max_salts), max_salts);
+  return static_cast<uint32_t>(
+      std::min<uint64_t>(n, static_cast<uint64_t>(std::max<int32_t>(partitions, 0))));
+}
+
+void shrink_sampling_noise(std::span<double> load) {
+  if (load.size() < 2) return;
+  double sum = 0;
+  for (double v : load) sum += v;
+  const double mean = sum / static_cast<double>(load.size());
+  if (!(mean > 0)) return;
+  double var = 0;
+  for (double v : load) var += (v - mean) * (v - mean);
+  var /= static_cast<double>(load.size() - 1);
+  if (!(var > 0)) return;
+  const double keep = std::max(0.0, 1.0 - mean / var);
+  for (double& v : load) v = mean + (v - mean) * keep;
+}
+
 bool verify_table(std::string_view key, const SaltTable& table, const SaltSpace& space) {
   if (space.partitions < 1 || !valid_separator(space.separator)) return false;
   if (table.salts.empty()) return false;

@@ -15,6 +15,7 @@
 #include "cluster_config.h"
 #include "hotkey/partitioner.h"
 #include "hotkey/report.h"
+#include "hotkey/salt_planner.h"
 
 namespace hotkey::coordinator {
 
@@ -42,9 +43,9 @@ struct TopicSettings {
   double churn_tolerance = 0.02;
   uint32_t max_hot_keys = 64;
   // Salt count: clamp(ceil(share * partitions / salt_share), min_salts, max_salts), at most P.
-  uint32_t min_salts = 2;
-  uint32_t max_salts = 256;
-  double salt_share = 0.05;
+  uint32_t min_salts = kDefaultMinSalts;
+  uint32_t max_salts = kDefaultMaxSalts;
+  double salt_share = kDefaultSaltShare;
   // Salts 0..salt_search_limit-1 are searched for a verified table.
   uint32_t salt_search_limit = 1u << 16;
   // Fixed hash family / separator for the topic; when unset the first report's are adopted.

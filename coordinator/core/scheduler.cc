@@ -46,7 +46,8 @@ void Coordinator::tick_topic(Topic& topic, int64_t now) {
       it = t->producers.erase(it);
     } else {
       live_partitions = std::max(live_partitions, it->second.partitions);
-      const uint64_t v = it->second.last_list_version;
+      // A report routed with a producer's local table names the list it was built on.
+      const uint64_t v = it->second.last_list_version & ~kLocalTableVersionBit;
       oldest = std::min(oldest, v);
       newest = std::max(newest, v);
       ++it;

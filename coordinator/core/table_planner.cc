@@ -17,11 +17,7 @@ namespace {
 // `max_salts`: the topic's, or the key's policy's (which may be below min_salts: it wins).
 uint32_t salt_count_for(double share, int32_t partitions, const TopicSettings& s,
                         uint32_t max_salts) {
-  double want = std::ceil(share * partitions / s.salt_share);
-  if (!std::isfinite(want) || want < 0) want = 0;
-  auto n = static_cast<uint64_t>(std::min(want, 1e9));
-  n = std::clamp<uint64_t>(n, std::min(s.min_salts, max_salts), max_salts);
-  return static_cast<uint32_t>(std::min<uint64_t>(n, static_cast<uint64_t>(partitions)));
+  return salt_count_for_share(share, partitions, s.min_salts, max_salts, s.salt_share);
 }
 
 // Spreads `amount` over `table` by weight (or onto `home` when the table is empty).
@@ -91,24 +87,6 @@ double sampling_noise(int32_t partitions, double records) {
   if (partitions <= 1 || !(records > 0)) return 0.0;
   const double p = static_cast<double>(partitions);
   return std::sqrt(2.0 * std::log(p)) * std::sqrt(p / records);
-}
-
-// Pulls the measured cold load toward its mean by the part of its spread that counting noise
-// explains (records per partition vary about as much as their mean, Poisson): water-filling
-// against raw counts would fit that noise, and the table would carry it into the real load.
-// Spread beyond the noise (cold keys hashed unevenly, as under Zipf) is kept.
-void shrink_sampling_noise(std::vector<double>& cold) {
-  if (cold.size() < 2) return;
-  double sum = 0;
-  for (double v : cold) sum += v;
-  const double mean = sum / static_cast<double>(cold.size());
-  if (!(mean > 0)) return;
-  double var = 0;
-  for (double v : cold) var += (v - mean) * (v - mean);
-  var /= static_cast<double>(cold.size() - 1);
-  if (!(var > 0)) return;
-  const double keep = std::max(0.0, 1.0 - mean / var);
-  for (double& v : cold) v = mean + (v - mean) * keep;
 }
 
 // eligible() (detector.h) on the key's traffic rather than its guaranteed count: the
@@ -227,9 +205,9 @@ PlanResult plan_tables(const PlanInput& in, KeyEstimates& est,
     return src == KeySource::kPinned ? s.max_salts : in.policies.max_salts(key, s);
   };
   auto add_demand = [&](const std::string& key, KeySource src) {
-    demands.push_back(HotKeyDemand{
-        key, est.demand_of(key),
-        salt_count_for(est.traffic_share_of(key), P, s, salt_cap(key, src))});
+    demands.push_back(
+        HotKeyDemand{key, est.demand_of(key),
+                     salt_count_for(est.traffic_share_of(key), P, s, salt_cap(key, src))});
     sources.push_back(src);
   };
   for (const auto& [key, pin] : pins) {

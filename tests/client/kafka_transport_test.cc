@@ -5,6 +5,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -13,9 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "hotkey/client/client.h"
 #include "hotkey/client/producer.h"
 #include "hotkey/hotkey_list.h"
+#include "hotkey/kafka_contract.h"
 #include "hotkey/report.h"
 #include "mock_cluster.h"
 #include "test_util.h"
@@ -405,6 +409,167 @@ TEST_F(KafkaTransportFaultTest, ExpiredPolicyPlainFollowsBrokerReachability) {
   for (int b = 1; b <= 3; ++b) rd_kafka_mock_broker_set_up(mc, b);
   ASSERT_TRUE(eventually([&] { return !c.router().plain(id); }, 60s));
   EXPECT_TRUE(c.route(id, "a", 1, "", kDataPartitions).salted);
+}
+
+// ---- staleness and local tables (docs/CLIENT.md, "Local tables") ------------------------------
+
+// The owner of a lists partition as a coordinator member writes its heartbeat: key "/owner",
+// {"v":1,...} every `interval` on that partition (by hand here, like the lists above).
+class OwnerHeartbeat {
+ public:
+  OwnerHeartbeat(const std::string& bootstraps, int32_t partition,
+                 std::chrono::milliseconds interval, int version = 1)
+      : writer_(bootstraps),
+        partition_(partition),
+        interval_(interval),
+        version_(version),
+        thread_([this] { run(); }) {}
+  ~OwnerHeartbeat() { stop(); }
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void run() {
+    for (uint64_t n = 0; !stop_; ++n) {
+      const nlohmann::json beat{{"v", version_},
+                                {"owner", "http://member-1:8470"},
+                                {"partition", partition_},
+                                {"epoch", 3},
+                                {"at_ms", 1700000000000 + n},  // another host's clock: unused
+                                {"interval_ms", interval_.count()}};
+      writer_.write(std::string(kOwnerHeartbeatKey), beat.dump(), partition_);
+      std::this_thread::sleep_for(interval_);
+    }
+  }
+  ListWriter writer_;
+  const int32_t partition_;
+  const std::chrono::milliseconds interval_;
+  const int version_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Records of `surge` (half of them) and 400 background keys, sent from a thread.
+class SurgeTraffic {
+ public:
+  SurgeTraffic(Client& c, TopicId id, std::string surge)
+      : c_(c), id_(id), surge_(std::move(surge)), thread_([this] { run(); }) {}
+  ~SurgeTraffic() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  void run() {
+    for (uint64_t i = 0; !stop_; ++i) {
+      for (int j = 0; j < 100; ++j) {
+        const std::string key = j % 2 == 0 ? surge_ : "u" + std::to_string((i * 100 + j) % 400);
+        c_.route(id_, key.data(), key.size(), "", kDataPartitions);
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  Client& c_;
+  TopicId id_;
+  std::string surge_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+const TopicStats& topic_stats(const ClientStats& s, const std::string& topic) {
+  for (const auto& t : s.topics) {
+    if (t.topic == topic) return t;
+  }
+  throw std::runtime_error("no stats for " + topic);
+}
+
+TEST_F(KafkaTransportTest, OwnerHeartbeatsSilenceMakesATopicStaleAndTheyAreNeverAList) {
+  ListWriter w(cluster_->bootstraps());
+  ASSERT_NE(meta_partition("orders"), meta_partition("payments"));
+  // History: heartbeats of an owner long gone, read before the client reached the end of the
+  // partition. They never start the clock.
+  {
+    OwnerHeartbeat old(cluster_->bootstraps(), meta_partition("orders"), 50ms);
+    std::this_thread::sleep_for(300ms);
+  }
+  w.write(list("orders", (3ull << 32) | 1, {"listed"}));
+  w.write(list("payments", 2, {"listed"}));
+  Properties p = props("orders,payments");
+  p["hotkey.list.stale.ms"] = "1000";
+  Client c(p);
+  TopicId orders = *c.router().find_topic("orders");
+  TopicId payments = *c.router().find_topic("payments");
+  ASSERT_TRUE(c.wait_for_version(orders, (3ull << 32) | 1, 30s));
+  ASSERT_TRUE(c.wait_for_version(payments, 2, 30s));
+  SurgeTraffic surge_orders(c, orders, "surge");
+  SurgeTraffic surge_payments(c, payments, "surge");
+  std::this_thread::sleep_for(2500ms);  // well past the bound: the history did not count
+  EXPECT_FALSE(topic_stats(c.stats(), "orders").stale);
+  EXPECT_EQ(topic_stats(c.stats(), "orders").local_keys, 0u);
+
+  {
+    OwnerHeartbeat owner(cluster_->bootstraps(), meta_partition("orders"), 200ms);
+    std::this_thread::sleep_for(2500ms);
+    EXPECT_FALSE(topic_stats(c.stats(), "orders").stale);
+    EXPECT_EQ(c.stats().list_errors, 0u);  // "/owner" is never read as a list
+  }
+  // The owner stopped beating (killed): the topic is stale within the bound; the broker and
+  // the partition are reachable all along, so that is the only reason.
+  ASSERT_TRUE(eventually([&] { return topic_stats(c.stats(), "orders").local_keys == 1; }, 30s));
+  EXPECT_TRUE(topic_stats(c.stats(), "orders").stale);
+  std::set<int32_t> parts;
+  for (int i = 0; i < 300; ++i) {
+    RouteDecision d = c.route(orders, "surge", 5, "", kDataPartitions);
+    EXPECT_TRUE(d.salted);
+    EXPECT_EQ(d.version, kLocalTableVersionBit + ((3ull << 32) | 1));
+    parts.insert(d.partition);
+  }
+  EXPECT_GE(parts.size(), 4u);
+  // A partition that never carried heartbeats (an older coordinator) is never judged by them.
+  EXPECT_FALSE(topic_stats(c.stats(), "payments").stale);
+  EXPECT_EQ(topic_stats(c.stats(), "payments").local_keys, 0u);
+  // Heartbeats of another format version are not this client's: still stale.
+  {
+    OwnerHeartbeat other(cluster_->bootstraps(), meta_partition("orders"), 200ms, 2);
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_TRUE(topic_stats(c.stats(), "orders").stale);
+  }
+  // The new owner takes over: it beats at once, and its list (a higher epoch) wins.
+  OwnerHeartbeat owner(cluster_->bootstraps(), meta_partition("orders"), 200ms);
+  w.write(list("orders", (4ull << 32) | 1, {"listed", "surge"}));
+  ASSERT_TRUE(c.wait_for_version(orders, (4ull << 32) | 1, 30s));
+  ASSERT_TRUE(eventually([&] { return !topic_stats(c.stats(), "orders").stale; }, 30s));
+  EXPECT_EQ(topic_stats(c.stats(), "orders").local_keys, 0u);
+  RouteDecision d = c.route(orders, "surge", 5, "", kDataPartitions);
+  EXPECT_TRUE(d.salted);
+  EXPECT_EQ(d.version, (4ull << 32) | 1);
+  EXPECT_EQ(c.stats().list_errors, 0u);
+}
+
+TEST_F(KafkaTransportFaultTest, ALostListsPartitionMakesTheTopicStaleUntilContactIsBack) {
+  ListWriter w(cluster_->bootstraps());
+  Properties p = props("orders");
+  p["hotkey.list.stale.ms"] = "1000";
+  Client c(p);
+  TopicId id = *c.router().find_topic("orders");
+  w.write(list("orders", 9, {"a"}));
+  ASSERT_TRUE(c.wait_for_version(id, 9, 30s));
+  SurgeTraffic traffic(c, id, "surge");
+  // A quiet but reachable log is not stale.
+  std::this_thread::sleep_for(3s);
+  EXPECT_FALSE(topic_stats(c.stats(), "orders").stale);
+  EXPECT_EQ(topic_stats(c.stats(), "orders").local_keys, 0u);
+  rd_kafka_mock_cluster_t* mc = mock();
+  for (int b = 1; b <= 3; ++b) rd_kafka_mock_broker_set_down(mc, b);
+  ASSERT_TRUE(eventually([&] { return topic_stats(c.stats(), "orders").local_keys == 1; }, 30s));
+  EXPECT_TRUE(c.route(id, "surge", 5, "", kDataPartitions).salted);
+  EXPECT_TRUE(c.route(id, "a", 1, "", kDataPartitions).salted);  // the list's key, as before
+  for (int b = 1; b <= 3; ++b) rd_kafka_mock_broker_set_up(mc, b);
+  ASSERT_TRUE(eventually([&] { return topic_stats(c.stats(), "orders").local_keys == 0; }, 60s));
+  EXPECT_FALSE(topic_stats(c.stats(), "orders").stale);
+  EXPECT_FALSE(c.route(id, "surge", 5, "", kDataPartitions).salted);
 }
 
 TEST_F(KafkaTransportTest, ListsTopicCreatedLateIsPickedUp) {

@@ -19,6 +19,7 @@
 #include "hotkey/report.h"
 #include "hotkey/report_batch.h"
 #include "hotkey/salt_planner.h"
+#include "local_plan.h"
 #include "routing_table.h"
 
 namespace {
@@ -69,9 +70,9 @@ Json hash_entry(std::string_view key, std::string_view cls) {
 
 Json hashes() {
   Json keys = Json::array();
-  const std::vector<size_t> lengths = {0,  1,  2,  3,  4,  5,  6,   7,   8,   9,   10,  11,  12,
-                                       13, 14, 15, 16, 17, 31, 32,  33,  63,  64,  65,  127, 128,
-                                       255, 256, 257, 1000, 4096};
+  const std::vector<size_t> lengths = {0,  1,  2,   3,   4,   5,   6,   7,    8,   9,  10,
+                                       11, 12, 13,  14,  15,  16,  17,  31,   32,  33, 63,
+                                       64, 65, 127, 128, 255, 256, 257, 1000, 4096};
   Bytes rng{0x243f6a8885a308d3ull};
   for (size_t len : lengths) {
     std::string ascii, high, random, zeros(len, '\0'), ones(len, '\xff');
@@ -122,8 +123,8 @@ Json salted() {
     }
   }
   Json plans = Json::array();
-  for (const auto& key : {std::string("hot-1"), std::string("seller-77"),
-                          std::string("\x00\xff\x80k", 4)}) {
+  for (const auto& key :
+       {std::string("hot-1"), std::string("seller-77"), std::string("\x00\xff\x80k", 4)}) {
     for (int32_t p : {1, 3, 12, 24, 100}) {
       for (uint32_t count : {1u, 3u, 8u, 24u}) {
         for (std::string sep : {"#", "::"}) {
@@ -225,8 +226,8 @@ Json list_case(std::string name, std::string text) {
     // The field the reason names (the part before ": "), when it names one: decoders in other
     // languages must refuse for the same field; JSON syntax errors name none.
     size_t colon = reason.find(": ");
-    bool names_field = colon != std::string::npos &&
-                       reason.find_first_of(" \"'") > colon && reason.rfind("hot-key list", 0) != 0;
+    bool names_field = colon != std::string::npos && reason.find_first_of(" \"'") > colon &&
+                       reason.rfind("hot-key list", 0) != 0;
     j["field"] = names_field ? Json(reason.substr(0, colon)) : Json(nullptr);
   }
   return j;
@@ -236,12 +237,14 @@ Json lists() {
   const std::string good = hotkey::list_to_json(base_list());
   hotkey::HotKeyList l = base_list();
   const auto& s0 = l.keys[0].salts[0];
-  const std::string salt0 = "{\"salt\":" + std::to_string(s0.salt) +
-                            ",\"partition\":" + std::to_string(s0.partition);
+  const std::string salt0 =
+      "{\"salt\":" + std::to_string(s0.salt) + ",\"partition\":" + std::to_string(s0.partition);
   Json cases = Json::array();
   cases.push_back(list_case("valid", good));
-  cases.push_back(list_case("valid_crc32", hotkey::list_to_json(base_list(hotkey::HashFamily::kCrc32))));
-  cases.push_back(list_case("valid_fnv1a", hotkey::list_to_json(base_list(hotkey::HashFamily::kFnv1a))));
+  cases.push_back(
+      list_case("valid_crc32", hotkey::list_to_json(base_list(hotkey::HashFamily::kCrc32))));
+  cases.push_back(
+      list_case("valid_fnv1a", hotkey::list_to_json(base_list(hotkey::HashFamily::kFnv1a))));
   {
     hotkey::HotKeyList empty = base_list();
     empty.keys.clear();
@@ -252,8 +255,9 @@ Json lists() {
   cases.push_back(list_case(
       "valid_minimal",
       R"({"topic":"t.1_x-y","version":18446744073709551615,"partitions":1,"hash":"murmur2","keys":[{"key":"k","salts":[{"salt":0,"partition":0,"weight":10000}]}]})"));
-  cases.push_back(list_case("valid_unknown_fields_ignored",
-                            R"({"topic":"t","version":1,"partitions":3,"hash":"murmur2","keys":[],"extra":{"a":[1,2]}})"));
+  cases.push_back(list_case(
+      "valid_unknown_fields_ignored",
+      R"({"topic":"t","version":1,"partitions":3,"hash":"murmur2","keys":[],"extra":{"a":[1,2]}})"));
   {
     // Prefixes under never_salt policies (issue 26): informational; a reader that does not know
     // the field accepts the list as if it were absent.
@@ -273,7 +277,8 @@ Json lists() {
          "{\"salt\":" + std::to_string(s0.salt) + ",\"partition\":12");
   mutate("weight_zero", "\"weight\":5000", "\"weight\":0");
   mutate("weight_negative", "\"weight\":5000", "\"weight\":-1");
-  mutate("salt_over_u32", salt0, "{\"salt\":4294967296,\"partition\":" + std::to_string(s0.partition));
+  mutate("salt_over_u32", salt0,
+         "{\"salt\":4294967296,\"partition\":" + std::to_string(s0.partition));
   mutate("unknown_hash", "\"hash\":\"murmur2\"", "\"hash\":\"xxhash\"");
   mutate("hash_not_string", "\"hash\":\"murmur2\"", "\"hash\":2");
   mutate("separator_with_digit", "\"separator\":\"#\"", "\"separator\":\"#1\"");
@@ -297,7 +302,8 @@ Json lists() {
     cases.push_back(list_case("duplicate_key", hotkey::list_to_json(dup)));
   }
   mutate("denied_also_hot", "{\"key\":\"blocked\"}", "{\"key\":\"hot-1\"}");
-  mutate("denied_duplicate", "{\"key\":\"blocked\"}", "{\"key\":\"blocked\"},{\"key\":\"blocked\"}");
+  mutate("denied_duplicate", "{\"key\":\"blocked\"}",
+         "{\"key\":\"blocked\"},{\"key\":\"blocked\"}");
   mutate("salts_empty", "\"salts\":[{", "\"salts\":[],\"x\":[{");
   mutate("source_unknown", "\"source\":\"detected\"", "\"source\":\"guessed\"");
   mutate("share_over_one", "\"share\":0.25", "\"share\":1.5");
@@ -328,9 +334,16 @@ Json lists() {
 
 Json wrr() {
   const std::vector<std::vector<uint32_t>> tables = {
-      {10000},          {5000, 5000},       {3334, 3333, 3333},   {5000, 3000, 2000},
-      {9000, 500, 500}, {1, 2, 3, 4},       {7, 1},               {6, 4, 2},
-      {9999, 1},        {2500, 2500, 2500, 2500},
+      {10000},
+      {5000, 5000},
+      {3334, 3333, 3333},
+      {5000, 3000, 2000},
+      {9000, 500, 500},
+      {1, 2, 3, 4},
+      {7, 1},
+      {6, 4, 2},
+      {9999, 1},
+      {2500, 2500, 2500, 2500},
       {1234, 2345, 3456, 2965},
       {769, 769, 769, 769, 769, 769, 769, 769, 769, 769, 769, 769, 772}};
   Json cases = Json::array();
@@ -339,8 +352,12 @@ Json wrr() {
     Json picks = Json::array();
     // From a fixed start (here 5): what a cursor started at step 5 picks, twice round.
     const size_t start = 5 % seq.size();
-    for (size_t i = 0; i < 2 * seq.size() && i < 64; ++i) picks.push_back(seq[(start + i) % seq.size()]);
-    cases.push_back({{"weights", w}, {"max_len", 1024}, {"sequence", seq}, {"start", start},
+    for (size_t i = 0; i < 2 * seq.size() && i < 64; ++i)
+      picks.push_back(seq[(start + i) % seq.size()]);
+    cases.push_back({{"weights", w},
+                     {"max_len", 1024},
+                     {"sequence", seq},
+                     {"start", start},
                      {"picks_from_start", std::move(picks)}});
   }
   Json doc;
@@ -419,6 +436,162 @@ Json reports() {
   return doc;
 }
 
+// Local tables (client/src/local_plan.h): one window's inputs and the decision, for cases that
+// exercise each rule. Partition counts are a deterministic function of the case.
+Json local_tables() {
+  using hotkey::client::detail::LocalPlanInput;
+  using hotkey::client::detail::plan_local_tables;
+  auto salts_json = [](const std::vector<hotkey::SaltAssignment>& salts) {
+    Json out = Json::array();
+    for (const auto& s : salts) out.push_back({s.salt, s.partition, s.weight});
+    return out;
+  };
+  auto keys_json = [&](const std::vector<hotkey::HotKey>& keys) {
+    Json out = Json::array();
+    for (const auto& k : keys) out.push_back({{"key", hex(k.key)}, {"salts", salts_json(k.salts)}});
+    return out;
+  };
+  auto hex_all = [](const std::vector<std::string>& v) {
+    Json out = Json::array();
+    for (const auto& x : v) out.push_back(hex(x));
+    return out;
+  };
+  // A window of `total` records: the given keys' records, the rest spread over cold keys
+  // whose per-partition counts follow `skew` (0: even; larger: partition p gets 1 + skew * p
+  // parts), every key's records on its home partition unless `salted_elsewhere`.
+  struct Key {
+    std::string key;
+    uint64_t records;
+    uint64_t error = 0;
+  };
+  auto window = [](int32_t partitions, hotkey::HashFamily family, uint64_t cold, double skew,
+                   const std::vector<Key>& keys, double sample_every) {
+    LocalPlanInput in;
+    in.partitions = partitions;
+    in.family = family;
+    in.partition_counts.assign(static_cast<size_t>(partitions), 0);
+    double parts = 0;
+    for (int32_t p = 0; p < partitions; ++p) parts += 1 + skew * p;
+    uint64_t given = 0;
+    for (int32_t p = 0; p < partitions; ++p) {
+      auto n = static_cast<uint64_t>(static_cast<double>(cold) * (1 + skew * p) / parts);
+      in.partition_counts[static_cast<size_t>(p)] = n;
+      given += n;
+    }
+    in.partition_counts[0] += cold - given;
+    in.total = cold;
+    for (const Key& k : keys) {
+      in.partition_counts[static_cast<size_t>(hotkey::partition_for(family, k.key, partitions))] +=
+          k.records;
+      in.total += k.records;
+    }
+    in.sketch_total = static_cast<uint64_t>(static_cast<double>(in.total) / sample_every);
+    for (const Key& k : keys) {
+      in.items.push_back(hotkey::ReportItem{
+          k.key, static_cast<uint64_t>(static_cast<double>(k.records) / sample_every), k.error});
+    }
+    // The sketch's tail: a few cold keys far below any threshold.
+    for (int i = 0; i < 3; ++i) {
+      in.items.push_back(hotkey::ReportItem{"user-" + std::to_string(i), 5, 2});
+    }
+    return in;
+  };
+  using hotkey::HashFamily;
+  struct Case {
+    std::string name;
+    LocalPlanInput in;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"one key at half the records, 12 partitions, even cold load",
+                   window(12, HashFamily::kMurmur2, 6000, 0, {{"seller-42", 6000}}, 1)});
+  {
+    Case c{"the same key on the list: left to the list",
+           window(12, HashFamily::kMurmur2, 6000, 0, {{"seller-42", 6000}}, 1)};
+    c.in.listed = {"seller-42", "other"};
+    cases.push_back(c);
+  }
+  {
+    Case c{"the same key denied by the list: never salted",
+           window(12, HashFamily::kMurmur2, 6000, 0, {{"seller-42", 6000}}, 1)};
+    c.in.denied = {"seller-42"};
+    cases.push_back(c);
+  }
+  {
+    Case c{"the same key under a never_salt prefix: never salted",
+           window(12, HashFamily::kMurmur2, 6000, 0, {{"seller-42", 6000}}, 1)};
+    c.in.never_salt = {"account:", "seller-"};
+    cases.push_back(c);
+  }
+  cases.push_back({"below the hot threshold (5% of 12 partitions' records): nothing",
+                   window(12, HashFamily::kMurmur2, 9500, 0, {{"seller-42", 500}}, 1)});
+  cases.push_back({"at the threshold by share but under 32 records: nothing",
+                   window(12, HashFamily::kMurmur2, 40, 0, {{"seller-42", 20}}, 1)});
+  cases.push_back(
+      {"two keys, crc32, 8 partitions, skewed cold load",
+       window(8, HashFamily::kCrc32, 8000, 0.5, {{"tenant-a", 3000}, {"tenant-b", 2000}}, 1)});
+  cases.push_back({"a window sampled at 1/8: counts scaled, error bounds kept",
+                   window(24, HashFamily::kMurmur2, 160000, 0.1, {{"hot-1", 40000, 800}}, 8)});
+  cases.push_back({"sampled below rate 1 with fewer than 16 samples of the key: nothing",
+                   window(4, HashFamily::kMurmur2, 40, 0, {{"hot-1", 90}}, 8)});
+  {
+    Case c{"fnv1a, separator ::, one of two keys denied",
+           window(16, HashFamily::kFnv1a, 10000, 0.2, {{"k-1", 4000}, {"k-2", 2000}}, 1)};
+    c.in.separator = "::";
+    c.in.denied = {"k-2"};
+    cases.push_back(c);
+  }
+  {
+    // The first case's table stays as it was (kept), a second key is added; a third current
+    // key cooled below half the threshold and is dropped.
+    Case first = cases.front();
+    LocalPlanInput in = window(12, HashFamily::kMurmur2, 6000, 0,
+                               {{"seller-42", 4000}, {"seller-7", 2000}, {"seller-9", 200}}, 1);
+    in.current = plan_local_tables(first.in).keys;
+    hotkey::client::detail::LocalPlanInput nine =
+        window(12, HashFamily::kMurmur2, 6000, 0, {{"seller-9", 6000}}, 1);
+    for (auto& k : plan_local_tables(nine).keys) in.current.push_back(k);
+    cases.push_back({"kept, added and dropped", in});
+  }
+  {
+    Case c{"an empty key under crc32 (librdkafka places it at random): nothing",
+           window(8, HashFamily::kCrc32, 2000, 0, {{"", 2000}}, 1)};
+    cases.push_back(c);
+  }
+  Json out = Json::array();
+  for (const Case& c : cases) {
+    const auto& in = c.in;
+    Json items = Json::array();
+    for (const auto& i : in.items) items.push_back({hex(i.key), i.count, i.error});
+    Json input{{"partitions", in.partitions},
+               {"hash", std::string(hotkey::to_string(in.family))},
+               {"separator", hex(in.separator)},
+               {"partition_counts", in.partition_counts},
+               {"total", in.total},
+               {"sketch_total", in.sketch_total},
+               {"items", std::move(items)},
+               {"surge_factor", in.surge_factor},
+               {"listed", hex_all(in.listed)},
+               {"denied", hex_all(in.denied)},
+               {"never_salt", hex_all(in.never_salt)},
+               {"current", keys_json(in.current)}};
+    const auto plan = plan_local_tables(in);
+    Json output{{"keys", keys_json(plan.keys)},
+                {"added", hex_all(plan.added)},
+                {"dropped", hex_all(plan.dropped)}};
+    out.push_back({{"name", c.name}, {"input", std::move(input)}, {"output", std::move(output)}});
+  }
+  Json doc;
+  doc["description"] =
+      "Local tables (docs/CLIENT.md, \"Local tables\"; client/src/local_plan.h): one report "
+      "window of a topic whose list is stale, the last list's listed and denied keys and "
+      "never_salt prefixes, the keys salted locally now with their tables, and the decision: "
+      "the local keys after the window (kept, then added) with their verified salt tables "
+      "[salt, partition, weight], the keys added and dropped. Keys, prefixes and separators hex; "
+      "items [key, count, error] in sampled records.";
+  doc["cases"] = std::move(out);
+  return doc;
+}
+
 bool write(const std::string& dir, const std::string& name, const Json& doc) {
   std::ofstream out(dir + "/" + name, std::ios::binary | std::ios::trunc);
   out << doc.dump(1) << "\n";
@@ -439,6 +612,7 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   bool ok = write(dir, "hashes.json", hashes()) && write(dir, "salted_keys.json", salted()) &&
             write(dir, "lists.json", lists()) && write(dir, "wrr.json", wrr()) &&
-            write(dir, "reports.json", reports());
+            write(dir, "reports.json", reports()) &&
+            write(dir, "local_tables.json", local_tables());
   return ok ? 0 : 1;
 }

@@ -29,6 +29,13 @@ struct HotKey {
   bool operator==(const HotKey&) const = default;
 };
 
+// Versions a coordinator issues stay below 2^63 (single node below 2^32; cluster mode epoch <<
+// 32 | sequence). A version with this bit set names a producer's local table, built on the list
+// of version (value - kLocalTableVersionBit) while that list was stale: the hotkey.version
+// header of the records it salted and the list_version of its reports (docs/CONTRACTS.md,
+// "Versions"). Clients refuse lists at or above it.
+inline constexpr uint64_t kLocalTableVersionBit = uint64_t{1} << 63;
+
 struct HotKeyList {
   std::string topic;
   uint64_t version = 0;

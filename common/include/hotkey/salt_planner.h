@@ -70,6 +70,23 @@ std::vector<double> predicted_load(std::span<const double> cold_load,
                                    std::span<const HotKeyDemand> demands,
                                    std::span<const SaltTable> tables);
 
+// Table sizes: how many salts a key carrying `share` of its topic's records gets,
+// ceil(share * partitions / salt_share) clamped to [min(min_salts, max_salts), max_salts] and
+// at most `partitions` (a non-finite or negative share counts as 0). The coordinator sizes its
+// tables with the topic's settings; a client's local tables (docs/CLIENT.md, "Local tables")
+// with the defaults below, which are the coordinator's defaults.
+inline constexpr uint32_t kDefaultMinSalts = 2;
+inline constexpr uint32_t kDefaultMaxSalts = 256;
+inline constexpr double kDefaultSaltShare = 0.05;
+uint32_t salt_count_for_share(double share, int32_t partitions, uint32_t min_salts,
+                              uint32_t max_salts, double salt_share);
+
+// Pulls measured per-partition loads toward their mean by the part of their spread that
+// counting noise explains (records per partition vary about as much as their mean, Poisson):
+// water-filling against raw counts would fit that noise, and the table would carry it into the
+// real load. Spread beyond the noise (cold keys hashed unevenly, as under Zipf) is kept.
+void shrink_sampling_noise(std::span<double> load);
+
 // True when every salt of `table` recomputes to its partition, partitions are distinct and in
 // range, and weights are positive. An empty table, or an invalid space, is never valid.
 bool verify_table(std::string_view key, const SaltTable& table, const SaltSpace& space);

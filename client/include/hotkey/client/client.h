@@ -29,6 +29,13 @@ struct TopicStats {
   uint64_t cold = 0;             // keyed records sent unsalted
   uint64_t null_key = 0;         // records without a key (left to librdkafka)
   uint64_t reports_dropped = 0;  // this topic's reports dropped: hotkey.report.queue.max waiting
+  // Local tables (docs/CLIENT.md, "Local tables"): whether the topic's list is stale now (no
+  // contact with its source for hotkey.list.stale.ms, or its owner gone), the keys its local
+  // tables salt now, records salted by local tables so far, local tables set so far.
+  bool stale = false;
+  uint64_t local_keys = 0;
+  uint64_t local_salted = 0;
+  uint64_t local_tables = 0;
 };
 
 struct ClientStats {
@@ -41,6 +48,10 @@ struct ClientStats {
   uint64_t list_errors = 0;       // failed polls, garbage bodies, stale or foreign lists
   std::vector<TopicStats> topics;
 };
+
+// The statistics as one JSON object (docs/CLIENT.md, "Statistics"): the ClientStats fields by
+// name, "topics" an array of the TopicStats fields by name.
+std::string to_json(const ClientStats& stats);
 
 class Client {
  public:

@@ -64,6 +64,10 @@ struct ClientConfig {
   SaltPolicy salt_policy = SaltPolicy::kWeightedRoundRobin;  // hotkey.salt.policy
   uint32_t list_ttl_ms = 600000;                             // hotkey.list.ttl.ms
   ExpiredPolicy expired_policy = ExpiredPolicy::kKeep;       // hotkey.list.expired.policy
+  // hotkey.list.stale.ms: a topic's list is stale after this long without contact with its list
+  // source (or when the source says its owner is gone); stale topics get local tables for the
+  // keys their producer sees hot (docs/CLIENT.md, "Local tables"). 0: off.
+  uint32_t list_stale_ms = 3000;
   HashFamily hash = HashFamily::kCrc32;  // hotkey.hash; the family keyed records use
   bool hash_set = false;                 // hotkey.hash was given explicitly
   uint32_t poll_wait_ms = 30000;         // hotkey.poll.wait.ms: long-poll wait per request

@@ -4,7 +4,9 @@
 // Contract v1: a salted record carries header `hotkey.salt` (ASCII decimal uint32) and header
 // `hotkey.version` (ASCII decimal uint64, the list version it was routed with). In rekey mode
 // its key is <logical key><separator><decimal salt>; in route mode its key is the logical key.
-// Unsalted records carry neither header and keep their key.
+// Unsalted records carry neither header and keep their key. A record salted while its producer
+// routed the topic with a local table (its list stale: docs/CLIENT.md, "Local tables") carries
+// hotkey.version = kLocalTableVersionBit + the version of the last list it had (0: none).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hotkey/hotkey_list.h"
 #include "hotkey/partitioner.h"
 
 namespace hotkey::client {
@@ -22,6 +25,19 @@ namespace hotkey::client {
 inline constexpr std::string_view kSaltHeader = "hotkey.salt";
 inline constexpr std::string_view kVersionHeader = "hotkey.version";
 inline constexpr uint32_t kMergeContractVersion = 1;
+
+// Coordinator versions stay below 2^63 (docs/CONTRACTS.md, "Versions"); hotkey.version values
+// at or above it (hotkey::kLocalTableVersionBit, hotkey_list.h) mark records salted by a
+// producer's local table, built on top of the list of version (value - kLocalTableVersionBit)
+// while that list was stale.
+using hotkey::kLocalTableVersionBit;
+constexpr bool is_local_table_version(uint64_t version) noexcept {
+  return version >= kLocalTableVersionBit;
+}
+// The list version a local table was built on (0: none); `version` itself for a coordinator's.
+constexpr uint64_t list_version_of(uint64_t version) noexcept {
+  return version & ~kLocalTableVersionBit;
+}
 
 enum class KeyRecovery : uint8_t {
   kHeadersThenSuffix = 0,  // headers; without them, a trailing <sep><digits> is a salt
@@ -32,7 +48,8 @@ struct RecoveredKey {
   std::string_view logical_key;  // points into the record's key
   bool salted = false;
   uint32_t salt = 0;
-  uint64_t version = 0;       // from hotkey.version; 0 when absent
+  uint64_t version = 0;       // from hotkey.version; 0 when absent (is_local_table_version:
+                              // salted by the producer's local table)
   bool from_headers = false;  // the salt came from the hotkey.salt header
 };
 

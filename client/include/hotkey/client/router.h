@@ -11,8 +11,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hotkey/client/config.h"
+#include "hotkey/client/merge.h"
 #include "hotkey/hotkey_list.h"
 #include "hotkey/partitioner.h"
 
@@ -27,7 +29,9 @@ struct RouteDecision {
   int32_t partition = -1;
   bool salted = false;
   uint32_t salt = 0;
-  uint64_t version = 0;  // version of the list the decision came from; 0 without a list
+  // Version of the table the decision came from: the list's (0 without a list), or, while the
+  // topic has a local table, kLocalTableVersionBit + the list's (merge.h).
+  uint64_t version = 0;
   uint8_t separator_len = 0;
   char separator[kMaxSeparatorBytes] = {};
 
@@ -40,6 +44,14 @@ struct RouteDecision {
 struct RouterOptions {
   HashFamily family = HashFamily::kCrc32;  // the producer's own partitioner family
   SaltPolicy policy = SaltPolicy::kWeightedRoundRobin;
+};
+
+// A producer's own salt tables for keys its list leaves unsalted, routed with while the list is
+// stale (docs/CLIENT.md, "Local tables"). The client core's reporter plans them.
+struct LocalTables {
+  uint64_t base_version = 0;  // the version of the list they extend (0: none)
+  int32_t partitions = 0;     // the live partition count they were planned for
+  std::vector<HotKey> keys;   // each with a table verified for `partitions`
 };
 
 // The family's partition of a keyed record exactly as librdkafka's `<family>_random`
@@ -68,7 +80,8 @@ class Router {
 
   // Makes `list` the topic's routing table if its version is newer than the current one.
   // The list must be valid (parse_list_json validates). Returns false (and changes nothing)
-  // for a version <= the current one: versions never go back.
+  // for a version <= the current one (versions never go back) or >= kLocalTableVersionBit
+  // (no coordinator issues it). Drops the topic's local tables: the fresh list wins.
   bool publish(const HotKeyList& list);
 
   // Drops the topic's list (its topic was deleted: a tombstone on the lists topic); every key
@@ -80,6 +93,27 @@ class Router {
   // keeping the last good list; plain=false routes with that list again.
   void set_plain(TopicId id, bool plain);
   bool plain(TopicId id) const;
+
+  // Local tables (docs/CLIENT.md, "Local tables"). set_local_tables makes `tables` part of the
+  // topic's routing table, next to its list's keys: the table's version becomes
+  // kLocalTableVersionBit + the list's. Refused (false, nothing changed) when the topic's local
+  // generation is no longer `expected_generation` (a list, a drop or other local tables came in
+  // between), when the tables extend another list version than the topic's, when they were
+  // planned for another partition count than the live one (when one is known), when a key is
+  // also on the list, or when a salt does not recompute to its partition (every table is
+  // verified for the topic's family, separator and `tables.partitions`). A newer list
+  // (publish), a tombstone (remove_list) and drop_local_tables drop them: the list wins.
+  bool set_local_tables(TopicId id, LocalTables tables, uint64_t expected_generation);
+  // Drops the topic's local tables; false when it had none.
+  bool drop_local_tables(TopicId id);
+  // The topic's local tables, or null.
+  std::shared_ptr<const LocalTables> local_tables(TopicId id) const;
+  // Bumped by every change of the topic's list or local tables.
+  uint64_t local_generation(TopicId id) const noexcept;
+  // Local tables set for the topic so far (each set_local_tables that succeeded).
+  uint64_t local_tables_set(TopicId id) const noexcept;
+  // Records routed to a salt of a local key so far.
+  uint64_t local_salted(TopicId id) const;
 
   // The version of the newest list published for the topic (0: none).
   uint64_t version(TopicId id) const noexcept;
