@@ -38,6 +38,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -59,6 +61,12 @@ constexpr const char* kIcName = "hotkey";
 // short-lived producer (a kcat pipeline) routes its first records with the current list.
 constexpr std::string_view kStartupWait = "hotkey.startup.wait.ms";
 constexpr uint32_t kStartupWaitMax = 600000;
+// Plugin-only property: a file the producer's statistics (hotkey::client::to_json) are written
+// to every kStatsEvery and when the producer is destroyed, replaced atomically (a temporary
+// file renamed over it). The plugin's application cannot call the client, so this is where
+// its statistics (local tables among them) are read.
+constexpr std::string_view kStatsFile = "hotkey.stats.file";
+constexpr std::chrono::seconds kStatsEvery{1};
 
 void copy_err(char* errstr, size_t errstr_size, const std::string& msg) {
   if (errstr == nullptr || errstr_size == 0) return;
@@ -83,9 +91,23 @@ uint32_t parse_startup_wait(std::string_view value) {
 // Checks one hotkey.* property on its own (std::invalid_argument naming it). Checks that need
 // several properties (backoff.max >= backoff.initial, ssl.* with https://) run in on_new, when
 // the configuration is complete, so the order of conf_set calls never matters.
+void check_stats_file(std::string_view value) {
+  const std::filesystem::path path(value);
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  std::error_code ec;
+  if (value.empty() || !path.has_filename() || !std::filesystem::is_directory(dir, ec)) {
+    throw std::invalid_argument("property " + std::string(kStatsFile) + "=\"" + std::string(value) +
+                                "\": expected a file path in an existing directory");
+  }
+}
+
 void validate_property(const std::string& name, const std::string& value) {
   if (name == kStartupWait) {
     parse_startup_wait(value);
+    return;
+  }
+  if (name == kStatsFile) {
+    check_stats_file(value);
     return;
   }
   if (name == "hotkey.routing.mode" && value != "route") {
@@ -128,8 +150,13 @@ struct ConfState {
 // Per rd_kafka_t (producer).
 class RkState {
  public:
-  RkState(rd_kafka_t* rk, std::unique_ptr<RdkafkaPartitioner> part)
-      : rk_(rk), part_(std::move(part)), uid_(next_uid_.fetch_add(1)) {}
+  RkState(rd_kafka_t* rk, std::unique_ptr<RdkafkaPartitioner> part, std::string stats_file)
+      : rk_(rk),
+        part_(std::move(part)),
+        uid_(next_uid_.fetch_add(1)),
+        stats_file_(std::move(stats_file)) {
+    if (!stats_file_.empty()) stats_ = std::thread([this] { stats_loop(); });
+  }
   ~RkState() { stop(); }
   RkState(const RkState&) = delete;
   RkState& operator=(const RkState&) = delete;
@@ -147,6 +174,10 @@ class RkState {
     }
     cv_.notify_all();
     if (metadata_.joinable()) metadata_.join();
+    if (stats_.joinable()) {
+      stats_.join();
+      write_stats();  // the last figures, after the final report
+    }
     part_.reset();
   }
 
@@ -225,6 +256,32 @@ class RkState {
     }
   }
 
+  // hotkey.stats.file: the statistics every kStatsEvery until stop().
+  void stats_loop() {
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      lock.unlock();
+      write_stats();
+      lock.lock();
+      cv_.wait_for(lock, kStatsEvery, [&] { return stopping_; });
+    }
+  }
+
+  void write_stats() noexcept {
+    try {
+      const std::string json = to_json(part_->client().stats()) + "\n";
+      const std::string tmp = stats_file_ + ".tmp";
+      {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << json;
+        if (!out) return;
+      }
+      std::filesystem::rename(tmp, stats_file_);
+    } catch (...) {
+      // A full disk or a removed directory: the next write tries again.
+    }
+  }
+
   int32_t query_partitions(const std::string& name) {
     // Finds the application's handle (a new reference) rather than creating a second one.
     rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, name.c_str(), nullptr);
@@ -251,6 +308,8 @@ class RkState {
   bool stopping_ = false;                                 // guarded by mu_
   std::vector<std::pair<std::string, TopicId>> foreign_;  // guarded by mu_
   std::thread metadata_;                                  // started under mu_
+  const std::string stats_file_;
+  std::thread stats_;
 };
 
 thread_local std::array<RkState::CacheEntry, 8> RkState::t_cache_;
@@ -308,6 +367,11 @@ rd_kafka_resp_err_t on_new(rd_kafka_t* rk, const rd_kafka_conf_t* conf, void* ic
     startup_wait = parse_startup_wait(it->second);
     props.erase(it);
   }
+  std::string stats_file;
+  if (auto it = props.find(kStatsFile); it != props.end()) {
+    stats_file = it->second;
+    props.erase(it);
+  }
   auto transport = props.find("hotkey.transport");
   const bool kafka_transport = transport != props.end() && transport->second == "kafka";
   if (kafka_transport) {
@@ -355,7 +419,7 @@ rd_kafka_resp_err_t on_new(rd_kafka_t* rk, const rd_kafka_conf_t* conf, void* ic
     // rk's own copy of the configuration; its default topic configuration is what every
     // topic created without an explicit one duplicates, so installing here is final.
     part->install(const_cast<rd_kafka_conf_t*>(conf));
-    state = std::make_unique<RkState>(rk, std::move(part));
+    state = std::make_unique<RkState>(rk, std::move(part), std::move(stats_file));
   } catch (const std::exception& e) {
     copy_err(errstr, errstr_size,
              std::string("hotkey plugin: ") + e.what() + ": this producer routes plain");

@@ -299,6 +299,134 @@ TEST(CoordinatorE2E, FleetDetectsSaltsBalancesAndSurvivesACrash) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 37, item 3: a single-node coordinator killed with kill -9 while a producer's key
+// surges. Once the producer's list is stale (hotkey.list.stale.ms without contact), the surge
+// is salted with a local table over distinct partitions, its records carry the local mark
+// (hotkey.version = 2^63 + the list's version), and the restarted coordinator's fresh list
+// replaces the local table.
+TEST(CoordinatorE2E, KillNineMidSurgeSaltsTheSurgeLocallyUntilTheRestartedCoordinatorsList) {
+  const std::string bin = hotkey::test_support::coordinator_binary();
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << bin << " is not built";
+  auto dir =
+      std::filesystem::temp_directory_path() / ("hotkey-e2e-local-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  CoordinatorProcess coordinator(free_port(), dir);
+  ASSERT_TRUE(coordinator.start()) << "see " << (dir / "coordinator.log");
+  constexpr const char* kOutage = "outage";
+  test::MockCluster mc;
+  mc.create_topic(kOutage, kPartitions);
+  Producer producer(Properties{{"bootstrap.servers", mc.bootstraps()},
+                               {"partitioner", "murmur2_random"},
+                               {"linger.ms", "5"},
+                               {"hotkey.coordinator.url", coordinator.url()},
+                               {"hotkey.producer.id", "outage-producer"},
+                               {"hotkey.topics", kOutage},
+                               {"hotkey.report.interval.ms", "100"},
+                               {"hotkey.poll.wait.ms", "500"},
+                               {"hotkey.backoff.initial.ms", "20"},
+                               {"hotkey.backoff.max.ms", "200"},
+                               {"hotkey.http.timeout.ms", "1000"}});
+  // A quarter of the records on a key the coordinator lists from the start, half on the surge
+  // key once it surges, the rest over 200 cold keys.
+  std::atomic<bool> surging{false}, stop{false};
+  std::atomic<uint64_t> errors{0};
+  std::thread sender([&] {
+    for (uint64_t n = 0; !stop.load(); ++n) {
+      for (int i = 0; i < 40; ++i) {
+        std::string key = i % 4 == 0 ? std::string("steady-hot")
+                          : surging.load() && i % 2 == 1
+                              ? std::string("surge-key")
+                              : "cold-" + std::to_string((n * 40 + i) % 200);
+        if (!producer.produce(kOutage, key, "v").ok()) errors.fetch_add(1);
+      }
+      producer.poll(0);
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+  });
+  struct Joiner {
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~Joiner() {
+      stop.store(true);
+      if (thread.joinable()) thread.join();
+    }
+  } joiner{stop, sender};
+  auto stats = [&] { return producer.stats().topics.at(0); };
+  auto listed = [&](const std::string& key) {
+    auto list = producer.client().router().list(0);
+    if (!list) return false;
+    for (const auto& k : list->keys) {
+      if (k.key == key) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually([&] { return listed("steady-hot"); }, std::chrono::seconds(30)))
+      << "see " << (dir / "coordinator.log");
+  const uint64_t version = stats().list_version;
+
+  coordinator.kill();
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] { return stats().stale; }, std::chrono::seconds(30)));
+  const auto stale = std::chrono::steady_clock::now();
+  surging.store(true);
+  ASSERT_TRUE(eventually([&] { return stats().local_keys == 1; }, std::chrono::seconds(30)));
+  const auto salted = std::chrono::steady_clock::now();
+  auto ms = [](auto d) { return std::chrono::duration_cast<milliseconds>(d).count(); };
+  std::printf("list stale %lld ms after kill -9; surge salted locally %lld ms after it started\n",
+              static_cast<long long>(ms(stale - killed)),
+              static_cast<long long>(ms(salted - stale)));
+  auto local = producer.client().router().local_tables(0);
+  ASSERT_NE(local, nullptr);
+  EXPECT_EQ(local->keys.at(0).key, "surge-key");
+  EXPECT_EQ(local->base_version, version);
+  std::this_thread::sleep_for(milliseconds(1500));  // the outage goes on
+
+  // Back on the same data: its list (the surge detected from the producer's reports) wins.
+  ASSERT_TRUE(coordinator.start()) << "see " << (dir / "coordinator.log");
+  ASSERT_TRUE(eventually([&] { return listed("surge-key") && stats().local_keys == 0; },
+                         std::chrono::seconds(30)))
+      << "see " << (dir / "coordinator.log");
+  const uint64_t fresh = stats().list_version;
+  EXPECT_GT(fresh, version);
+  EXPECT_FALSE(stats().stale);
+  std::this_thread::sleep_for(milliseconds(300));
+  stop.store(true);
+  sender.join();
+  ASSERT_EQ(producer.flush(20000).error, 0);
+  EXPECT_EQ(errors.load(), 0u);
+  const uint64_t local_salted = stats().local_salted;
+
+  // What the brokers hold: the surge's records salted by the local table carry the mark of the
+  // list they were built on, land where the family's hash of their salted key puts them, over
+  // many partitions; then the coordinator's list takes over.
+  const int64_t stored = test::readable_records(mc.bootstraps(), kOutage, kPartitions);
+  auto records = test::consume_all(mc.bootstraps(), kOutage, kPartitions,
+                                   static_cast<size_t>(stored), std::chrono::seconds(120));
+  ASSERT_EQ(records.size(), static_cast<size_t>(stored));
+  std::set<int32_t> local_partitions;
+  uint64_t marked = 0, by_list = 0;
+  for (const auto& r : records) {
+    RecoveredKey k = recover_logical_key(
+        r.key, r.salt_header ? std::optional<std::string_view>(*r.salt_header) : std::nullopt,
+        r.version_header ? std::optional<std::string_view>(*r.version_header) : std::nullopt);
+    if (k.logical_key != "surge-key" || !k.salted) continue;
+    EXPECT_EQ(r.partition, partition_for(HashFamily::kMurmur2, r.key, kPartitions)) << r.key;
+    if (is_local_table_version(k.version)) {
+      EXPECT_EQ(k.version, kLocalTableVersionBit + version);
+      local_partitions.insert(r.partition);
+      ++marked;
+    } else {
+      EXPECT_GE(k.version, fresh);
+      ++by_list;
+    }
+  }
+  EXPECT_GE(local_partitions.size(), 6u);
+  EXPECT_EQ(marked, local_salted);  // every locally salted record, counted exactly
+  EXPECT_GT(marked, 500u);
+  EXPECT_GT(by_list, 0u);
+  std::filesystem::remove_all(dir);
+}
+
 // hotkey_reports_total per topic, scraped from the coordinator's /metrics.
 std::map<std::string, uint64_t> reports_by_topic(int port) {
   httplib::Client cli("127.0.0.1", port);

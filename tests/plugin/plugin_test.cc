@@ -173,12 +173,17 @@ class CProducer {
     ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR);
   }
   void flush() { ASSERT_EQ(rd_kafka_flush(rk_, 30000), RD_KAFKA_RESP_ERR_NO_ERROR); }
-  // Partitions each key was delivered to.
-  std::map<std::string, std::set<int32_t>> partitions() {
+  // Partitions each key was delivered to (the deliveries from the `from`th on).
+  std::map<std::string, std::set<int32_t>> partitions(size_t from = 0) {
     std::lock_guard lock(mu_);
     std::map<std::string, std::set<int32_t>> out;
-    for (const auto& [k, p] : delivered_) out[k].insert(p);
+    for (size_t i = from; i < delivered_.size(); ++i)
+      out[delivered_[i].first].insert(delivered_[i].second);
     return out;
+  }
+  size_t delivered() {
+    std::lock_guard lock(mu_);
+    return delivered_.size();
   }
   int failed() {
     std::lock_guard lock(mu_);
@@ -251,8 +256,7 @@ TEST(PluginConf, LinksNoLibrdkafkaOfItsOwn) {
   }
   ASSERT_NE(out.find("(NEEDED)"), std::string::npos) << out;
   EXPECT_EQ(out.find("librdkafka"), std::string::npos) << "a librdkafka among NEEDED:\n" << out;
-  EXPECT_EQ(out.find("rd_kafka_"), std::string::npos) << "an rd_kafka_* dynamic symbol:\n"
-                                                       << out;
+  EXPECT_EQ(out.find("rd_kafka_"), std::string::npos) << "an rd_kafka_* dynamic symbol:\n" << out;
 }
 
 TEST(PluginConf, DuplicatedConfigurationKeepsThePluginAndItsProperties) {
@@ -567,6 +571,124 @@ class PluginPrograms : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// Issue 37, item 3, through the plugin: a single-node coordinator killed with kill -9 while a
+// plugin producer's key surges. Once the producer's list is stale, the surge is spread over
+// many partitions by a local table (the plugin's statistics file says so: records carry no
+// headers through the plugin); the restarted coordinator's list replaces it.
+TEST_F(PluginPrograms, KillNineMidSurgeSaltsTheSurgeLocallyUntilTheRestartedCoordinatorsList) {
+  test::MockCluster cluster;  // no broker behaviour under test: the coordinator is the real one
+  cluster.create_topic("surging", kPartitions);
+  std::ofstream(dir_ / "config.json") << R"({
+    "epoch_ms": 200, "window_epochs": 5, "plan_interval_ms": 100, "warmup_ms": 0,
+    "producer_timeout_ms": 5000,
+    "defaults": {"min_rate": 1, "hold_ms": 600000, "balance_min_fraction": 1.5}
+  })";
+  test_support::CoordinatorOptions o;
+  o.data = dir_ / "data";
+  o.config = dir_ / "config.json";
+  o.log = dir_ / "coordinator.log";
+  std::string error;
+  auto coordinator = test_support::start_coordinator(o, &error);
+  ASSERT_NE(coordinator, nullptr) << error;
+  const std::string stats_file = (dir_ / "stats.json").string();
+  Conf c;
+  c.must("bootstrap.servers", cluster.bootstraps());
+  c.must("partitioner", "murmur2_random");
+  c.must("linger.ms", "5");
+  c.must("plugin.library.paths", kPlugin);
+  c.must("hotkey.coordinator.url", coordinator->url());
+  c.must("hotkey.topics", "surging");
+  c.must("hotkey.report.interval.ms", "100");
+  c.must("hotkey.poll.wait.ms", "500");
+  c.must("hotkey.backoff.initial.ms", "20");
+  c.must("hotkey.backoff.max.ms", "200");
+  c.must("hotkey.http.timeout.ms", "1000");
+  c.must("hotkey.stats.file", stats_file);
+  EXPECT_EQ(c.set("hotkey.stats.file", (dir_ / "no-such-dir" / "s.json").string()),
+            RD_KAFKA_CONF_INVALID);
+  CProducer producer(c);
+  std::atomic<bool> surging{false}, stop{false};
+  std::thread sender([&] {
+    for (uint64_t n = 0; !stop.load(); ++n) {
+      for (int i = 0; i < 40; ++i) {
+        producer.produce("surging", i % 4 == 0 ? std::string("steady-hot")
+                                    : surging.load() && i % 2 == 1
+                                        ? std::string("surge-key")
+                                        : "cold-" + std::to_string((n * 40 + i) % 200));
+      }
+      rd_kafka_poll(producer.rk(), 0);
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+  });
+  struct Joiner {
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~Joiner() {
+      stop.store(true);
+      if (thread.joinable()) thread.join();
+    }
+  } joiner{stop, sender};
+  // The plugin's statistics file, as an operator reads it.
+  auto stats = [&]() -> nlohmann::json {
+    try {
+      return nlohmann::json::parse(read_file(stats_file)).at("topics").at(0);
+    } catch (const std::exception&) {
+      return nlohmann::json::object();
+    }
+  };
+  auto field = [&](const char* name) { return stats().value(name, nlohmann::json()); };
+  auto coordinator_lists = [&](const std::string& key) {
+    httplib::Client cli(coordinator->url());
+    cli.set_read_timeout(10, 0);
+    auto res = cli.Get("/v1/hotkeys?topic=surging&since=0&wait_ms=0");
+    if (!res || res->status != 200) return std::optional<HotKeyList>();
+    HotKeyList list = parse_list_json(res->body);
+    return salt_partitions(list, key).empty() ? std::optional<HotKeyList>() : list;
+  };
+  ASSERT_TRUE(eventually([&] { return field("hot_keys") == 1; }, seconds(60)))
+      << coordinator->log();
+  const uint64_t version = field("list_version").get<uint64_t>();
+  const std::optional<HotKeyList> before = coordinator_lists("steady-hot");
+  ASSERT_TRUE(before && before->version == version);
+
+  coordinator->kill9();
+  ASSERT_TRUE(eventually([&] { return field("stale") == true; }, seconds(30)));
+  surging.store(true);
+  ASSERT_TRUE(eventually([&] { return field("local_keys") == 1; }, seconds(30)));
+  const size_t local_from = producer.delivered();
+  std::this_thread::sleep_for(milliseconds(1500));  // the outage goes on
+  ASSERT_TRUE(eventually([&] { return producer.delivered() > local_from + 1000; }, seconds(30)));
+  const auto during = producer.partitions(local_from);
+  EXPECT_GE(during.at("surge-key").size(), 6u);  // one partition without a table
+  EXPECT_EQ(during.at("steady-hot"), salt_partitions(*before, "steady-hot"));  // the list's
+  EXPECT_GT(field("local_salted").get<uint64_t>(), 500u);
+  EXPECT_EQ(field("local_tables"), 1);
+
+  // Back on the same data and port: the coordinator lists the surge, its list wins.
+  o.listen = "127.0.0.1:" + std::to_string(coordinator->port());
+  o.append_log = true;
+  coordinator.reset();
+  coordinator = test_support::start_coordinator(o, &error);
+  ASSERT_NE(coordinator, nullptr) << error;
+  std::optional<HotKeyList> fresh;
+  ASSERT_TRUE(eventually(
+      [&] {
+        fresh = coordinator_lists("surge-key");
+        return fresh && field("local_keys") == 0 && field("list_version") == fresh->version;
+      },
+      seconds(60)))
+      << coordinator->log();
+  EXPECT_GT(fresh->version, version);
+  EXPECT_EQ(field("stale"), false);
+  const size_t listed_from = producer.delivered();
+  ASSERT_TRUE(eventually([&] { return producer.delivered() > listed_from + 1000; }, seconds(30)));
+  stop.store(true);
+  sender.join();
+  producer.flush();
+  EXPECT_EQ(producer.partitions(listed_from).at("surge-key"), salt_partitions(*fresh, "surge-key"));
+  EXPECT_EQ(producer.failed(), 0);
+}
+
 // kcat reads `key:value` lines; the hot key must come out spread over exactly its verified salts,
 // every cold key on the partition plain kcat (no plugin) gives it.
 TEST_F(PluginPrograms, KcatSpreadsTheFleetHotKeyOverItsSaltsAndLeavesColdKeysAlone) {
@@ -684,11 +806,10 @@ void producers_balance_like_the_cpp_wrapper(const std::vector<std::string>& prog
     std::vector<std::unique_ptr<test_support::ChildProcess>> pids;
     for (int w = 0; w < 4; ++w) {
       std::vector<std::string> args = program;
-      args.insert(args.end(),
-                  {"--bootstrap", cluster.bootstraps(), "--topic", "py", "--plugin", kPlugin,
-                   "--url", coord.url(), "--records", std::to_string(records), "--producer-id",
-                   "py-" + std::to_string(w), "--startup-wait-ms",
-                   std::to_string(startup_wait_ms)});
+      args.insert(args.end(), {"--bootstrap", cluster.bootstraps(), "--topic", "py", "--plugin",
+                               kPlugin, "--url", coord.url(), "--records", std::to_string(records),
+                               "--producer-id", "py-" + std::to_string(w), "--startup-wait-ms",
+                               std::to_string(startup_wait_ms)});
       pids.push_back(spawn(args, "", (dir / ("py-" + std::to_string(w) + ".log")).string()));
     }
     for (size_t w = 0; w < pids.size(); ++w) {
@@ -787,8 +908,7 @@ void producers_balance_like_the_cpp_wrapper(const std::vector<std::string>& prog
     naive[test::oracle(HashFamily::kCrc32, key_of(i), kPartitions)]++;
   double naive_ratio = max_over_avg(std::vector<int64_t>(kPartitions, 0), naive);
   std::printf("max/avg: %s+plugin %.3f, C++ wrapper %.3f, naive %.3f\n", program[0].c_str(),
-              py_ratio, cpp_ratio,
-              naive_ratio);
+              py_ratio, cpp_ratio, naive_ratio);
   EXPECT_EQ(py_used, kPartitions);
   EXPECT_LT(py_ratio, naive_ratio / 2);
   // The two topics have their own lists, planned on their own warm-up rounds, so their tables
@@ -830,8 +950,8 @@ TEST_F(PluginPrograms, ASecondLibrdkafkaCopyInTheProcessIsRefusedAtConfiguration
   const std::string python = HOTKEY_PYPI_PYTHON;
   if (python.empty()) GTEST_SKIP() << "no python3-venv at configure time (scripts/deps.sh)";
   ASSERT_TRUE(std::filesystem::exists(python)) << "build the plugin_pypi_venv target";
-  auto child = spawn({python, std::string(HOTKEY_TEST_SOURCE_DIR) + "/second_copy.py", kPlugin},
-                     "", (dir_ / "second.log").string());
+  auto child = spawn({python, std::string(HOTKEY_TEST_SOURCE_DIR) + "/second_copy.py", kPlugin}, "",
+                     (dir_ / "second.log").string());
   EXPECT_EQ(wait_exit(*child), 0) << read_file(dir_ / "second.log");
   EXPECT_NE(read_file(dir_ / "second.log")
                 .find("second conf_set: -1 hotkey plugin refused: loaded by the librdkafka in "
@@ -866,8 +986,7 @@ TEST_F(PluginPrograms, GoProducerWithItsStaticLibrdkafkaIsRefusedAtConfiguration
                      "", (dir_ / "go.log").string());
   int rc = wait_exit(*child);
   std::string out = read_file(dir_ / "go.log");
-  EXPECT_EQ(rc, 3) << "3: the producer was not created; a crash is 2 (Go) or 128 + signal\n"
-                   << out;
+  EXPECT_EQ(rc, 3) << "3: the producer was not created; a crash is 2 (Go) or 128 + signal\n" << out;
   EXPECT_NE(out.find("hotkey plugin refused: static librdkafka in skew_producer_go (no rd_kafka_"),
             std::string::npos)
       << out;
