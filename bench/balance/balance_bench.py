@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -34,6 +35,8 @@ VARIANTS = {
     "hotkey_noheaders": ["hotkey.salt.headers=false"],
     "hotkey_rate1": ["hotkey.sample.rate=1"],
     "hotkey_noheaders_rate1": ["hotkey.salt.headers=false", "hotkey.sample.rate=1"],
+    # Local tables off: what the client did before them (a stale list routes as it is).
+    "hotkey_nolocal": ["hotkey.list.stale.ms=0"],
 }
 LABELS = {
     "naive": "naive murmur2",
@@ -44,6 +47,7 @@ LABELS = {
     "hotkey_noheaders": "hotkey without salt headers (hotkey.salt.headers=false)",
     "hotkey_rate1": "hotkey sampling every record (hotkey.sample.rate=1)",
     "hotkey_noheaders_rate1": "hotkey without salt headers, sampling every record",
+    "hotkey_nolocal": "hotkey without local tables (hotkey.list.stale.ms=0)",
 }
 
 
@@ -89,6 +93,16 @@ for z in ("0.8", "1.0", "1.2", "1.5"):
         title=f"Zipf {z}, 100k keys, 32 partitions", partitions=32, producers=4, rate=16000,
         duration=16, window=7, workload=["--keys", "100000", "--zipf", z],
         whitelist=["user-0"])
+# A coordinator outage (issue 37): the coordinator is killed with kill -9 `kill_at` s into each
+# strategy's run (every hotkey strategy gets a coordinator of its own) and not brought back; a
+# key surges to half the records `hot_start` s in, after the producers' lists went stale
+# (hotkey.list.stale.ms, 3 s by default), and the window (from 1 s after the surge to the end)
+# lies wholly in the outage. Not in FULL: run it with --scenarios outage.
+SCENARIOS["outage"] = dict(
+    title="coordinator killed at 4 s, one key 50% from 8 s, 12 partitions", partitions=12,
+    producers=4, rate=8000, duration=20, window=9, kill_at=4,
+    workload=UNIFORM_100K + ["--hot-share", "0.5", "--hot-start", "8", "--hot-prefix", "flash-"],
+    whitelist=["flash-0"])
 FULL = ["hot90", "seller45", "tenants5", "zipf0.8", "zipf1.0", "zipf1.2", "zipf1.5", "moving"]
 QUICK = ["hot90", "seller45", "moving"]
 QUICK_OVERRIDES = dict(duration=13, window=8)
@@ -375,6 +389,13 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
                 args += ["--client-prop", kv]
         procs.append(fleet.start(args, stdout=subprocess.DEVNULL,
                                  stderr=open(out + ".log", "w")))
+    killer = None
+    if scn.get("kill_at") and is_hotkey(strategy) and ctx.get("kill") is not None:
+        # kill -9 of the coordinator at kill_at s into the schedule, by the producers' clock.
+        victim = ctx.pop("kill")
+        delay = start_at_ms / 1000.0 + scn["kill_at"] - time.time()
+        killer = threading.Timer(max(0.0, delay), lambda: victim.poll() is None and victim.kill())
+        killer.start()
     for p in procs:
         try:
             p.wait(timeout=scn["duration"] + 60)
@@ -382,6 +403,8 @@ def run_strategy(ctx, name, scn, strategy, seed_base, tag="", count=True):
             fleet.stop(p)
         if p in fleet.procs:
             fleet.procs.remove(p)
+    if killer is not None:
+        killer.join()
     # Exit 3 means the producer ran but some records failed; that is a result, kept below.
     failed = [(o, p.returncode) for o, p in zip(outs, procs)
               if p.returncode not in (0, 3) or not os.path.exists(o)]
@@ -503,24 +526,35 @@ def run_scenario(args, name, scn, strategies, fleet):
     try:
         ctx["bootstrap"] = wait_for(lambda: os.path.exists(bsfile) and open(bsfile).read().strip(),
                                     20, "the mock cluster")
-        if any(is_hotkey(s) for s in strategies):
+        def start_coordinator(data):
             port = free_port()
             cmd = [f"{args.bindir}/hotkey-coordinator", "--listen", f"127.0.0.1:{port}",
-                   "--data", os.path.join(work, "coordinator-data")]
+                   "--data", os.path.join(work, data)]
             if args.coordinator_config:
                 cmd += ["--config", args.coordinator_config]
-            coord = fleet.start(cmd, stdout=open(os.path.join(work, "coordinator.log"), "w"),
-                                stderr=subprocess.STDOUT)
+            c = fleet.start(cmd, stdout=open(os.path.join(work, "coordinator.log"), "a"),
+                            stderr=subprocess.STDOUT)
             ctx["coordinator_url"] = f"http://127.0.0.1:{port}"
-            wait_for(lambda: coord.poll() is not None or http_ok(ctx["coordinator_url"] + "/readyz"),
+            wait_for(lambda: c.poll() is not None or http_ok(ctx["coordinator_url"] + "/readyz"),
                      20, "the coordinator")
-            if coord.poll() is not None:
+            if c.poll() is not None:
                 raise RuntimeError("hotkey-coordinator exited: "
                                    + open(os.path.join(work, "coordinator.log")).read()[-2000:])
+            return c
+
+        outage = scn.get("kill_at")
+        if any(is_hotkey(s) for s in strategies) and not outage:
+            coord = start_coordinator("coordinator-data")
         results = []
         for i, strategy in enumerate(strategies):
             print(f"  {name:<9} {strategy:<14}", end="", flush=True)
+            if outage and is_hotkey(strategy):
+                coord = start_coordinator(f"coordinator-data-{strategy}")
+                ctx["kill"] = coord
             r = run_strategy(ctx, name, scn, strategy, seed_base=args.seed_base)
+            if outage and coord is not None:
+                fleet.stop(coord)
+                coord = None
             results.append(r)
             det = r["detect_p99_s"]
             print(f" max/avg {r['max_avg']:6.2f}  idle {r['idle_share']*100:3.0f}%  "
