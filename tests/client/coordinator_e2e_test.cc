@@ -328,29 +328,21 @@ TEST(CoordinatorE2E, KillNineMidSurgeSaltsTheSurgeLocallyUntilTheRestartedCoordi
                                {"hotkey.http.timeout.ms", "1000"}});
   // A quarter of the records on a key the coordinator lists from the start, half on the surge
   // key once it surges, the rest over 200 cold keys.
-  std::atomic<bool> surging{false}, stop{false};
+  std::atomic<bool> surging{false};
   std::atomic<uint64_t> errors{0};
-  std::thread sender([&] {
-    for (uint64_t n = 0; !stop.load(); ++n) {
-      for (int i = 0; i < 40; ++i) {
-        std::string key = i % 4 == 0 ? std::string("steady-hot")
-                          : surging.load() && i % 2 == 1
-                              ? std::string("surge-key")
-                              : "cold-" + std::to_string((n * 40 + i) % 200);
-        if (!producer.produce(kOutage, key, "v").ok()) errors.fetch_add(1);
-      }
-      producer.poll(0);
-      std::this_thread::sleep_for(milliseconds(5));
+  uint64_t n = 0;
+  test::Looper sender([&] {
+    for (int i = 0; i < 40; ++i) {
+      std::string key = i % 4 == 0 ? std::string("steady-hot")
+                        : surging.load() && i % 2 == 1
+                            ? std::string("surge-key")
+                            : "cold-" + std::to_string((n * 40 + i) % 200);
+      if (!producer.produce(kOutage, key, "v").ok()) errors.fetch_add(1);
     }
+    ++n;
+    producer.poll(0);
+    std::this_thread::sleep_for(milliseconds(5));
   });
-  struct Joiner {
-    std::atomic<bool>& stop;
-    std::thread& thread;
-    ~Joiner() {
-      stop.store(true);
-      if (thread.joinable()) thread.join();
-    }
-  } joiner{stop, sender};
   auto stats = [&] { return producer.stats().topics.at(0); };
   auto listed = [&](const std::string& key) {
     auto list = producer.client().router().list(0);
@@ -390,8 +382,7 @@ TEST(CoordinatorE2E, KillNineMidSurgeSaltsTheSurgeLocallyUntilTheRestartedCoordi
   EXPECT_GT(fresh, version);
   EXPECT_FALSE(stats().stale);
   std::this_thread::sleep_for(milliseconds(300));
-  stop.store(true);
-  sender.join();
+  sender.stop();
   ASSERT_EQ(producer.flush(20000).error, 0);
   EXPECT_EQ(errors.load(), 0u);
   const uint64_t local_salted = stats().local_salted;

@@ -284,6 +284,13 @@ LocalTables local_for(const Router& router, TopicId id, int32_t partitions,
   return t;
 }
 
+// Local tables for `keys` set on the router's current state.
+bool set_local(Router& router, TopicId t, int32_t partitions,
+               const std::vector<std::string>& keys) {
+  return router.set_local_tables(t, local_for(router, t, partitions, keys),
+                                 router.local_generation(t));
+}
+
 RouteDecision route(const Router& r, TopicId id, const std::string& key, int32_t partitions) {
   return r.route(id, key.data(), key.size(), {}, partitions);
 }
@@ -325,8 +332,7 @@ TEST(RouterLocalTables, AFreshListWinsAndDropRoutesTheKeyColdAgain) {
   Router router(RouterOptions{HashFamily::kCrc32});
   TopicId t = router.topic("orders");
   route(router, t, "x", 8);
-  ASSERT_TRUE(
-      router.set_local_tables(t, local_for(router, t, 8, {"surge"}), router.local_generation(t)));
+  ASSERT_TRUE(set_local(router, t, 8, {"surge"}));
   EXPECT_TRUE(route(router, t, "surge", 8).salted);
   EXPECT_EQ(route(router, t, "user", 8).version, kLocalTableVersionBit);  // on no list
   // A list arrives (not naming the key): the local table is gone with it.
@@ -336,16 +342,14 @@ TEST(RouterLocalTables, AFreshListWinsAndDropRoutesTheKeyColdAgain) {
   EXPECT_FALSE(d.salted);
   EXPECT_EQ(d.version, 3u);
   // Set again on that list, then dropped (contact back).
-  ASSERT_TRUE(
-      router.set_local_tables(t, local_for(router, t, 8, {"surge"}), router.local_generation(t)));
+  ASSERT_TRUE(set_local(router, t, 8, {"surge"}));
   EXPECT_TRUE(route(router, t, "surge", 8).salted);
   EXPECT_TRUE(router.drop_local_tables(t));
   EXPECT_FALSE(router.drop_local_tables(t));
   EXPECT_FALSE(route(router, t, "surge", 8).salted);
   EXPECT_EQ(route(router, t, "other", 8).version, 3u);
   // A tombstone drops them too.
-  ASSERT_TRUE(
-      router.set_local_tables(t, local_for(router, t, 8, {"surge"}), router.local_generation(t)));
+  ASSERT_TRUE(set_local(router, t, 8, {"surge"}));
   EXPECT_TRUE(router.remove_list(t));
   EXPECT_EQ(router.local_tables(t), nullptr);
   EXPECT_FALSE(route(router, t, "surge", 8).salted);
@@ -383,8 +387,7 @@ TEST(RouterLocalTables, ANewPartitionCountRoutesTheLocalKeyColdUntilReplanned) {
   Router router(RouterOptions{HashFamily::kMurmur2});
   TopicId t = router.topic("orders");
   route(router, t, "x", 12);
-  ASSERT_TRUE(
-      router.set_local_tables(t, local_for(router, t, 12, {"surge"}), router.local_generation(t)));
+  ASSERT_TRUE(set_local(router, t, 12, {"surge"}));
   RouteDecision d = route(router, t, "surge", 16);
   EXPECT_FALSE(d.salted);
   EXPECT_EQ(d.partition, partition_for(HashFamily::kMurmur2, "surge", 16));
@@ -407,8 +410,7 @@ TEST_P(RouterLocalPolicies, LocallySaltedRecordsAreCountedExactlyFromEveryThread
   TopicId t = router.topic("orders");
   ASSERT_TRUE(router.publish(make_list("orders", 2, 12, HashFamily::kMurmur2, {"listed"}, 4)));
   route(router, t, "x", 12);
-  ASSERT_TRUE(
-      router.set_local_tables(t, local_for(router, t, 12, {"a", "b"}), router.local_generation(t)));
+  ASSERT_TRUE(set_local(router, t, 12, {"a", "b"}));
   std::atomic<uint64_t> local{0};
   std::vector<std::thread> threads;
   for (int th = 0; th < 4; ++th) {
@@ -425,8 +427,7 @@ TEST_P(RouterLocalPolicies, LocallySaltedRecordsAreCountedExactlyFromEveryThread
   // Replaced while the threads send: a fresh list (local tables dropped: "a" and "b" cold),
   // then new local tables on it.
   ASSERT_TRUE(router.publish(make_list("orders", 3, 12, HashFamily::kMurmur2, {"listed"}, 4)));
-  ASSERT_TRUE(
-      router.set_local_tables(t, local_for(router, t, 12, {"a", "b"}), router.local_generation(t)));
+  ASSERT_TRUE(set_local(router, t, 12, {"a", "b"}));
   for (auto& th : threads) th.join();
   EXPECT_EQ(router.local_salted(t), local.load());
   for (int i = 0; i < 1000; ++i) route(router, t, "a", 12);
@@ -571,40 +572,40 @@ RouteDecision send(Client& c, TopicId t, const std::string& key) {
 // A producer thread: `surge` (when set) is half of its records, the rest spread over 500 keys.
 class Traffic {
  public:
-  Traffic(Client& c, TopicId t) : c_(c), t_(t), thread_([this] { run(); }) {}
-  ~Traffic() {
-    stop_ = true;
-    thread_.join();
-  }
-  void surge(const std::string& key) {
-    std::lock_guard lock(mu_);
-    surge_ = key;
-  }
+  Traffic(Client& c, TopicId t, std::string surge)
+      : loop_([&c, t, surge = std::move(surge), i = uint64_t{0}]() mutable {
+          for (int j = 0; j < 100; ++j) {
+            send(c, t, j % 2 == 0 ? surge : "user-" + std::to_string((i * 100 + j) % 500));
+          }
+          ++i;
+          std::this_thread::sleep_for(milliseconds(5));
+        }) {}
 
  private:
-  void run() {
-    for (uint64_t i = 0; !stop_; ++i) {
-      std::string key;
-      {
-        std::lock_guard lock(mu_);
-        key = surge_;
-      }
-      for (int j = 0; j < 100; ++j) {
-        send(c_, t_,
-             !key.empty() && j % 2 == 0 ? key : "user-" + std::to_string((i * 100 + j) % 500));
-      }
-      std::this_thread::sleep_for(milliseconds(5));
-    }
-  }
-  Client& c_;
-  TopicId t_;
-  std::mutex mu_;
-  std::string surge_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  test::Looper loop_;
 };
 
 const TopicStats& stats_of(const ClientStats& s) { return s.topics.at(0); }
+
+// A coordinator peer serving version 4 of "orders" (its key "listed" salted), and a client that
+// holds it.
+class ClientLocalTables : public ::testing::Test {
+ protected:
+  void start(Properties extra = {}, HotKeyList list = base_list()) {
+    peer_.serve(list);
+    client_ = std::make_unique<Client>(props_for(peer_.url(), std::move(extra)));
+    t_ = client_->topic("orders");
+    ASSERT_TRUE(client_->wait_for_version(t_, list.version, std::chrono::seconds(10)));
+  }
+  static HotKeyList base_list() {
+    return make_list("orders", 4, kPartitions, HashFamily::kMurmur2, {"listed"}, 4);
+  }
+  TopicStats topic_stats() const { return stats_of(client_->stats()); }
+
+  SubscriptionPeer peer_;
+  std::unique_ptr<Client> client_;
+  TopicId t_ = 0;
+};
 
 // The partitions `key` goes to over `n` records, and whether every one carried the local mark
 // of list `base`.
@@ -620,141 +621,117 @@ std::set<int32_t> partitions_of(Client& c, TopicId t, const std::string& key, ui
   return out;
 }
 
-TEST(ClientLocalTables, AnUnreachableCoordinatorsSurgeIsSaltedLocallyUntilContactIsBack) {
-  SubscriptionPeer peer;
-  peer.serve(make_list("orders", 4, kPartitions, HashFamily::kMurmur2, {"listed"}, 4));
-  Client c(props_for(peer.url()));
-  TopicId t = c.topic("orders");
-  ASSERT_TRUE(c.wait_for_version(t, 4, std::chrono::seconds(10)));
-  Traffic traffic(c, t);
-  traffic.surge("surge");
+TEST_F(ClientLocalTables, AnUnreachableCoordinatorsSurgeIsSaltedLocallyUntilContactIsBack) {
+  start();
+  Client& c = *client_;
+  Traffic traffic(c, t_, "surge");
   // With the coordinator there, the client leaves the key to it (this peer never lists it).
   std::this_thread::sleep_for(milliseconds(600));
-  EXPECT_FALSE(stats_of(c.stats()).stale);
-  EXPECT_EQ(stats_of(c.stats()).local_keys, 0u);
-  EXPECT_FALSE(send(c, t, "surge").salted);
+  EXPECT_FALSE(topic_stats().stale);
+  EXPECT_EQ(topic_stats().local_keys, 0u);
+  EXPECT_FALSE(send(c, t_, "surge").salted);
 
-  peer.stop();  // connection refused from now on
-  ASSERT_TRUE(eventually([&] { return stats_of(c.stats()).local_keys == 1; }));
-  EXPECT_TRUE(stats_of(c.stats()).stale);
+  peer_.stop();  // connection refused from now on
+  ASSERT_TRUE(eventually([&] { return topic_stats().local_keys == 1; }));
+  EXPECT_TRUE(topic_stats().stale);
   bool marked = false;
-  std::set<int32_t> spread = partitions_of(c, t, "surge", 4, &marked);
+  std::set<int32_t> spread = partitions_of(c, t_, "surge", 4, &marked);
   EXPECT_TRUE(marked);
   EXPECT_GE(spread.size(), 6u);  // half of the records on one key: spread over many partitions
-  EXPECT_TRUE(send(c, t, "listed").salted);  // the list's keys keep their salts
-  EXPECT_FALSE(send(c, t, "user-7").salted);
-  ASSERT_TRUE(eventually([&] { return stats_of(c.stats()).local_salted > 1000; }));
-  EXPECT_EQ(stats_of(c.stats()).local_tables, 1u);
+  EXPECT_TRUE(send(c, t_, "listed").salted);  // the list's keys keep their salts
+  EXPECT_FALSE(send(c, t_, "user-7").salted);
+  ASSERT_TRUE(eventually([&] { return topic_stats().local_salted > 1000; }));
+  EXPECT_EQ(topic_stats().local_tables, 1u);
 
-  peer.start();  // the same list: contact alone ends the local table
-  ASSERT_TRUE(eventually([&] { return stats_of(c.stats()).local_keys == 0; }));
-  EXPECT_FALSE(stats_of(c.stats()).stale);
-  RouteDecision d = send(c, t, "surge");
+  peer_.start();  // the same list: contact alone ends the local table
+  ASSERT_TRUE(eventually([&] { return topic_stats().local_keys == 0; }));
+  EXPECT_FALSE(topic_stats().stale);
+  RouteDecision d = send(c, t_, "surge");
   EXPECT_FALSE(d.salted);
   EXPECT_EQ(d.version, 4u);
   // The reports of the outage's windows reached the coordinator once it was back, marked: they
   // were routed with the local table.
   ASSERT_TRUE(eventually([&] {
-    for (const Report& r : peer.reports()) {
+    for (const Report& r : peer_.reports()) {
       if (r.list_version == kLocalTableVersionBit + 4) return true;
     }
     return false;
   }));
 }
 
-TEST(ClientLocalTables, AFreshListReplacesTheLocalTable) {
-  SubscriptionPeer peer;
-  peer.serve(make_list("orders", 4, kPartitions, HashFamily::kMurmur2, {"listed"}, 4));
-  Client c(props_for(peer.url()));
-  TopicId t = c.topic("orders");
-  ASSERT_TRUE(c.wait_for_version(t, 4, std::chrono::seconds(10)));
-  Traffic traffic(c, t);
-  traffic.surge("surge");
-  peer.set_stale({"orders"});  // the owner is gone (cluster mode): stale at once, in contact
-  ASSERT_TRUE(eventually([&] { return stats_of(c.stats()).local_keys == 1; }));
-  EXPECT_TRUE(stats_of(c.stats()).stale);
+TEST_F(ClientLocalTables, AFreshListReplacesTheLocalTable) {
+  start();
+  Client& c = *client_;
+  Traffic traffic(c, t_, "surge");
+  peer_.set_stale({"orders"});  // the owner is gone (cluster mode): stale at once, in contact
+  ASSERT_TRUE(eventually([&] { return topic_stats().local_keys == 1; }));
+  EXPECT_TRUE(topic_stats().stale);
   // The new owner publishes: its list wins at once, whatever the stale set still says.
-  peer.serve(make_list("orders", (uint64_t{2} << 32) | 1, kPartitions, HashFamily::kMurmur2,
-                       {"surge"}, 6));
-  ASSERT_TRUE(c.wait_for_version(t, (uint64_t{2} << 32) | 1, std::chrono::seconds(10)));
-  RouteDecision d = send(c, t, "surge");
+  const uint64_t fresh = (uint64_t{2} << 32) | 1;
+  peer_.serve(make_list("orders", fresh, kPartitions, HashFamily::kMurmur2, {"surge"}, 6));
+  ASSERT_TRUE(c.wait_for_version(t_, fresh, std::chrono::seconds(10)));
+  RouteDecision d = send(c, t_, "surge");
   EXPECT_TRUE(d.salted);
   EXPECT_FALSE(is_local_table_version(d.version));
   // The stale set still names the topic: a new local table may follow, planned on the new
   // list, and it leaves "surge" (now listed) to the list.
-  auto local = c.router().local_tables(t);
-  if (local) {
-    EXPECT_EQ(local->base_version, (uint64_t{2} << 32) | 1);
+  if (auto local = c.router().local_tables(t_)) {
+    EXPECT_EQ(local->base_version, fresh);
     for (const auto& k : local->keys) EXPECT_NE(k.key, "surge");
   }
-  peer.set_stale({});
-  ASSERT_TRUE(eventually([&] { return !stats_of(c.stats()).stale; }));
-  EXPECT_EQ(stats_of(c.stats()).local_keys, 0u);
+  peer_.set_stale({});
+  ASSERT_TRUE(eventually([&] { return !topic_stats().stale; }));
+  EXPECT_EQ(topic_stats().local_keys, 0u);
 }
 
-TEST(ClientLocalTables, DeniedAndNeverSaltKeysStayHomeAndNothingIsSaltedWithoutAListState) {
-  SubscriptionPeer peer;
-  HotKeyList list = make_list("orders", 4, kPartitions, HashFamily::kMurmur2, {"listed"}, 4);
+TEST_F(ClientLocalTables, DeniedAndNeverSaltKeysStayHomeAndNothingIsSaltedWithoutAListState) {
+  HotKeyList list = base_list();
   list.denied = {"acct-1"};
   list.never_salt = {"order:"};
-  peer.serve(list);
-  Client c(props_for(peer.url()));
-  TopicId t = c.topic("orders");
-  ASSERT_TRUE(c.wait_for_version(t, 4, std::chrono::seconds(10)));
+  start({}, list);
+  Client& c = *client_;
   {
-    Traffic denied(c, t), prefixed(c, t), other(c, t);
-    denied.surge("acct-1");
-    prefixed.surge("order:9");
-    other.surge("surge");
-    peer.set_stale({"orders"});
-    ASSERT_TRUE(eventually([&] { return stats_of(c.stats()).local_keys >= 1; }));
+    Traffic denied(c, t_, "acct-1"), prefixed(c, t_, "order:9"), other(c, t_, "surge");
+    peer_.set_stale({"orders"});
+    ASSERT_TRUE(eventually([&] { return topic_stats().local_keys >= 1; }));
     std::this_thread::sleep_for(milliseconds(500));  // a few more windows
-    auto local = c.router().local_tables(t);
+    auto local = c.router().local_tables(t_);
     ASSERT_NE(local, nullptr);
     ASSERT_EQ(local->keys.size(), 1u);
     EXPECT_EQ(local->keys[0].key, "surge");
-    EXPECT_FALSE(send(c, t, "acct-1").salted);
-    EXPECT_FALSE(send(c, t, "order:9").salted);
+    EXPECT_FALSE(send(c, t_, "acct-1").salted);
+    EXPECT_FALSE(send(c, t_, "order:9").salted);
   }
 
   // A client that never reached its coordinator knows nothing the list denies: it stays stale
   // and plain, whatever it sees hot.
-  peer.stop();
-  Client lost(props_for(peer.url()));
+  peer_.stop();
+  Client lost(props_for(peer_.url()));
   TopicId lt = lost.topic("orders");
-  Traffic traffic(lost, lt);
-  traffic.surge("surge");
+  Traffic traffic(lost, lt, "surge");
   ASSERT_TRUE(eventually([&] { return stats_of(lost.stats()).stale; }));
   std::this_thread::sleep_for(milliseconds(800));
   EXPECT_EQ(stats_of(lost.stats()).local_keys, 0u);
   EXPECT_FALSE(send(lost, lt, "surge").salted);
 }
 
-TEST(ClientLocalTables, StaleMsZeroTurnsThemOff) {
-  SubscriptionPeer peer;
-  peer.serve(make_list("orders", 4, kPartitions, HashFamily::kMurmur2, {"listed"}, 4));
-  Client c(props_for(peer.url(), {{"hotkey.list.stale.ms", "0"}}));
-  TopicId t = c.topic("orders");
-  ASSERT_TRUE(c.wait_for_version(t, 4, std::chrono::seconds(10)));
-  Traffic traffic(c, t);
-  traffic.surge("surge");
-  peer.stop();
+TEST_F(ClientLocalTables, StaleMsZeroTurnsThemOff) {
+  start({{"hotkey.list.stale.ms", "0"}});
+  Client& c = *client_;
+  Traffic traffic(c, t_, "surge");
+  peer_.stop();
   const uint64_t errors = c.stats().list_errors;
   ASSERT_TRUE(eventually([&] { return c.stats().list_errors > errors + 3; }));
   std::this_thread::sleep_for(milliseconds(800));
-  EXPECT_FALSE(stats_of(c.stats()).stale);
-  EXPECT_EQ(stats_of(c.stats()).local_keys, 0u);
-  EXPECT_FALSE(send(c, t, "surge").salted);
+  EXPECT_FALSE(topic_stats().stale);
+  EXPECT_EQ(topic_stats().local_keys, 0u);
+  EXPECT_FALSE(send(c, t_, "surge").salted);
 }
 
-TEST(ClientLocalTables, StatsJsonNamesEveryField) {
-  SubscriptionPeer peer;
-  peer.serve(make_list("orders", 4, kPartitions, HashFamily::kMurmur2, {"listed"}, 4));
-  Client c(props_for(peer.url()));
-  TopicId t = c.topic("orders");
-  ASSERT_TRUE(c.wait_for_version(t, 4, std::chrono::seconds(10)));
-  send(c, t, "listed");
-  const auto doc = nlohmann::json::parse(to_json(c.stats()));
+TEST_F(ClientLocalTables, StatsJsonNamesEveryField) {
+  start();
+  send(*client_, t_, "listed");
+  const auto doc = nlohmann::json::parse(to_json(client_->stats()));
   EXPECT_EQ(doc.at("list_updates"), 1);
   const auto& topic = doc.at("topics").at(0);
   EXPECT_EQ(topic.at("topic"), "orders");

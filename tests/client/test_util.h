@@ -6,6 +6,7 @@
 #include <librdkafka/rdkafka.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -38,6 +39,27 @@ inline int32_t oracle(HashFamily family, const std::string& key, int32_t partiti
   }
   return -2;
 }
+
+// A thread that calls `step` until stop() (or the destructor), which ends and joins it: a
+// producer's send loop that stops whatever way the test leaves.
+class Looper {
+ public:
+  explicit Looper(std::function<void()> step)
+      : thread_([this, step = std::move(step)] {
+          while (!stop_.load()) step();
+        }) {}
+  ~Looper() { stop(); }
+  Looper(const Looper&) = delete;
+  Looper& operator=(const Looper&) = delete;
+  void stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
 
 // A real HTTP server on 127.0.0.1 and an ephemeral port, run on its own thread.
 class LoopbackServer {

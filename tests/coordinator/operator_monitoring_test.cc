@@ -94,6 +94,27 @@ TEST(OperatorMonitoring, ProducersOnAnOldVersionShowInTheOldestGauge) {
             static_cast<double>(list.version));
 }
 
+// Issue 37, item 3: a producer whose list went stale routes with a local table on it and
+// reports list_version 2^63 + V. The gauges name V, and the version is never a floor: the next
+// list stays in the coordinator's own range.
+TEST(OperatorMonitoring, ReportsRoutedWithALocalTableNameTheirListAndRaiseNoFloor) {
+  Harness h;
+  round(h, 2, 1, 0, true);
+  round(h, 2, 2, 0, true);
+  const uint64_t v = h.list(kTopic).version;
+  ASSERT_GT(v, 0u);
+  round(h, 2, 3, kLocalTableVersionBit + v, false);
+  round(h, 2, 4, kLocalTableVersionBit + v, false);
+  const std::string m = h.metrics().serialize();
+  EXPECT_EQ(sample(m, "hotkey_producer_list_version_newest{topic=\"orders\"}"),
+            static_cast<double>(v));
+  EXPECT_EQ(sample(m, "hotkey_producer_list_version_oldest{topic=\"orders\"}"),
+            static_cast<double>(v));
+  ASSERT_TRUE(h.coord().pin(kTopic, "pinned", 2, 0, "test", "alice").ok());
+  EXPECT_GT(h.list(kTopic).version, v);
+  EXPECT_LT(h.list(kTopic).version, kLocalTableVersionBit);
+}
+
 TEST(OperatorMonitoring, ExpiredPinAuditEntryNamesTheVersionInForce) {
   Harness h;
   round(h, 2, 1, 0, true);

@@ -496,17 +496,23 @@ int wait_exit(test_support::ChildProcess& child) {
 
 using test_support::read_file;
 
+// A coordinator that reacts within a fraction of a second: short epochs, plans every 100 ms,
+// no warm-up; only keys at the hot threshold are listed (no balance keys), and they stay.
+void write_config(const std::filesystem::path& file) {
+  std::ofstream(file) << R"({
+    "epoch_ms": 200, "window_epochs": 5, "plan_interval_ms": 100, "warmup_ms": 0,
+    "producer_timeout_ms": 5000,
+    "defaults": {"min_rate": 1, "hold_ms": 600000, "balance_min_fraction": 1.5}
+  })";
+}
+
 class Coordinator {
  public:
   // Listens on a kernel-chosen port, read back from its "listening" log line (a port probed
   // beforehand could be taken by the time the coordinator binds it).
   explicit Coordinator(std::filesystem::path dir) : dir_(std::move(dir)) {
     std::filesystem::create_directories(dir_);
-    std::ofstream(dir_ / "config.json") << R"({
-      "epoch_ms": 200, "window_epochs": 5, "plan_interval_ms": 100, "warmup_ms": 0,
-      "producer_timeout_ms": 5000,
-      "defaults": {"min_rate": 1, "hold_ms": 600000, "balance_min_fraction": 1.5}
-    })";
+    write_config(dir_ / "config.json");
     test_support::CoordinatorOptions o;
     o.data = dir_ / "data";
     o.config = dir_ / "config.json";
@@ -578,11 +584,7 @@ class PluginPrograms : public ::testing::Test {
 TEST_F(PluginPrograms, KillNineMidSurgeSaltsTheSurgeLocallyUntilTheRestartedCoordinatorsList) {
   test::MockCluster cluster;  // no broker behaviour under test: the coordinator is the real one
   cluster.create_topic("surging", kPartitions);
-  std::ofstream(dir_ / "config.json") << R"({
-    "epoch_ms": 200, "window_epochs": 5, "plan_interval_ms": 100, "warmup_ms": 0,
-    "producer_timeout_ms": 5000,
-    "defaults": {"min_rate": 1, "hold_ms": 600000, "balance_min_fraction": 1.5}
-  })";
+  write_config(dir_ / "config.json");
   test_support::CoordinatorOptions o;
   o.data = dir_ / "data";
   o.config = dir_ / "config.json";
@@ -607,27 +609,19 @@ TEST_F(PluginPrograms, KillNineMidSurgeSaltsTheSurgeLocallyUntilTheRestartedCoor
   EXPECT_EQ(c.set("hotkey.stats.file", (dir_ / "no-such-dir" / "s.json").string()),
             RD_KAFKA_CONF_INVALID);
   CProducer producer(c);
-  std::atomic<bool> surging{false}, stop{false};
-  std::thread sender([&] {
-    for (uint64_t n = 0; !stop.load(); ++n) {
-      for (int i = 0; i < 40; ++i) {
-        producer.produce("surging", i % 4 == 0 ? std::string("steady-hot")
-                                    : surging.load() && i % 2 == 1
-                                        ? std::string("surge-key")
-                                        : "cold-" + std::to_string((n * 40 + i) % 200));
-      }
-      rd_kafka_poll(producer.rk(), 0);
-      std::this_thread::sleep_for(milliseconds(5));
+  std::atomic<bool> surging{false};
+  uint64_t n = 0;
+  test::Looper sender([&] {
+    for (int i = 0; i < 40; ++i) {
+      producer.produce("surging", i % 4 == 0 ? std::string("steady-hot")
+                                  : surging.load() && i % 2 == 1
+                                      ? std::string("surge-key")
+                                      : "cold-" + std::to_string((n * 40 + i) % 200));
     }
+    ++n;
+    rd_kafka_poll(producer.rk(), 0);
+    std::this_thread::sleep_for(milliseconds(5));
   });
-  struct Joiner {
-    std::atomic<bool>& stop;
-    std::thread& thread;
-    ~Joiner() {
-      stop.store(true);
-      if (thread.joinable()) thread.join();
-    }
-  } joiner{stop, sender};
   // The plugin's statistics file, as an operator reads it.
   auto stats = [&]() -> nlohmann::json {
     try {
@@ -682,8 +676,7 @@ TEST_F(PluginPrograms, KillNineMidSurgeSaltsTheSurgeLocallyUntilTheRestartedCoor
   EXPECT_EQ(field("stale"), false);
   const size_t listed_from = producer.delivered();
   ASSERT_TRUE(eventually([&] { return producer.delivered() > listed_from + 1000; }, seconds(30)));
-  stop.store(true);
-  sender.join();
+  sender.stop();
   producer.flush();
   EXPECT_EQ(producer.partitions(listed_from).at("surge-key"), salt_partitions(*fresh, "surge-key"));
   EXPECT_EQ(producer.failed(), 0);
