@@ -14,7 +14,7 @@ DURATION=75
 PARTITIONS=32
 PRODUCERS=4
 WORKLOAD=flash
-RATE=8000
+RATE=""  # 8000; 3000 with --cluster (three Kafka JVMs share this machine's cores)
 BUILD=${HOTKEY_BUILD_DIR:-$ROOT/build}
 SKIP_BUILD=${HOTKEY_SKIP_BUILD:-0}
 PORT=""
@@ -34,7 +34,9 @@ options:
   --duration S      seconds the producers send (default $DURATION)
   --partitions N    partitions of the demo topic "orders" (default $PARTITIONS)
   --producers N     producer processes, each running the client library (default $PRODUCERS)
-  --rate N          records/s of the whole fleet (default $RATE)
+  --rate N          records/s of the whole fleet (default 8000; 3000 with --cluster, where
+                    three Kafka nodes with replication factor 3 share this machine: the view
+                    shows how far the brokers are behind the producers)
   --workload W      flash   Zipf(0.9) over 100k users; at 15 s one key (flash-0) surges to 45%
                             of traffic, at 45 s the surge moves to flash-1 (default)
                     hot90   one key carries 90% from 15 s on
@@ -45,9 +47,10 @@ options:
                     group on a real Apache Kafka of 3 KRaft nodes (scripts/kafka.sh: a JDK and
                     Maven from Debian, the broker from Maven Central; the mock cluster when
                     they cannot be had), producers with hotkey.transport=kafka (reports
-                    and lists over Kafka topics); halfway through, the coordinator that owns
-                    "orders" is killed with kill -9 and the view shows its ownership moving to
-                    another and the balance holding
+                    and lists over Kafka topics); at t=40 s the coordinator that owns
+                    "orders" is killed with kill -9, the surge moves to a new key at t=45 s,
+                    inside the ownership gap (a new owner takes over after the group's
+                    session timeout, 15 s), and the producers salt it with local tables
   --build-dir DIR   build tree (default build/; env HOTKEY_BUILD_DIR)
   --no-build        use the binaries already built (env HOTKEY_SKIP_BUILD=1)
   -h, --help        this text
@@ -74,6 +77,9 @@ int_ok() { [[ $1 =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 int_ok "$DURATION" 5 86400 || { echo "demo.sh: --duration must be 5..86400 s" >&2; exit 2; }
 int_ok "$PARTITIONS" 1 1000 || { echo "demo.sh: --partitions must be 1..1000" >&2; exit 2; }
 int_ok "$PRODUCERS" 1 64 || { echo "demo.sh: --producers must be 1..64" >&2; exit 2; }
+if [ -z "$RATE" ]; then
+  if [ "$CLUSTER" = "1" ]; then RATE=3000; else RATE=8000; fi
+fi
 int_ok "$RATE" 1 1000000 || { echo "demo.sh: --rate must be 1..1000000" >&2; exit 2; }
 
 SURGE_AT=15
@@ -180,9 +186,7 @@ if [ "$CLUSTER" = "1" ]; then
   for i in 0 1 2; do
     if [ "$i" = "0" ]; then p=$PORT; else p=$(free_port); fi
     "$BIN/hotkey-coordinator" --listen "127.0.0.1:$p" --data "$WORK/coordinator-$i-data" \
-      --kafka "$BOOTSTRAP" --kafka-set session.timeout.ms=6000 \
-      --kafka-set heartbeat.interval.ms=1000 --kafka-set max.poll.interval.ms=10000 \
-      --kafka-set republish_interval_ms=5000 --kafka-set log_level=3 \
+      --kafka "$BOOTSTRAP" --kafka-set republish_interval_ms=5000 --kafka-set log_level=3 \
       >"$WORK/coordinator-$i.log" 2>&1 &
     PIDS+=($!)
     COORD_PIDS+=($!)
@@ -228,8 +232,13 @@ done
 VIEW_ARGS=()
 if [ "$CLUSTER" = "1" ]; then
   VIEW_ARGS=(--cluster)
-  KILL_AT=$(( DURATION / 2 ))
+  # Five seconds before the flash workload's surge moves (t=45 s): the producers find the list
+  # stale 3 s after the owner's heartbeats stop, and the new key surges inside the ownership
+  # gap, which lasts the group's session timeout (15 s) and a rebalance.
+  KILL_AT=$(( SURGE_AT + 25 ))
   echo "at t=${KILL_AT}s the coordinator owning \"orders\" is killed with kill -9"
+  [ "$WORKLOAD" = "flash" ] && [ "$DURATION" -gt 50 ] &&
+    echo "at t=$(( SURGE_AT + 30 ))s the surge moves to flash-1, inside the ownership gap"
   (
     sleep_s=$(( (START_AT - $(date +%s%3N)) / 1000 + KILL_AT ))
     [ "$sleep_s" -gt 0 ] && sleep "$sleep_s"

@@ -7,6 +7,7 @@ producers' status files. Ends when every producer is done, or on Ctrl-C."""
 import argparse
 import glob
 import json
+import math
 import os
 import subprocess
 import sys
@@ -64,6 +65,27 @@ def key_name(k):
     return k.get("key", "<b64:" + k.get("key_b64", "?") + ">")
 
 
+def noise_floor(records, partitions):
+    """About the max/avg that `records` spread evenly at random over `partitions` read (the
+    sampling floor: a balanced topic cannot read lower), so a figure is judged against it."""
+    if records <= 0 or partitions <= 1:
+        return None
+    per = records / partitions
+    # The expected largest of `partitions` normal counts, mean `per`, deviation sqrt(per).
+    a = math.sqrt(2 * math.log(partitions))
+    z = a - (math.log(math.log(partitions)) + math.log(4 * math.pi)) / (2 * a)
+    return 1 + max(z, 0.0) / math.sqrt(per)
+
+
+def balance_text(ma, n, partitions):
+    if ma is None:
+        return f"not read back ({n})"
+    if not n:
+        return "no records in that window"
+    floor = noise_floor(n, partitions)
+    return f"max/avg {ma:.2f} over {n} records (an even random spread reads ~{floor:.2f})"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--watch", required=True, help="path to hotkey-watch")
@@ -85,7 +107,12 @@ def main():
 
     prev, prev_t = None, None
     surges = {}  # surge key -> (max/avg before, records, max/avg after, records, since, done)
-    offsets_before = {}  # surge key -> end offsets read before its surge began
+    snapshots = []  # (wall ms, end offsets), every tick: a surge's read-back starts before it
+    sent_hist = []  # (schedule s, records the producers had sent by then), every tick
+    t_stored = 0.0
+    sent_prev = None
+    owner_seen, gap = None, None  # cluster: the owner last answering; (start s, end s or None)
+    gaps = []
     t_start = time.time()
     try:
         while True:
@@ -101,32 +128,62 @@ def main():
                     break
             t_run = max((s.get("t_s", 0) for s in st), default=now - t_start)
             lines = [f"--- t={t_run:5.1f}s " + "-" * 60]
+            if offs is not None:
+                snapshots.append((now * 1000, offs))
+            sent_total = sum(s.get("sent", 0) for s in st)
+            if offs is not None:
+                sent_hist.append((t_run, sent_total))
+                stored = sum(offs) - sum(snapshots[0][1])
+                # The schedule time up to which the brokers hold everything the producers sent.
+                held = [t for t, n in sent_hist if n <= stored]
+                t_stored = held[-1] if held else 0.0
             if offs is not None and prev is not None:
                 delta = [a - b for a, b in zip(offs, prev)]
                 secs = now - prev_t
-                total = sum(delta)
-                avg = total / len(delta) if delta else 0
-                ma = max(delta) / avg if avg > 0 else 0
                 idle = sum(1 for d in delta if d <= 0) / len(delta)
                 mx = max(max(delta), 1)
                 bar = "".join(BARS[min(8, max(0, d * 8 // mx))] for d in delta)
-                lines.append(f"broker  {total/secs:8.0f} rec/s   max/avg {ma:5.2f}   "
-                             f"idle {idle*100:3.0f}%   |{bar}|")
-            for key, (ma_b, n_b, ma_a, n_a, since, done) in surges.items():
-                if ma_b is None or ma_a is None:
-                    lines.append(f"{key}: salted everywhere {done - since:.2f} s after the "
-                                 f"surge (before/after balance not read back: {n_b or n_a})")
-                    continue
-                lines.append(f"{key}: max/avg {ma_b:.2f} from the surge (t={since:.0f}s) until "
-                             f"every producer salted it ({done - since:.2f} s later); "
-                             f"{ma_a:.2f} over the next {args.settle:.0f} s")
+                sent_rate = ((sent_total - sent_prev) / secs) if sent_prev is not None else 0
+                lines.append(f"producers {sent_rate:6.0f} rec/s sent, brokers {sum(delta)/secs:6.0f} "
+                             f"rec/s stored (holding what was sent up to "
+                             f"{max(0.0, t_run - t_stored):4.1f} s ago)   |{bar}|")
+                # The balance of what the producers sent in the last 6 s the brokers hold in
+                # full, read back by record timestamp: exact whatever the delivery lag, and
+                # judged against the sampling floor of that many records.
+                if t_stored >= 6:
+                    t0 = args.start_at_ms
+                    a, b = t0 + (t_stored - 6) * 1000, t0 + t_stored * 1000
+                    before = [o for at, o in snapshots if at <= a - 1000]
+                    ma, n = window_balance(args.watch, args.bootstrap, args.topic, a, b,
+                                           before[-1] if before else None)
+                    lines.append(f"  records sent at t={t_stored - 6:.0f}-{t_stored:.0f}s: "
+                                 f"{balance_text(ma, n, len(delta))}   idle {idle*100:3.0f}%")
+            sent_prev = sent_total
+            stale = [s for s in st if s.get("stale")]
+            if stale:
+                local = sum(s.get("local_salted_records", 0) for s in st)
+                lines.append(f"{len(stale)}/{len(st)} producers see a stale list: new surges are "
+                             f"salted with local tables ({local} records so far)")
+            for key, surge in surges.items():
+                lines.append(surge_text(key, surge, offs, gaps + ([(gap, None)] if gap else []),
+                                        args.settle))
             if args.cluster:
                 alive = [(u, get_json(f"{u}/v1/cluster")) for u in urls]
                 alive = [(u, c) for u, c in alive if c is not None]
                 owner = next((c.get("owners", {}).get(args.topic) for _, c in alive
                               if c.get("owners", {}).get(args.topic)), None)
+                answering = {u for u, _ in alive}
+                if owner in answering:
+                    if gap is not None:
+                        gaps.append((gap, t_run))
+                        gap = None
+                    owner_seen = owner
+                elif owner_seen is not None and gap is None:
+                    gap = t_run  # the owner stopped answering: an ownership gap begins
                 lines.append(f"cluster: {len(alive)}/{len(urls)} coordinators answering; "
-                             f"{args.topic} owned by {owner or '(nobody yet)'}")
+                             f"{args.topic} owned by {owner or '(nobody yet)'}"
+                             + (f" (not answering since t={gap:.0f}s: ownership gap)"
+                                if gap is not None else ""))
             if lst is not None:
                 keys = lst.get("keys", [])
                 lines.append(f"hot keys (list version {lst.get('version')}, "
@@ -148,30 +205,35 @@ def main():
                 for h in s.get("hot_keys", []):
                     if h["hot_since_s"] <= t_run:
                         per_key.setdefault((h["key"], h["hot_since_s"]), []).append(
-                            (s["producer"], h["detect_s"]))
+                            (s["producer"], h["detect_s"], h.get("local", False)))
             for (key, since), items in sorted(per_key.items(), key=lambda x: x[0][1]):
                 txt = "  ".join(f"{p.split('-')[-1]}:{'%.2fs' % d if d is not None else '...'}"
-                                for p, d in sorted(items))
+                                f"{' local' if loc else ''}"
+                                for p, d, loc in sorted(items))
                 lines.append(f"{key} hot since t={since:.0f}s, salted after: {txt}")
                 # Once every producer salts a surge key and it has run salted for a while,
                 # measure before/after on the brokers by record timestamp, once.
-                dets = [d for _, d in items]
-                if key not in offsets_before and prev is not None:
-                    offsets_before[key] = prev  # read at the previous tick, before the surge
+                dets = [d for _, d, _ in items]
                 if (key.startswith(args.surge_prefix) and key not in surges
                         and len(items) >= args.producers and all(d is not None for d in dets)):
                     done = since + max(dets)
-                    if t_run >= done + args.settle:
+                    # Read back once the brokers hold what was sent until then.
+                    if t_stored >= done + args.settle:
                         t0 = args.start_at_ms
-                        start = offsets_before.get(key)
-                        ma_b, n_b = window_balance(args.watch, args.bootstrap, args.topic,
-                                                   t0 + since * 1000, t0 + done * 1000, start)
+                        # Read back from offsets taken before the surge began (a second early:
+                        # records are stamped when sent, and stored a little later).
+                        before = [o for at, o in snapshots if at <= t0 + since * 1000 - 1000]
+                        start = before[-1] if before else None
+                        ma_b, n_b = (window_balance(args.watch, args.bootstrap, args.topic,
+                                                    t0 + since * 1000, t0 + done * 1000, start)
+                                     if done - since >= 0.5 else (None, 0))
                         ma_a, n_a = window_balance(args.watch, args.bootstrap, args.topic,
                                                    t0 + done * 1000,
                                                    t0 + (done + args.settle) * 1000, start)
+                        local = all(loc for _, _, loc in items)
                         # Measured once, whatever the outcome: a failed read-back (the mock
                         # cluster keeps 5 MB per partition) must not stall the live view.
-                        surges[key] = (ma_b, n_b, ma_a, n_a, since, done)
+                        surges[key] = (ma_b, n_b, ma_a, n_a, since, done, local)
             print("\n".join(lines), flush=True)
             prev, prev_t = offs, now
             if st and len(st) >= args.producers and all(s.get("done") for s in st):
@@ -179,13 +241,31 @@ def main():
     except KeyboardInterrupt:
         pass
     print()
-    for key, (ma_b, n_b, ma_a, n_a, since, done) in surges.items():
-        if ma_b is None or ma_a is None:
-            continue
-        print(f"summary {key}: partition max/avg {ma_b:.2f} while unsalted ({n_b} records), "
-              f"{ma_a:.2f} once salted ({n_a} records); salted in every producer "
-              f"{done - since:.2f} s after the surge")
+    if gap is not None:
+        gaps.append((gap, None))
+    for key, surge in surges.items():
+        print("summary " + surge_text(key, surge, prev, gaps, args.settle))
     return 0
+
+
+def surge_text(key, surge, offs, gaps, settle):
+    """One line on a surge: when it came (inside an ownership gap or not), how soon every
+    producer salted it and how (the coordinator's list or local tables), and the brokers'
+    balance while unsalted and once salted, with the sampling floor to judge it by."""
+    ma_b, n_b, ma_a, n_a, since, done, local = surge
+    partitions = len(offs) if offs else 1
+    where = ""
+    for start, end in gaps:
+        if start <= since and (end is None or since < end):
+            where = (f" inside the ownership gap (owner gone at t={start:.0f}s, "
+                     + (f"a new owner answering from t={end:.0f}s)" if end else "no owner yet)"))
+    how = "by local tables (the list was stale)" if local else "by the coordinator's list"
+    text = (f"{key}: surge at t={since:.0f}s{where}; salted in every producer {how} "
+            f"{done - since:.2f} s after it began")
+    if done - since >= 0.5:
+        text += f"; until then {balance_text(ma_b, n_b, partitions)}"
+    text += f"; over the next {settle:.0f} s {balance_text(ma_a, n_a, partitions)}"
+    return text
 
 
 if __name__ == "__main__":

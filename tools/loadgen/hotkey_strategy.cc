@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hotkey/client/client.h"
+#include "hotkey/client/merge.h"
 #include "kafka_producer.h"
 #endif
 
@@ -29,6 +30,7 @@ class HotkeyStrategy final : public Strategy {
   explicit HotkeyStrategy(const StrategyOptions& options)
       : producer_(options), client_(client_props(options)) {
     topic_ = client_.topic(options.topic);
+    topic_name_ = options.topic;
     salt_headers_ = client_.config().salt_headers;
     if (options.wait_list_ms > 0 &&
         !client_.wait_for_version(topic_, 1, std::chrono::milliseconds(options.wait_list_ms))) {
@@ -42,6 +44,7 @@ class HotkeyStrategy final : public Strategy {
         client_.route(topic_, key.data(), key.size(), value, producer_.partitions());
     *salted = d.salted;
     if (!d.salted) return producer_.produce(key, value, d.partition);
+    last_salt_local_ = client::is_local_table_version(d.version);
     // The buffer only grows (no zero-fill per record); the key is written into it in place.
     if (buf_.size() < key.size() + kMaxSaltSuffixBytes) {
       buf_.resize(key.size() + kMaxSaltSuffixBytes);
@@ -56,6 +59,13 @@ class HotkeyStrategy final : public Strategy {
   int32_t partitions() const override { return producer_.partitions(); }
   uint64_t delivered() const override { return producer_.delivered(); }
   uint64_t failed() const override { return producer_.failed(); }
+  bool last_salt_local() const override { return last_salt_local_; }
+  bool list_stale() const override {
+    for (const auto& t : client_.stats().topics) {
+      if (t.topic == topic_name_) return t.stale;
+    }
+    return false;
+  }
 
  private:
   static client::Properties client_props(const StrategyOptions& o) {
@@ -81,6 +91,8 @@ class HotkeyStrategy final : public Strategy {
   client::Client client_;
   client::TopicId topic_ = 0;
   bool salt_headers_ = true;
+  bool last_salt_local_ = false;
+  std::string topic_name_;
   std::string buf_;
 };
 

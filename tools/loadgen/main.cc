@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "strategy.h"
@@ -249,7 +250,9 @@ Args parse_args(int argc, char** argv) {
 // What this process saw of salting, for the summary and the live status.
 struct SaltLog {
   std::unordered_map<std::string, double> first_salted_s;  // key -> first salted record, s
+  std::unordered_set<std::string> first_salted_locally;     // ... under a local table
   uint64_t salted_records = 0;
+  uint64_t local_salted_records = 0;
 };
 
 json detection_json(const std::vector<hl::DesignatedHotKey>& hot, const SaltLog& log) {
@@ -260,6 +263,7 @@ json detection_json(const std::vector<hl::DesignatedHotKey>& hot, const SaltLog&
     if (it != log.first_salted_s.end()) {
       j["first_salted_s"] = it->second;
       j["detect_s"] = std::max(0.0, it->second - h.hot_since_s);
+      j["local"] = log.first_salted_locally.contains(h.key);
     } else {
       j["first_salted_s"] = nullptr;
       j["detect_s"] = nullptr;
@@ -317,6 +321,8 @@ int run(const Args& args) {
             {"t_s", t},
             {"sent", sent},
             {"salted_records", log.salted_records},
+            {"local_salted_records", log.local_salted_records},
+            {"stale", strategy->list_stale()},
             {"keys_salted", log.first_salted_s.size()},
             {"hot_keys", detection_json(hot, log)},
             {"done", final_status}};
@@ -357,7 +363,11 @@ int run(const Args& args) {
       }
       if (salted) {
         ++log.salted_records;
-        log.first_salted_s.try_emplace(key, t);
+        const bool local = strategy->last_salt_local();
+        if (local) ++log.local_salted_records;
+        if (log.first_salted_s.try_emplace(key, t).second && local) {
+          log.first_salted_locally.insert(key);
+        }
       }
     }
     strategy->poll(0);
@@ -401,6 +411,7 @@ int run(const Args& args) {
       {"context_switches_involuntary", cpu1.involuntary_switches - cpu0.involuntary_switches},
       {"records_per_cpu_s", cpu_s > 0 ? static_cast<double>(sent) / cpu_s : 0.0},
       {"salted_records", log.salted_records},
+      {"local_salted_records", log.local_salted_records},
       {"keys_salted", keys_salted},
       {"background_keys", workload.spec().keys},
       {"background_keys_sent", background_distinct},

@@ -53,6 +53,11 @@ class Strategy {
   virtual int32_t partitions() const = 0;
   virtual uint64_t delivered() const = 0;
   virtual uint64_t failed() const = 0;
+  // Whether the last record send() salted went out under a producer's local table (the hotkey
+  // strategy while its list is stale; docs/CLIENT.md "Local tables").
+  virtual bool last_salt_local() const { return false; }
+  // Whether the topic's list is stale now (hotkey strategy), for the live status.
+  virtual bool list_stale() const { return false; }
 };
 
 // The strategy names this build knows: "naive", "static", "static_spread", "adaptive" and,
