@@ -218,8 +218,8 @@ ProduceResult Producer::produce(std::string_view topic, const void* key, size_t 
   }
   if (hdrs != nullptr) add(RD_KAFKA_VTYPE_HEADERS).u.headers = hdrs;
   rd_kafka_error_t* err = rd_kafka_produceva(impl_->rk, vus.data(), n);
-  if (err == nullptr) return ProduceResult{};  // the record owns hdrs now
-  ProduceResult r{rd_kafka_error_code(err)};
+  if (err == nullptr) return ProduceResult{0, d.salted};  // the record owns hdrs now
+  ProduceResult r{rd_kafka_error_code(err), d.salted};
   rd_kafka_error_destroy(err);
   if (hdrs != nullptr) rd_kafka_headers_destroy(hdrs);  // ownership passes only on success
   return r;

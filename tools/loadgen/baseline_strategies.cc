@@ -200,11 +200,15 @@ class AdaptiveStrategy final : public RewritingStrategy {
 
 std::unique_ptr<Strategy> make_hotkey_strategy(
     const StrategyOptions& options);  // hotkey_strategy.cc
+std::unique_ptr<Strategy> make_producer_strategy(const StrategyOptions& options);
 bool have_hotkey_strategy();
 
 std::vector<std::string> strategy_names() {
   std::vector<std::string> names{"naive", "static", "static_spread", "adaptive"};
-  if (have_hotkey_strategy()) names.push_back("hotkey");
+  if (have_hotkey_strategy()) {
+    names.push_back("hotkey");
+    names.push_back("producer");
+  }
   return names;
 }
 
@@ -214,9 +218,10 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, const StrategyO
   if (name == "static_spread") return std::make_unique<StaticSpreadStrategy>(options);
   if (name == "adaptive") return std::make_unique<AdaptiveStrategy>(options);
   if (name == "hotkey" && have_hotkey_strategy()) return make_hotkey_strategy(options);
-  throw std::invalid_argument(
-      "unknown strategy '" + name +
-      "' (naive, static, static_spread, adaptive, hotkey when the client is built)");
+  if (name == "producer" && have_hotkey_strategy()) return make_producer_strategy(options);
+  throw std::invalid_argument("unknown strategy '" + name +
+                              "' (naive, static, static_spread, adaptive; hotkey and producer "
+                              "when the client is built)");
 }
 
 }  // namespace hotkey::loadgen

@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
+#include <librdkafka/rdkafka.h>
+
 #include "hotkey/client/client.h"
 #include "hotkey/client/merge.h"
+#include "hotkey/client/producer.h"
 #include "kafka_producer.h"
 #endif
 
@@ -68,6 +71,7 @@ class HotkeyStrategy final : public Strategy {
   }
 
  private:
+  friend class ProducerStrategy;
   static client::Properties client_props(const StrategyOptions& o) {
     client::Properties p{{"hotkey.producer.id", o.producer_id},
                          {"hotkey.hash", "murmur2"},
@@ -96,11 +100,64 @@ class HotkeyStrategy final : public Strategy {
   std::string buf_;
 };
 
+// The wrapper an application links, hotkey::client::Producer, on its default settings (rekey
+// mode, the default merge contract; --client-prop sets others): the family from librdkafka's
+// murmur2_random partitioner, every record through Producer::produce.
+class ProducerStrategy final : public Strategy {
+ public:
+  explicit ProducerStrategy(const StrategyOptions& options)
+      : topic_(options.topic), producer_(props(options), [this](const client::DeliveryReport& r) {
+          ++(r.error == 0 ? delivered_ : failed_);
+        }) {
+    partitions_ = wait_for_partitions(producer_.handle(), topic_, 10000);
+    // What the partitioner callback learns from librdkafka's first metadata answer, so a
+    // fixed-count profile salts from its first record.
+    client::Client& c = producer_.client();
+    c.router().observe_partitions(c.topic(topic_), partitions_);
+    if (options.wait_list_ms > 0 &&
+        !c.wait_for_version(c.topic(topic_), 1, std::chrono::milliseconds(options.wait_list_ms))) {
+      throw std::runtime_error("producer strategy: no hot list for topic " + options.topic +
+                               " within --wait-list-ms");
+    }
+  }
+
+  bool send(std::string_view key, std::string_view value, bool* salted) override {
+    const client::ProduceResult r = producer_.produce(topic_, key, value);
+    if (r.error == RD_KAFKA_RESP_ERR__QUEUE_FULL) return false;
+    if (!r.ok()) ++failed_;
+    *salted = r.salted;
+    return true;
+  }
+  void poll(int timeout_ms) override { producer_.poll(timeout_ms); }
+  bool flush(int timeout_ms) override { return producer_.flush(timeout_ms).ok(); }
+  int32_t partitions() const override { return partitions_; }
+  uint64_t delivered() const override { return delivered_; }
+  uint64_t failed() const override { return failed_; }
+
+ private:
+  static client::Properties props(const StrategyOptions& o) {
+    client::Properties p = HotkeyStrategy::client_props(o);
+    p.erase("hotkey.hash");  // the family comes from the partitioner, as in an application
+    p["partitioner"] = "murmur2_random";
+    for (const auto& [k, v] : kafka_settings(o)) p[k] = v;
+    return p;
+  }
+
+  std::string topic_;
+  uint64_t delivered_ = 0;
+  uint64_t failed_ = 0;
+  client::Producer producer_;
+  int32_t partitions_ = 0;
+};
+
 }  // namespace
 
 bool have_hotkey_strategy() { return true; }
 std::unique_ptr<Strategy> make_hotkey_strategy(const StrategyOptions& options) {
   return std::make_unique<HotkeyStrategy>(options);
+}
+std::unique_ptr<Strategy> make_producer_strategy(const StrategyOptions& options) {
+  return std::make_unique<ProducerStrategy>(options);
 }
 
 #else
@@ -108,6 +165,9 @@ std::unique_ptr<Strategy> make_hotkey_strategy(const StrategyOptions& options) {
 bool have_hotkey_strategy() { return false; }
 std::unique_ptr<Strategy> make_hotkey_strategy(const StrategyOptions&) {
   throw std::invalid_argument("hotkey strategy: this build has no client library");
+}
+std::unique_ptr<Strategy> make_producer_strategy(const StrategyOptions&) {
+  throw std::invalid_argument("producer strategy: this build has no client library");
 }
 
 #endif

@@ -12,20 +12,25 @@
 
 namespace hotkey::loadgen {
 
+std::vector<std::pair<std::string, std::string>> kafka_settings(const StrategyOptions& options) {
+  std::vector<std::pair<std::string, std::string>> out{
+      {"bootstrap.servers", options.bootstrap},
+      // Batching as a throughput-minded producer would run it; the same for every strategy.
+      {"linger.ms", "50"},
+      {"queue.buffering.max.messages", "500000"},
+      {"log_level", "3"}};
+  for (const auto& [k, v] : options.kafka_props) out.emplace_back(k, v);
+  return out;
+}
+
 void apply_kafka_settings(rd_kafka_conf_t* conf, const StrategyOptions& options) {
   char errstr[512];
-  auto set = [&](const std::string& name, const std::string& value) {
+  for (const auto& [name, value] : kafka_settings(options)) {
     if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), errstr, sizeof errstr) !=
         RD_KAFKA_CONF_OK) {
       throw std::invalid_argument("kafka property " + name + ": " + errstr);
     }
-  };
-  set("bootstrap.servers", options.bootstrap);
-  // Batching as a throughput-minded producer would run it; the same for every strategy.
-  set("linger.ms", "50");
-  set("queue.buffering.max.messages", "500000");
-  set("log_level", "3");
-  for (const auto& [k, v] : options.kafka_props) set(k, v);
+  }
 }
 
 int32_t wait_for_partitions(rd_kafka_t* rk, std::string_view topic, int timeout_ms) {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "strategy.h"
 
@@ -49,8 +51,11 @@ class KafkaProducer {
   uint64_t failed_ = 0;
 };
 
-// Applies the options' shared Kafka settings (bootstrap, batching, extra kafka_props) to a
-// librdkafka configuration; std::invalid_argument on a property librdkafka rejects.
+// The options' shared Kafka settings (bootstrap, batching, extra kafka_props), in the order
+// they apply: every strategy's librdkafka producer gets these.
+std::vector<std::pair<std::string, std::string>> kafka_settings(const StrategyOptions& options);
+// Applies kafka_settings() to a librdkafka configuration; std::invalid_argument on a property
+// librdkafka rejects.
 void apply_kafka_settings(struct rd_kafka_conf_s* conf, const StrategyOptions& options);
 
 // Reads the topic's partition count from live metadata, waiting up to `timeout_ms` for the

@@ -38,7 +38,10 @@ void usage(std::FILE* out) {
   One producer process: sends a skewed workload at a fixed rate through strategy S and prints
   a JSON summary on exit (or on SIGINT/SIGTERM).
 strategy:
-  --strategy S             naive | static | static_spread | adaptive | hotkey (this build: %s)
+  --strategy S             naive | static | static_spread | adaptive | hotkey | producer
+                           (this build: %s); hotkey: the client library's router and sampler
+                           in front of a plain librdkafka producer; producer: the wrapper
+                           hotkey::client::Producer (every hotkey option applies to both)
   --producer-id ID         stable id (default loadgen-<pid>)
   --salts N                static/adaptive: salts per salted key (default 8); static_spread:
                            that many salts on distinct partitions (at most the partition count)

@@ -61,7 +61,8 @@ class Strategy {
 };
 
 // The strategy names this build knows: "naive", "static", "static_spread", "adaptive" and,
-// when the client library is built, "hotkey".
+// when the client library is built, "hotkey" and "producer" (the hotkey::client::Producer
+// wrapper).
 std::vector<std::string> strategy_names();
 
 // Creates and connects a strategy (waits for the topic's metadata). std::invalid_argument for

@@ -39,6 +39,8 @@ using DeliveryCallback = std::function<void(const DeliveryReport&)>;
 // e.g. RD_KAFKA_RESP_ERR__QUEUE_FULL (-184) when the local queue is full.
 struct ProduceResult {
   int error = 0;
+  // produce(): the record went out under a salt of its key (docs/CLIENT.md, "Routing").
+  bool salted = false;
   bool ok() const noexcept { return error == 0; }
   std::string message() const;
 };
