@@ -17,4 +17,22 @@ public final class MergeContract {
   public static final String VERSION_HEADER = "hotkey.version";
   /** The separator of {@code <key><separator><salt>} when the topic's list names none. */
   public static final String DEFAULT_SEPARATOR = "#";
+
+  /**
+   * {@code hotkey.version} values at or above 2^63 (this bit, as an unsigned 64-bit value) mark
+   * a record its producer salted with a local table while the topic's list was stale
+   * (docs/CLIENT.md, "Local tables"): {@code 2^63 + V}, V the version of the last list it had
+   * (0: none). No coordinator issues such a version.
+   */
+  public static final long LOCAL_TABLE_VERSION_BIT = Long.MIN_VALUE;
+
+  /** Whether a {@code hotkey.version} value marks a producer's local table. */
+  public static boolean isLocalTableVersion(long version) {
+    return version < 0;
+  }
+
+  /** The list version a local table was built on (0: none); {@code version} itself otherwise. */
+  public static long listVersionOf(long version) {
+    return version & ~LOCAL_TABLE_VERSION_BIT;
+  }
 }

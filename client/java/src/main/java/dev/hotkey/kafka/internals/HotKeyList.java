@@ -48,9 +48,14 @@ public final class HotKeyList {
   public final byte[] separator;
   public final List<HotKey> keys;
   public final List<byte[]> denied;
+  /**
+   * Key prefixes under an operator's never_salt policy (informational for routing: the
+   * coordinator never lists such a key; a producer's local tables leave them alone too).
+   */
+  public final List<byte[]> neverSalt;
 
   HotKeyList(String topic, long version, int partitions, HashFamily hash, byte[] separator,
-      List<HotKey> keys, List<byte[]> denied) {
+      List<HotKey> keys, List<byte[]> denied, List<byte[]> neverSalt) {
     this.topic = topic;
     this.version = version;
     this.partitions = partitions;
@@ -58,6 +63,7 @@ public final class HotKeyList {
     this.separator = separator;
     this.keys = Collections.unmodifiableList(keys);
     this.denied = Collections.unmodifiableList(denied);
+    this.neverSalt = Collections.unmodifiableList(neverSalt);
   }
 
   // ReportLimits defaults (common/include/hotkey/report.h).
@@ -180,7 +186,17 @@ public final class HotKeyList {
         denied.add(readKey(asObject(d.get(i), path), path));
       }
     }
-    HotKeyList list = new HotKeyList(topic, version, partitions, hash, separator, keys, denied);
+    List<byte[]> neverSalt = new ArrayList<>();
+    Object neverSaltValue = find(doc, "never_salt");
+    if (neverSaltValue != null) {
+      List<?> d = asArray(neverSaltValue, "never_salt", MAX_ITEMS);
+      for (int i = 0; i < d.size(); i++) {
+        String path = "never_salt[" + i + "]";
+        neverSalt.add(readKey(asObject(d.get(i), path), path));
+      }
+    }
+    HotKeyList list =
+        new HotKeyList(topic, version, partitions, hash, separator, keys, denied, neverSalt);
     list.validate(updatedAt, rateShare);
     return list;
   }
@@ -200,6 +216,18 @@ public final class HotKeyList {
     }
     if (updatedAt < 0) {
       throw DecodeException.field("updated_at_ms", "must be a non-negative integer");
+    }
+    Map<ByteKey, Integer> prefixes = new HashMap<>();
+    for (int i = 0; i < neverSalt.size(); i++) {
+      String path = "never_salt[" + i + "]";
+      byte[] prefix = neverSalt.get(i);
+      if (prefix.length == 0) {
+        throw DecodeException.field(path + ".key", "must not be empty");
+      }
+      Integer prev = prefixes.putIfAbsent(new ByteKey(prefix), i);
+      if (prev != null) {
+        throw DecodeException.field(path + ".key", "duplicate of never_salt[" + prev + "]");
+      }
     }
     Map<ByteKey, Integer> seen = new HashMap<>();
     for (int i = 0; i < keys.size(); i++) {

@@ -239,6 +239,16 @@ public final class HotkeyClient implements AutoCloseable {
     return true;
   }
 
+  /** Why {@code published(t, list)} refused a list for {@code t} (the log line's reason). */
+  static String refusal(TopicRouter t, HotKeyList list) {
+    if (list.version < 0) {
+      return "version " + Long.toUnsignedString(list.version) + " is at or above 2^63, the"
+          + " range that marks a producer's local table (no coordinator issues it)";
+    }
+    return "version " + Long.toUnsignedString(list.version) + " is not above "
+        + Long.toUnsignedString(t.version());
+  }
+
   /** Sends the current windows now and waits for the round (tests, shutdown). */
   public void reportNow() {
     if (reporter != null) {

@@ -150,7 +150,10 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
               + Long.toUnsignedString(since));
       return false;
     }
-    client.published(topic, list);
+    if (!client.published(topic, list)) {
+      client.log.listRefused(topic.topic, HotkeyClient.refusal(topic, list));
+      return false;
+    }
     return true;
   }
 

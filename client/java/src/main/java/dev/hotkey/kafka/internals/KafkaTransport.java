@@ -263,8 +263,7 @@ final class KafkaTransport implements HotkeyClient.ListSource {
       }
       if (!client.published(t, list)) {
         client.listErrors.incrementAndGet();
-        client.log.listRefused(topic, "version " + Long.toUnsignedString(list.version)
-            + " is not above " + Long.toUnsignedString(t.version()));
+        client.log.listRefused(topic, HotkeyClient.refusal(t, list));
       }
     } catch (DecodeException e) {
       client.listErrors.incrementAndGet();

@@ -83,11 +83,14 @@ final class TopicRouter {
     return new RoutingTable(l, partitions > 0 ? partitions : l.partitions);
   }
 
-  /** Publishes a validated list for this topic; false when it is not newer than the current one. */
+  /**
+   * Publishes a validated list for this topic; false when it is not newer than the current one,
+   * or at or above 2^63 (MergeContract.LOCAL_TABLE_VERSION_BIT: no coordinator issues it).
+   */
   boolean publish(HotKeyList l) {
     writeLock.lock();
     try {
-      if (Long.compareUnsigned(l.version, version) <= 0) {
+      if (Long.compareUnsigned(l.version, version) <= 0 || l.version < 0) {
         return false;
       }
       // The table first: whoever sees the new version already routes with its list.

@@ -21,7 +21,8 @@ final class Lists {
     List<HotKeyList.Salt> salts = Salts.plan(HashFamily.MURMUR2,
         key.getBytes(StandardCharsets.UTF_8), weights.length, partitions, Salts.DEFAULT_SEPARATOR);
     StringBuilder sb = new StringBuilder();
-    sb.append("{\"topic\":\"").append(topic).append("\",\"version\":").append(version)
+    sb.append("{\"topic\":\"").append(topic).append("\",\"version\":")
+        .append(Long.toUnsignedString(version))
         .append(",\"partitions\":").append(partitions)
         .append(",\"hash\":\"murmur2\",\"separator\":\"#\",\"keys\":[{\"key\":");
     Json.writeString(sb, key);
