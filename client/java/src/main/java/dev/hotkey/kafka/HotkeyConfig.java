@@ -40,6 +40,7 @@ public final class HotkeyConfig {
   public static final String ROUTING_MODE_CONFIG = "hotkey.routing.mode";
   public static final String SALT_POLICY_CONFIG = "hotkey.salt.policy";
   public static final String LIST_TTL_MS_CONFIG = "hotkey.list.ttl.ms";
+  public static final String LIST_STALE_MS_CONFIG = "hotkey.list.stale.ms";
   public static final String LIST_EXPIRED_POLICY_CONFIG = "hotkey.list.expired.policy";
   public static final String HASH_CONFIG = "hotkey.hash";
   public static final String POLL_WAIT_MS_CONFIG = "hotkey.poll.wait.ms";
@@ -133,6 +134,12 @@ public final class HotkeyConfig {
       new Row(LIST_TTL_MS_CONFIG, Type.LONG, 600000L, null,
           Validators.range(0, 0xffffffffL, "0-2^32-1 (0: never)"), Importance.MEDIUM,
           "silence after which the expired policy applies"),
+      new Row(LIST_STALE_MS_CONFIG, Type.INT, 3000, null,
+          Validators.range(0, 3600000, "0-3600000 (0: off)"), Importance.MEDIUM,
+          "a topic's list is stale after this long without contact with its list source (or at"
+              + " once when the source says the topic's owner is gone); while it is, keys the"
+              + " producer's own sampler sees at the hot threshold (`hotkey.surge.factor`) are"
+              + " salted with local tables (see \"Local tables\")"),
       new Row(LIST_EXPIRED_POLICY_CONFIG, Type.STRING, "keep", null,
           Validators.oneOf("keep", "plain"), Importance.MEDIUM, "routing after the TTL"),
       new Row(HASH_CONFIG, Type.STRING, "murmur2", null, Validators.HASH, Importance.LOW,

@@ -47,10 +47,15 @@ public record HotkeyStats(String producerId, long reportsSent, long reportsFaile
    * @param nullKey records without a key
    * @param reportsDropped this topic's share of {@code reportsDropped}
    * @param sampleRate the sampler's current rate (1: every keyed record)
+   * @param stale the topic's list is stale now: no contact with its source for
+   *     {@code hotkey.list.stale.ms}, or its owner gone (docs/CLIENT.md "Local tables")
+   * @param localKeys keys salted by the topic's local table now
+   * @param localSalted records salted by local tables so far (also counted in {@code salted})
+   * @param localTables local tables set for the topic so far
    */
   public record TopicStats(String topic, long listVersion, long listAgeMs, int partitions,
       int hotKeys, boolean plain, long salted, long cold, long nullKey, long reportsDropped,
-      double sampleRate) {}
+      double sampleRate, boolean stale, int localKeys, long localSalted, long localTables) {}
 
   /** The entry of {@code topic}, or null. */
   public TopicStats topic(String topic) {

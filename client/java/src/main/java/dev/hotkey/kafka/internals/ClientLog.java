@@ -128,6 +128,40 @@ public final class ClientLog {
     }
   }
 
+  /**
+   * A topic's list is stale (docs/CLIENT.md, "Local tables"): once per topic and cause per
+   * interval.
+   */
+  void listStale(String topic, long version, String cause, long boundMs) {
+    if (due("stale/" + topic + "/" + cause, INTERVAL_MS)) {
+      LOG.warn("{}topic {}: the hot-key list (version {}) is stale: {} (hotkey.list.stale.ms={});"
+          + " keys this producer sees at the hot threshold are salted with local tables,"
+          + " marked hotkey.version 2^63+{}, until a fresh list or contact is back", prefix, topic,
+          Long.toUnsignedString(version), cause, boundMs, Long.toUnsignedString(version));
+    }
+  }
+
+  /** A local table was set for a topic: once per topic per interval. */
+  void localTable(String topic, TopicRouter.LocalTables tables) {
+    if (due("local-table/" + topic, INTERVAL_MS)) {
+      StringBuilder keys = new StringBuilder();
+      for (int i = 0; i < tables.keys.size() && i < 5; i++) {
+        HotKeyList.HotKey k = tables.keys.get(i);
+        String text = KeyCodec.utf8(k.key);
+        if (text != null && text.length() > 64) {
+          text = text.substring(0, 64) + "...";
+        }
+        keys.append(i > 0 ? ", " : "").append(text != null ? text : "(binary key)")
+            .append(" over ").append(k.salts.size()).append(" partitions");
+      }
+      if (tables.keys.size() > 5) {
+        keys.append(", ...");
+      }
+      LOG.info("{}topic {}: local table set on list version {}: {} key(s) salted locally ({})",
+          prefix, topic, Long.toUnsignedString(tables.baseVersion), tables.keys.size(), keys);
+    }
+  }
+
   /** The coordinator refused a report: once per topic and reason per interval. */
   void refused(String topic, int status, String reason, String error, long refusedSoFar) {
     if (due("refused/" + topic + "/" + reason, INTERVAL_MS)) {

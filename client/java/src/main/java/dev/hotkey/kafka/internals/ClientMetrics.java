@@ -111,6 +111,16 @@ public final class ClientMetrics implements AutoCloseable {
           r -> r.sampler.sampleRate());
       addTopic(t, tt, "reports-dropped-total", "this topic's reports dropped"
           + " (hotkey.report.queue.max waiting)", r -> (double) r.reportsDropped.get());
+      addTopic(t, tt, "list-stale", "1 while the topic's list is stale (no contact with its"
+          + " source for hotkey.list.stale.ms, or its owner gone)", r -> client.stale(r) ? 1 : 0);
+      addTopic(t, tt, "local-keys", "keys salted by the topic's local table now", r -> {
+        TopicRouter.LocalTables local = r.localTables();
+        return local == null ? 0 : local.keys.size();
+      });
+      addTopic(t, tt, "records-local-salted-total", "records salted by local tables (also in"
+          + " records-salted-total)", r -> (double) r.localSalted());
+      addTopic(t, tt, "local-tables-total", "local tables set for the topic",
+          r -> (double) r.localTablesSet());
     }
   }
 

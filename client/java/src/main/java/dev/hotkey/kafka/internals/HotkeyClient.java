@@ -249,6 +249,11 @@ public final class HotkeyClient implements AutoCloseable {
         + Long.toUnsignedString(t.version());
   }
 
+  /** Whether t's list is stale now (docs/CLIENT.md, "Local tables"; never with the bound 0). */
+  boolean stale(TopicRouter t) {
+    return t.staleness.stale(config.listStaleMs, Staleness.nowMs());
+  }
+
   /** Sends the current windows now and waits for the round (tests, shutdown). */
   public void reportNow() {
     if (reporter != null) {
@@ -319,9 +324,11 @@ public final class HotkeyClient implements AutoCloseable {
     List<HotkeyStats.TopicStats> ts = new ArrayList<>();
     for (TopicRouter t : topics()) {
       long[] c = t.sampler.counters();
+      TopicRouter.LocalTables local = t.localTables();
       ts.add(new HotkeyStats.TopicStats(t.topic, t.version(), t.listAgeMs(), t.livePartitions(),
           t.table().entries.size(), t.plain(), c[0], c[1], c[2], t.reportsDropped.get(),
-          t.sampler.sampleRate()));
+          t.sampler.sampleRate(), stale(t), local == null ? 0 : local.keys.size(),
+          t.localSalted(), t.localTablesSet()));
     }
     return new HotkeyStats(config.producerId, reportsSent(), reportsFailed(), reportsRejected(),
         java.util.Collections.unmodifiableMap(reportsRefusedByReason()), reportsDropped(),

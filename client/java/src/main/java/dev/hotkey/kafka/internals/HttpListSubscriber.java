@@ -5,8 +5,10 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Lists over HTTP (client/src/list_subscriber.cc). One daemon thread keeps one
@@ -30,6 +32,10 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
   private boolean topicsChanged; // guarded by this
   private volatile boolean stopping;
   private volatile boolean perTopic; // the coordinator has no subscription endpoint
+  // The subscription thread only: topics the last answer named stale.
+  private int lastStaleTopics;
+  // While answers name stale topics without lists, requests go at most this often.
+  static final long STALE_REQUEST_GAP_MS = 100;
 
   HttpListSubscriber(Settings config, HotkeyClient client) {
     this.config = config;
@@ -54,19 +60,22 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
       Backoff backoff = new Backoff(config.backoffInitialMs, config.backoffMaxMs);
       long lastContact = System.nanoTime();
       String query = "/v1/hotkeys?topic=" + URLEncoder.encode(topic.topic, StandardCharsets.UTF_8)
-          + "&wait_ms=" + config.pollWaitMs + "&since=";
+          + "&since=";
       while (!stopping && !stop) {
         long since = topic.version();
         boolean ok = false;
         String unreachable = null;
+        int waitMs = nextWaitMs(List.of(topic), 0);
         try {
-          Http.Answer a = http.request("GET", query + Long.toUnsignedString(since), null, null,
-              config.httpTimeoutMs + config.pollWaitMs);
+          Http.Answer a = http.request("GET", query + Long.toUnsignedString(since) + "&wait_ms="
+              + waitMs, null, null, config.httpTimeoutMs + waitMs);
           if (a.status == 304) {
             ok = true;
             lastContact = System.nanoTime();
+            answered(topic, false);
           } else if (a.status == 200) {
             lastContact = System.nanoTime();
+            answered(topic, false);
             ok = accept(topic, a.body, since);
           } else {
             unreachable = "HTTP " + a.status;
@@ -88,6 +97,9 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
           continue;
         }
         client.listErrors.incrementAndGet();
+        if (unreachable != null) {
+          lost(List.of(topic));
+        }
         sleep(failed(List.of(topic), lastContact, backoff));
       }
     }
@@ -116,7 +128,50 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
       }
     }
     long wait = backoff.nextMs();
-    return expireToPlain ? Math.min(wait, Math.max(config.listTtlMs / 2, 1)) : wait;
+    if (expireToPlain) {
+      wait = Math.min(wait, Math.max(config.listTtlMs / 2, 1));
+    }
+    // Stale topics route with local tables until contact is back: ask at least once a bound.
+    return config.listStaleMs > 0 ? Math.min(wait, config.listStaleMs) : wait;
+  }
+
+  /**
+   * The wait_ms of the next request: hotkey.poll.wait.ms, or 0 to learn at once what the
+   * coordinator holds (a topic whose list state is unknown, contact lost: a parked request
+   * would say nothing until its wait ends), or at most the stale bound while the last answer
+   * named stale topics (so that the set is asked again).
+   */
+  private int nextWaitMs(List<TopicRouter> ts, int staleTopics) {
+    if (config.listStaleMs == 0) {
+      return config.pollWaitMs;
+    }
+    for (TopicRouter t : ts) {
+      if (!(t.staleness.known() || t.version() != 0) || t.staleness.outOfContact()) {
+        return 0;
+      }
+    }
+    return staleTopics > 0 ? Math.min(config.pollWaitMs, config.listStaleMs) : config.pollWaitMs;
+  }
+
+  /**
+   * The coordinator answered for t (contact, list state known, its owner gone or not); a topic
+   * that is not stale any more has its local tables dropped at once.
+   */
+  private void answered(TopicRouter t, boolean ownerGone) {
+    t.staleness.contact();
+    t.staleness.setKnown();
+    t.staleness.setOwnerGone(ownerGone, "the coordinator says the topic's owner is gone");
+    if (!ownerGone && !client.stale(t)) {
+      t.dropLocalTables();
+    }
+  }
+
+  /** A request carrying these topics failed now. */
+  private void lost(List<TopicRouter> ts) {
+    long now = Staleness.nowMs();
+    for (TopicRouter t : ts) {
+      t.staleness.lost(now, "no answer from the coordinator");
+    }
   }
 
   private void sleep(long ms) {
@@ -182,8 +237,9 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
         body.append(",\"since\":").append(Long.toUnsignedString(since.get(t.topic))).append('}');
       }
       // A probe while per-topic polls run answers at once; a subscription parks.
-      int waitMs = perTopic ? 0 : config.pollWaitMs;
+      int waitMs = perTopic ? 0 : nextWaitMs(ts, lastStaleTopics);
       body.append("],\"wait_ms\":").append(waitMs).append('}');
+      long asked = System.nanoTime();
       int status;
       byte[] answer;
       String failure = null;
@@ -218,7 +274,26 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
         probeAt = System.currentTimeMillis() + SUBSCRIBE_PROBE_MS;
         continue;
       }
-      if (status == 200 && accepted(ts, since, answer)) {
+      Answer got = status == 200 ? read(ts, since, answer) : null;
+      if (got != null) {
+        // Read: the coordinator is in contact for every topic asked about, whatever it said.
+        int staleTopics = 0;
+        for (TopicRouter t : ts) {
+          boolean gone = got.stale.contains(t.topic);
+          staleTopics += gone ? 1 : 0;
+          answered(t, gone);
+        }
+        lastStaleTopics = staleTopics;
+        long since0 = (System.nanoTime() - asked) / 1_000_000;
+        if (got.lists == 0 && staleTopics > 0 && since0 < STALE_REQUEST_GAP_MS) {
+          // Answered because the stale set changed (or its wait passed): a coordinator that
+          // kept answering at once would otherwise be asked in a tight loop.
+          sleep(STALE_REQUEST_GAP_MS - since0);
+        }
+      } else if (status != 404 && status != 405) {
+        lost(ts);
+      }
+      if (got != null && got.allAccepted) {
         lastContact = System.nanoTime();
         backoff.reset();
         if (perTopic) {
@@ -236,34 +311,59 @@ final class HttpListSubscriber implements HotkeyClient.ListSource {
     }
   }
 
-  /** A subscription's answer: every list validated and published; false when any is refused. */
-  private boolean accepted(List<TopicRouter> ts, Map<String, Long> since, byte[] answer) {
+  /** What a subscription's answer said. */
+  private static final class Answer {
+    int lists; // lists it carried
+    boolean allAccepted = true; // every one validated and published
+    final Set<String> stale = new HashSet<>(); // the topics its `stale` member names
+  }
+
+  /**
+   * A subscription's answer: every list validated and published when newer; null when the body
+   * is not an answer (then nothing of it is used).
+   */
+  private Answer read(List<TopicRouter> ts, Map<String, Long> since, byte[] answer) {
     Map<String, TopicRouter> byName = new HashMap<>();
     for (TopicRouter t : ts) {
       byName.put(t.topic, t);
     }
+    Object doc;
     try {
-      Object doc = Json.parse(new String(answer, StandardCharsets.UTF_8));
-      if (!(doc instanceof Map) || !(((Map<?, ?>) doc).get("lists") instanceof List)) {
-        return false;
-      }
-      boolean all = true;
-      for (Object l : (List<?>) ((Map<?, ?>) doc).get("lists")) {
-        try {
-          HotKeyList list = HotKeyList.fromJson(l);
-          TopicRouter t = byName.get(list.topic);
-          if (t == null || !publish(t, list, since.get(list.topic))) {
-            all = false;
-          }
-        } catch (DecodeException e) {
-          client.log.listRefused("(subscription)", e.getMessage());
-          all = false;
-        }
-      }
-      return all;
+      doc = Json.parse(new String(answer, StandardCharsets.UTF_8));
     } catch (Json.SyntaxError e) {
-      return false;
+      return null;
     }
+    if (!(doc instanceof Map) || !(((Map<?, ?>) doc).get("lists") instanceof List)) {
+      return null;
+    }
+    Answer out = new Answer();
+    // The topics whose owner the coordinator sees as gone (cluster mode); absent: none.
+    Object stale = ((Map<?, ?>) doc).get("stale");
+    if (stale != null && stale != Json.NULL) {
+      if (!(stale instanceof List)) {
+        return null;
+      }
+      for (Object name : (List<?>) stale) {
+        if (!(name instanceof String)) {
+          return null;
+        }
+        out.stale.add((String) name);
+      }
+    }
+    for (Object l : (List<?>) ((Map<?, ?>) doc).get("lists")) {
+      out.lists++;
+      try {
+        HotKeyList list = HotKeyList.fromJson(l);
+        TopicRouter t = byName.get(list.topic);
+        if (t == null || !publish(t, list, since.get(list.topic))) {
+          out.allAccepted = false;
+        }
+      } catch (DecodeException e) {
+        client.log.listRefused("(subscription)", e.getMessage());
+        out.allAccepted = false;
+      }
+    }
+    return out;
   }
 
   private synchronized void setPerTopic(boolean on) {

@@ -1,5 +1,6 @@
 package dev.hotkey.kafka.internals;
 
+import dev.hotkey.kafka.MergeContract;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -69,6 +70,9 @@ final class Reporter {
   private final Map<TopicRouter, ArrayDeque<Pending>> queues = new HashMap<>();
   private final Map<TopicRouter, Long> windowStart = new HashMap<>();
   private final Map<TopicRouter, SurgeState> surge = new HashMap<>();
+  // Per topic: whether it had local tables when its window started; a report of a window routed
+  // with them carries the local mark (2^63) in its list_version.
+  private final Map<TopicRouter, Boolean> windowLocal = new HashMap<>();
   private long seq;
 
   Reporter(Settings config, HotkeyClient client, KafkaTransport kafka) {
@@ -182,6 +186,9 @@ final class Reporter {
       client.metrics.syncTopics(topics);
       for (TopicRouter t : topics) {
         windowStart.putIfAbsent(t, lastRound);
+        if (client.stale(t)) {
+          client.log.listStale(t.topic, t.version(), t.staleness.cause(), config.listStaleMs);
+        }
       }
       if (!forced && now < next) {
         int built = 0;
@@ -330,6 +337,16 @@ final class Reporter {
     for (SpaceSaving.Item it : w.sketch.items()) {
       r.items.add(new Report.Item(it.key, it.count, it.error));
     }
+    // A window routed with local tables at any point: the coordinator cannot account its load
+    // against a list of its own (it knows no such version and keeps only the sketch), nor adopt
+    // it as a floor (docs/CLIENT.md, "Local tables").
+    if (windowLocal.getOrDefault(t, false) || t.localTables() != null) {
+      r.listVersion |= MergeContract.LOCAL_TABLE_VERSION_BIT;
+    }
+    if (config.listStaleMs > 0) {
+      localTables(t, partitions, w, r.items);
+    }
+    windowLocal.put(t, t.localTables() != null);
     byte[] body = config.reportJson ? r.toJson().getBytes(StandardCharsets.UTF_8)
         : r.encodeBinary();
     ArrayDeque<Pending> q = queues.computeIfAbsent(t, k -> new ArrayDeque<>());
@@ -340,6 +357,66 @@ final class Reporter {
       t.reportsDropped.incrementAndGet();
     }
     return 1;
+  }
+
+  /**
+   * Plans and sets (or drops) t's local tables from the window just drained, while its list is
+   * stale and its list state known (docs/CLIENT.md, "Local tables"; LocalPlan).
+   */
+  private void localTables(TopicRouter t, int partitions, Sampler.Window w,
+      List<Report.Item> items) {
+    // The generation first: a list or a contact that ends the staleness after this read bumps
+    // it, and setLocalTables then refuses tables planned from the stale view.
+    long generation = t.localGeneration();
+    TopicRouter.LocalTables current = t.localTables();
+    if (!client.stale(t) || !(t.staleness.known() || t.version() != 0)) {
+      if (current != null) {
+        t.dropLocalTables();
+      }
+      return;
+    }
+    HotKeyList list = t.list();
+    LocalPlan.Input in = new LocalPlan.Input();
+    in.partitions = partitions;
+    if (list != null && Salts.validSeparator(list.separator)) {
+      in.separator = list.separator;
+    }
+    in.partitionCounts = w.partitionCounts;
+    in.total = w.total;
+    in.sketchTotal = w.sketchTotal;
+    in.items = items;
+    in.surgeFactor = config.surgeFactor;
+    if (list != null) {
+      for (HotKeyList.HotKey k : list.keys) {
+        in.listed.add(k.key);
+      }
+      in.denied = list.denied;
+      in.neverSalt = list.neverSalt;
+    }
+    boolean fits = current != null && current.partitions == partitions;
+    if (fits) {
+      in.current = current.keys;
+    }
+    LocalPlan plan;
+    try {
+      plan = LocalPlan.plan(in);
+    } catch (RuntimeException e) {
+      return; // cannot plan this window: the tables stay as they are
+    }
+    if (fits && !plan.changed()) {
+      return;
+    }
+    if (plan.keys.isEmpty()) {
+      if (current != null) {
+        t.dropLocalTables();
+      }
+      return;
+    }
+    TopicRouter.LocalTables tables =
+        new TopicRouter.LocalTables(list != null ? list.version : 0, partitions, plan.keys);
+    if (t.setLocalTables(tables, generation)) {
+      client.log.localTable(t.topic, tables);
+    }
   }
 
   /** Sends everything queued; false when something is still waiting. */

@@ -106,6 +106,12 @@ final class RoutingTable {
   private final AtomicIntegerArray cursors;
   final List<Entry> entries;
   final boolean empty;
+  // Local entries are entries[localBegin..]; their cursors started at cursorStart. The wrr
+  // policy moves an entry's cursor on every pick; in a table with local entries (countPicks)
+  // value_hash and random move it too, so that local picks are counted from the cursors.
+  private final int localBegin;
+  private final boolean countPicks;
+  private final int[] cursorStart;
 
   static final RoutingTable EMPTY = new RoutingTable(0);
 
@@ -123,6 +129,9 @@ final class RoutingTable {
     this.cursors = new AtomicIntegerArray(0);
     this.entries = List.of();
     this.empty = true;
+    this.localBegin = 0;
+    this.countPicks = false;
+    this.cursorStart = new int[0];
   }
 
   /**
@@ -131,18 +140,29 @@ final class RoutingTable {
    * many as the list gave it, capped at the count), as the C++ router does.
    */
   RoutingTable(HotKeyList list, int livePartitions) {
-    this.version = list.version;
+    this(list, null, livePartitions);
+  }
+
+  /**
+   * The table of {@code list} (null: none) for {@code livePartitions} as above, plus, when
+   * {@code local} is given, its keys (planned for {@code livePartitions}, with the list's
+   * separator): version 2^63 + local.baseVersion, and the local entries count their picks
+   * (localPicks).
+   */
+  RoutingTable(HotKeyList list, TopicRouter.LocalTables local, int livePartitions) {
+    this.version = local == null ? list.version
+        : MergeContract.LOCAL_TABLE_VERSION_BIT | local.baseVersion;
     this.partitions = livePartitions;
-    boolean sameSpace = list.partitions == livePartitions && list.hash == HashFamily.MURMUR2
-        && Salts.validSeparator(list.separator);
-    this.separator = Salts.validSeparator(list.separator) ? list.separator
-        : Salts.DEFAULT_SEPARATOR;
+    boolean validSep = list != null && Salts.validSeparator(list.separator);
+    boolean sameSpace = validSep && list.partitions == livePartitions
+        && list.hash == HashFamily.MURMUR2;
+    this.separator = validSep ? list.separator : Salts.DEFAULT_SEPARATOR;
     this.separatorText = new String(separator, StandardCharsets.UTF_8);
-    this.recomputed = !sameSpace;
+    this.recomputed = list != null && !sameSpace;
     this.versionHeader = versionHeader(version);
-    long budget = PRECOMPUTED_BYTES;
+    long[] budget = {PRECOMPUTED_BYTES};
     List<Entry> built = new ArrayList<>();
-    for (HotKeyList.HotKey hk : list.keys) {
+    for (HotKeyList.HotKey hk : list == null ? List.<HotKeyList.HotKey>of() : list.keys) {
       if (hk.salts.isEmpty()) {
         continue;
       }
@@ -158,27 +178,15 @@ final class RoutingTable {
         salts = Salts.plan(HashFamily.MURMUR2, hk.key, Math.min(hk.salts.size(), livePartitions),
             livePartitions, separator);
       }
-      if (salts.isEmpty()) {
-        continue;
-      }
-      int n = Math.min(salts.size(), 65535);
-      int[] saltIds = new int[n];
-      int[] parts = new int[n];
-      int[] weights = new int[n];
-      for (int i = 0; i < n; i++) {
-        saltIds[i] = salts.get(i).salt;
-        parts[i] = salts.get(i).partition;
-        weights[i] = salts.get(i).weight == 0 ? 1 : salts.get(i).weight;
-      }
-      int hash = Hashes.murmur2(hk.key) & 0x7fffffff;
-      long cost = Entry.precomputedBytes(hk.key.length, n);
-      boolean precompute = cost <= budget;
-      if (precompute) {
-        budget -= cost;
-      }
-      built.add(new Entry(hk.key, hash, saltIds, parts, Wrr.sequence(weights, Wrr.MAX_LEN),
-          built.size(), separator, versionHeader, precompute));
+      add(built, hk.key, salts, budget);
     }
+    this.localBegin = built.size();
+    if (local != null) {
+      for (HotKeyList.HotKey hk : local.keys) {
+        add(built, hk.key, hk.salts, budget);
+      }
+    }
+    this.countPicks = local != null;
     this.entries = List.copyOf(built);
     this.empty = built.isEmpty();
     int cap = 4;
@@ -205,11 +213,57 @@ final class RoutingTable {
     }
     this.byText = texts;
     this.cursors = new AtomicIntegerArray(built.size());
+    this.cursorStart = new int[built.size() - localBegin];
     for (Entry e : built) {
       if (e.seq.length > 0) {
         cursors.set(e.index, (int) Long.remainderUnsigned(nextCursorSeed(), e.seq.length));
       }
+      if (e.index >= localBegin) {
+        cursorStart[e.index - localBegin] = cursors.get(e.index);
+      }
     }
+  }
+
+  // One entry for `key` over `salts` (at most 65,535; those given, in order), its salted keys
+  // and headers precomputed while `budget` lasts.
+  private void add(List<Entry> built, byte[] key, List<HotKeyList.Salt> salts, long[] budget) {
+    if (salts.isEmpty()) {
+      return;
+    }
+    int n = Math.min(salts.size(), 65535);
+    int[] saltIds = new int[n];
+    int[] parts = new int[n];
+    int[] weights = new int[n];
+    for (int i = 0; i < n; i++) {
+      saltIds[i] = salts.get(i).salt;
+      parts[i] = salts.get(i).partition;
+      weights[i] = salts.get(i).weight == 0 ? 1 : salts.get(i).weight;
+    }
+    int hash = Hashes.murmur2(key) & 0x7fffffff;
+    long cost = Entry.precomputedBytes(key.length, n);
+    boolean precompute = cost <= budget[0];
+    if (precompute) {
+      budget[0] -= cost;
+    }
+    built.add(new Entry(key, hash, saltIds, parts, Wrr.sequence(weights, Wrr.MAX_LEN),
+        built.size(), separator, versionHeader, precompute));
+  }
+
+  /** Whether this table salts keys of a local table (its version is 2^63 + the list's). */
+  boolean hasLocal() {
+    return localBegin < entries.size();
+  }
+
+  /**
+   * Records routed to a salt of a local entry so far (0 without local entries): each local
+   * cursor's steps since its random start, modulo 2^32 (read far more often than that wraps).
+   */
+  long localPicks() {
+    long n = 0;
+    for (int i = localBegin; i < entries.size(); i++) {
+      n += Integer.toUnsignedLong(cursors.get(i) - cursorStart[i - localBegin]);
+    }
+    return n;
   }
 
   boolean isEmpty() {
@@ -283,6 +337,9 @@ final class RoutingTable {
 
   /** The index into e.salts for a pick of {@code value} (value_hash, random). */
   int pickBy(Entry e, int value) {
+    if (countPicks) {
+      cursors.getAndIncrement(e.index);
+    }
     return e.seq[Integer.remainderUnsigned(value, e.seq.length)];
   }
 

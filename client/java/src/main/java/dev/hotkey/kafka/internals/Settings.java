@@ -41,6 +41,8 @@ public final class Settings {
   public RoutingMode routingMode;
   public SaltPolicy saltPolicy;
   public long listTtlMs;
+  /** hotkey.list.stale.ms: 0 turns local tables off (docs/CLIENT.md, "Local tables"). */
+  public int listStaleMs;
   public ExpiredPolicy expiredPolicy;
   public int pollWaitMs;
   public int httpTimeoutMs;
@@ -144,6 +146,7 @@ public final class Settings {
         c.saltPolicy = SaltPolicy.RANDOM;
     }
     c.listTtlMs = (Long) v.get(HotkeyConfig.LIST_TTL_MS_CONFIG);
+    c.listStaleMs = (Integer) v.get(HotkeyConfig.LIST_STALE_MS_CONFIG);
     c.expiredPolicy = v.get(HotkeyConfig.LIST_EXPIRED_POLICY_CONFIG).equals("keep")
         ? ExpiredPolicy.KEEP : ExpiredPolicy.PLAIN;
     c.pollWaitMs = (Integer) v.get(HotkeyConfig.POLL_WAIT_MS_CONFIG);

@@ -140,6 +140,89 @@ class SharedVectorsTest {
   }
 
   @Test
+  void localTablesMatchCpp() throws Exception {
+    int cases = 0;
+    int added = 0;
+    for (Object o : list(TestData.vectors("local_tables.json").get("cases"))) {
+      Map<?, ?> c = map(o);
+      String name = (String) c.get("name");
+      Map<?, ?> in = map(c.get("input"));
+      LocalPlan.Input input = new LocalPlan.Input();
+      input.partitions = (int) num(in.get("partitions"));
+      input.family = HashFamily.parse((String) in.get("hash"));
+      input.separator = hex(in.get("separator"));
+      List<?> pc = list(in.get("partition_counts"));
+      input.partitionCounts = new long[pc.size()];
+      for (int i = 0; i < pc.size(); i++) {
+        input.partitionCounts[i] = num(pc.get(i));
+      }
+      input.total = num(in.get("total"));
+      input.sketchTotal = num(in.get("sketch_total"));
+      for (Object it : list(in.get("items"))) {
+        List<?> item = list(it);
+        input.items.add(new Report.Item(hex(item.get(0)), num(item.get(1)), num(item.get(2))));
+      }
+      input.surgeFactor = dbl(in.get("surge_factor"));
+      input.listed = hexes(in.get("listed"));
+      input.denied = hexes(in.get("denied"));
+      input.neverSalt = hexes(in.get("never_salt"));
+      input.current = localKeys(in.get("current"));
+      LocalPlan plan = LocalPlan.plan(input);
+      Map<?, ?> out = map(c.get("output"));
+      assertEquals(describe(localKeys(out.get("keys"))), describe(plan.keys), name);
+      assertEquals(describeKeys(hexes(out.get("added"))), describeKeys(plan.added), name);
+      assertEquals(describeKeys(hexes(out.get("dropped"))), describeKeys(plan.dropped), name);
+      added += plan.added.size();
+      cases++;
+    }
+    assertTrue(cases >= 12 && added >= 5, "cases " + cases + ", keys added " + added);
+  }
+
+  private static List<byte[]> hexes(Object o) {
+    List<byte[]> out = new ArrayList<>();
+    for (Object h : list(o)) {
+      out.add(hex(h));
+    }
+    return out;
+  }
+
+  /** [{key, salts: [[salt, partition, weight], ...]}, ...] as hot keys. */
+  private static List<HotKeyList.HotKey> localKeys(Object o) {
+    List<HotKeyList.HotKey> out = new ArrayList<>();
+    for (Object k : list(o)) {
+      List<HotKeyList.Salt> salts = new ArrayList<>();
+      for (Object s : list(map(k).get("salts"))) {
+        List<?> t = list(s);
+        salts.add(new HotKeyList.Salt((int) num(t.get(0)), (int) num(t.get(1)),
+            (int) num(t.get(2))));
+      }
+      out.add(new HotKeyList.HotKey(hex(map(k).get("key")), salts, "local"));
+    }
+    return out;
+  }
+
+  private static String describe(List<HotKeyList.HotKey> keys) {
+    StringBuilder sb = new StringBuilder();
+    for (HotKeyList.HotKey k : keys) {
+      sb.append(TestData.hex(k.key)).append(':');
+      for (HotKeyList.Salt s : k.salts) {
+        sb.append(' ').append(Integer.toUnsignedString(s.salt)).append('/').append(s.partition)
+            .append('/').append(Integer.toUnsignedString(s.weight));
+      }
+      sb.append('\n');
+    }
+    return sb.toString();
+  }
+
+  private static String describeKeys(List<byte[]> keys) {
+    List<String> out = new ArrayList<>();
+    for (byte[] k : keys) {
+      out.add(TestData.hex(k));
+    }
+    return out.toString();
+  }
+
+  @Test
   void smoothWrrSequencesMatchCpp() throws Exception {
     for (Object o : list(TestData.vectors("wrr.json").get("cases"))) {
       Map<?, ?> c = map(o);
