@@ -11,6 +11,7 @@
 
 #include "cluster_config.h"
 #include "cluster_harness.h"
+#include "support/child_process.h"
 
 namespace hotkey::coordinator::cluster_test {
 namespace {
@@ -283,6 +284,184 @@ TEST(BrokerFailover, ASubscriptionOnAnotherMemberLearnsThatTheOwnerIsGoneAndThat
   ASSERT_TRUE(taken_over) << last.dump();
   EXPECT_FALSE(stale_in(last)) << last.dump();
   EXPECT_GT(last["lists"][0].value("version", uint64_t{0}) >> 32, held >> 32) << last.dump();
+}
+
+// Producers salt a surge that begins inside an ownership gap (docs/CLIENT.md, "Local tables"):
+// three nodes, two coordinators, the producers of one data topic on the Kafka transport and one
+// on HTTP to the member that does not own it; the owner is killed with kill -9 and, 4.5 s later
+// (its heartbeats silent for 3 s: the list is stale), a key surges to half the records. Every
+// producer salts it with a local table within a second of the surge, and the records sent over
+// the next 5 s, read back from the brokers, spread over the partitions; a new owner's list ends
+// the gap.
+TEST(BrokerFailover, ASurgeInsideTheOwnershipGapIsSaltedLocallyByEveryProducer) {
+  // HOTKEY_TEST_LOCAL_TABLES=0 runs the same with local tables off (hotkey.list.stale.ms=0)
+  // and only prints, for the figure without them (docs/BENCHMARKS.md).
+  const bool local_tables = std::getenv("HOTKEY_TEST_LOCAL_TABLES") == nullptr ||
+                            std::string(std::getenv("HOTKEY_TEST_LOCAL_TABLES")) != "0";
+  Scenario s({.topics = {}}, KafkaOptions{.nodes = 3});
+  Node &a = s.member(0), &b = s.member(1);
+  constexpr int kDataPartitions = 12;
+  const std::string topic = "orders";
+  s.kafka.real().create_topic(topic, kDataPartitions);
+  // The member owning the topic's reports partition, once the group has settled.
+  const int part = partition_of(topic);
+  Node* owner = nullptr;
+  // Settled: both members own partitions, all of them, unchanged over 3 s (a member that
+  // joined last may still take partitions over from the first).
+  std::pair<std::set<int>, std::set<int>> last;
+  auto settled_since = Steady::now();
+  ASSERT_TRUE(eventually(
+      [&] {
+        const auto now = std::make_pair(a.owned(), b.owned());
+        if (now != last) {
+          last = now;
+          settled_since = Steady::now();
+          return false;
+        }
+        return !now.first.empty() && !now.second.empty() &&
+               now.first.size() + now.second.size() == static_cast<size_t>(kPartitions) &&
+               Steady::now() - settled_since >= milliseconds(3000);
+      },
+      milliseconds(120000), milliseconds(500)));
+  owner = last.first.contains(part) ? &a : &b;
+  Node& other = owner == &a ? b : a;
+
+  // Schedule: the owner is killed at t=20 s, the surge begins at t=24.5 s, the run ends at 40 s.
+  constexpr double kKillAt = 20, kSurgeAt = 24.5, kDuration = 40;
+  const int64_t start_ms =
+      std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count() +
+      3000;
+  struct Producer {
+    std::filesystem::path status;
+    std::unique_ptr<test_support::ChildProcess> proc;
+  };
+  std::vector<Producer> fleet;
+  for (int i = 0; i < 3; ++i) {
+    const bool http = i == 2;
+    Producer p;
+    p.status = s.dir.path() / ("producer-" + std::to_string(i) + ".status");
+    test_support::ChildSpec spec;
+    spec.binary = test_support::built_binary("hotkey-loadgen");
+    spec.args = {
+        "--bootstrap",   s.kafka.bootstrap(),
+        "--topic",       topic,
+        "--strategy",    "hotkey",
+        "--producer-id", "gap-" + std::to_string(i),
+        "--rate",        "400",
+        "--duration",    std::to_string(kDuration),
+        "--start-at-ms", std::to_string(start_ms),
+        "--keys",        "10000",
+        "--zipf",        "0",
+        "--hot-share",   "0.5",
+        "--hot-start",   std::to_string(kSurgeAt),
+        "--hot-prefix",  "surge-",
+        "--seed",        std::to_string(i + 1),
+        "--value-bytes", "16",
+        "--status-file", p.status.string(),
+        "--json-out",    (s.dir.path() / ("producer-" + std::to_string(i) + ".json")).string()};
+    if (!local_tables) {
+      spec.args.insert(spec.args.end(), {"--client-prop", "hotkey.list.stale.ms=0"});
+    }
+    if (http) {
+      spec.args.insert(spec.args.end(), {"--coordinator", other.url()});
+    } else {
+      spec.args.insert(spec.args.end(), {"--transport", "kafka"});
+    }
+    spec.stderr_file = s.dir.path() / ("producer-" + std::to_string(i) + ".log");
+    spec.stdout_file = spec.stderr_file;
+    p.proc = std::make_unique<test_support::ChildProcess>(spec);
+    fleet.push_back(std::move(p));
+  }
+  const auto at = [&](double t) {
+    return std::chrono::system_clock::time_point(milliseconds(start_ms)) +
+           milliseconds(static_cast<int64_t>(t * 1000));
+  };
+  std::this_thread::sleep_until(at(kKillAt));
+  const uint64_t dead_epoch = [&] {
+    auto r = get(other, "/v1/hotkeys?topic=" + topic);
+    return r && r->status == 200 ? json::parse(r->body).value("version", uint64_t{0}) >> 32 : 0;
+  }();
+  ASSERT_TRUE(owner->owned().contains(part)) << "the topic moved before the kill";
+  owner->kill9();
+  // The new owner's list ends the gap: it lists the surge key (from the reports the producers
+  // wrote meanwhile) with an epoch above the dead owner's, while the surge lasts.
+  std::optional<double> listed_at;
+  while (!listed_at && std::chrono::system_clock::now() < at(kDuration)) {
+    auto r = get(other, "/v1/hotkeys?topic=" + topic);
+    if (r && r->status == 200 && r->body.find("\"surge-0\"") != std::string::npos &&
+        (json::parse(r->body).value("version", uint64_t{0}) >> 32) > dead_epoch) {
+      listed_at =
+          std::chrono::duration<double>(std::chrono::system_clock::now() - at(kSurgeAt)).count();
+    }
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  for (auto& p : fleet) p.proc->wait_exit(milliseconds(120000));
+  ASSERT_TRUE(listed_at.has_value()) << "no new owner listed the surge before the run ended";
+  std::printf("[   INFO   ] the new owner listed the surge key %.1f s after it began\n",
+              *listed_at);
+
+  // Every producer salted the surge key with a local table within a second of the surge.
+  double salted_by = 0;
+  for (size_t i = 0; i < fleet.size(); ++i) {
+    const json st = json::parse(read_file(fleet[i].status), nullptr, false);
+    ASSERT_TRUE(st.is_object()) << i;
+    bool found = false;
+    for (const auto& h : st.value("hot_keys", json::array())) {
+      if (h.value("key", "") != "surge-0") continue;
+      found = true;
+      ASSERT_TRUE(h["detect_s"].is_number()) << i << ": never salted " << st.dump();
+      const double d = h["detect_s"].get<double>();
+      std::printf("[   INFO   ] producer %zu (%s): the surge salted after %.2f s, %s\n", i,
+                  i == 2 ? "http" : "kafka", d,
+                  h.value("local", false) ? "by a local table" : "by the coordinator's list");
+      salted_by = std::max(salted_by, d);
+      if (!local_tables) continue;
+      EXPECT_TRUE(h.value("local", false)) << i << ": " << st.dump();
+      EXPECT_LE(d, 1.0) << i;
+    }
+    EXPECT_TRUE(found) << st.dump();
+    if (local_tables) {
+      EXPECT_GT(st.value("local_salted_records", 0), 0) << i;
+    }
+  }
+  // The balance of the records sent between the surge and the new owner's list (the part of
+  // the gap the surge fell in), and of the 5 s after every producer salted it.
+  const auto balance = [&](double from_s, double to_s) {
+    test_support::ChildSpec watch;
+    watch.binary = test_support::built_binary("hotkey-watch");
+    const int64_t from = start_ms + static_cast<int64_t>(from_s * 1000);
+    const int64_t to = start_ms + static_cast<int64_t>(to_s * 1000);
+    watch.args = {"--bootstrap", s.kafka.bootstrap(),
+                  "--topic",     topic,
+                  "--window",    std::to_string(from) + ":" + std::to_string(to)};
+    const auto c = test_support::run_capturing(watch, s.dir.path(), "", std::chrono::seconds(60));
+    EXPECT_EQ(c.code, 0) << c.err;
+    const json w = json::parse(c.out, nullptr, false);
+    return w.is_object() ? w : json::object();
+  };
+  const json gap = balance(kSurgeAt, kSurgeAt + *listed_at);
+  std::printf(
+      "[   INFO   ] from the surge to the new owner's list (%.1f s): max/avg %.2f over %lld "
+      "records\n",
+      *listed_at, gap.value("max_avg", 0.0),
+      static_cast<long long>(gap.value("total", int64_t{0})));
+  if (!local_tables) return;
+  // The brokers hold the records of the next 5 s spread over the partitions (one partition
+  // would read 0.5 x 12 + 0.5 = 6.5).
+  const json w = balance(kSurgeAt + salted_by, kSurgeAt + salted_by + 5);
+  std::printf("[   INFO   ] the 5 s after the surge was salted: max/avg %.2f over %lld records\n",
+              w.value("max_avg", 0.0), static_cast<long long>(w.value("total", int64_t{0})));
+  // 3 producers x 300 records/s; fewer when the brokers did not take them (the producers'
+  // summaries say how many were delivered).
+  EXPECT_GE(w.value("total", int64_t{0}), 3000) << [&] {
+    std::string out;
+    for (int i = 0; i < 3; ++i) {
+      out += read_file(s.dir.path() / ("producer-" + std::to_string(i) + ".json")).substr(0, 600);
+    }
+    return out;
+  }();
+  EXPECT_LE(w.value("max_avg", 99.0), 2.0);
 }
 
 }  // namespace
