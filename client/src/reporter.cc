@@ -187,7 +187,9 @@ std::vector<Reporter::Outcome> Reporter::send_reports(httplib::Client* http,
 
 Reporter::Outcome Reporter::outcome_of(int status) {
   if (status >= 200 && status < 300) return Outcome::kAccepted;
-  if (status == 400 || status == 413 || status == 422) return Outcome::kRejected;
+  // 409: the report's hash family differs from the topic's (docs/API.md). Sent again it is
+  // refused again, and its retries would back the producer's other topics off with it.
+  if (status == 400 || status == 409 || status == 413 || status == 422) return Outcome::kRejected;
   return Outcome::kRetry;
 }
 

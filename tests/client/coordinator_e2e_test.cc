@@ -583,6 +583,44 @@ INSTANTIATE_TEST_SUITE_P(Families, ConfiguredFamily,
                            return std::string(param_info.param.family);
                          });
 
+// A report refused for its hash family (409: the topic is configured with another) is dropped
+// and counted, not retried: sent again it is refused again, and the retries backed the
+// producer's other topics off with it (a mixed fleet's wrong partitioner, docs/CLIENT.md "Mixed
+// fleets").
+TEST(CoordinatorE2E, AReportRefusedForItsHashFamilyIsDroppedAndTheOtherTopicsKeepReporting) {
+  const std::string bin = hotkey::test_support::coordinator_binary();
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << bin << " is not built";
+  auto dir =
+      std::filesystem::temp_directory_path() / ("hotkey-e2e-mismatch-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  nlohmann::json topics;
+  topics["crc-topic"] = {{"hash", "crc32"}};
+  CoordinatorProcess coordinator(free_port(), dir, topics.dump());
+  ASSERT_TRUE(coordinator.start()) << "see " << (dir / "coordinator.log");
+  Client c(Properties{{"hotkey.coordinator.url", coordinator.url()},
+                      {"hotkey.producer.id", "mismatch"},
+                      {"hotkey.hash", "murmur2"},
+                      {"hotkey.report.interval.ms", "3600000"},  // rounds by report_now only
+                      {"hotkey.poll.wait.ms", "2000"},
+                      {"hotkey.http.timeout.ms", "30000"}});
+  const TopicId wrong = c.topic("crc-topic");
+  const TopicId fine = c.topic("murmur-topic");
+  constexpr uint64_t kRounds = 3;
+  for (uint64_t round = 0; round < kRounds; ++round) {
+    for (TopicId id : {wrong, fine}) {
+      for (int r = 0; r < 40; ++r) {
+        std::string key = "k-" + std::to_string(r);
+        c.route(id, key.data(), key.size(), {}, kPartitions);
+      }
+    }
+    c.report_now();
+  }
+  const ClientStats s = c.stats();
+  EXPECT_EQ(s.reports_rejected, kRounds);
+  EXPECT_EQ(s.reports_failed, 0u);
+  EXPECT_EQ(reports_by_topic(coordinator.port())["murmur-topic"], kRounds);
+}
+
 // Issue #14: one client writing N topics; a healthy coordinator must receive every topic's
 // report every round (the reporter used to keep only the last hotkey.report.queue.max = 4
 // topics' reports of each round, dropping the others before they were ever sent).
