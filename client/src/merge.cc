@@ -64,8 +64,8 @@ bool SubstreamMerger::add(Record record) {
   auto& salts = seen_salts_[record.logical_key];
   int64_t id = record.salted ? static_cast<int64_t>(record.salt) : -1;
   if (std::find(salts.begin(), salts.end(), id) == salts.end()) salts.push_back(id);
-  auto& group = pending_[record.logical_key];
-  group.push_back(std::move(record));
+  auto& queue = pending_[record.logical_key][{id, record.partition}];
+  queue.push_back(std::move(record));
   ++buffered_;
   return true;
 }
@@ -73,24 +73,31 @@ bool SubstreamMerger::add(Record record) {
 std::map<std::string, std::vector<SubstreamMerger::Record>> SubstreamMerger::drain(
     int64_t watermark_ms) {
   std::map<std::string, std::vector<Record>> out;
+  const auto before = [](const Record& a, const Record& b) {
+    return std::tie(a.timestamp_ms, a.partition, a.offset) <
+           std::tie(b.timestamp_ms, b.partition, b.offset);
+  };
   for (auto it = pending_.begin(); it != pending_.end();) {
-    auto& group = it->second;
-    // Stable: records of one sub-stream keep their arrival (partition) order on ties.
-    auto ready_end = std::stable_partition(group.begin(), group.end(), [&](const Record& r) {
-      return r.timestamp_ms <= watermark_ms;
-    });
-    if (ready_end != group.begin()) {
-      std::vector<Record> ready(std::make_move_iterator(group.begin()),
-                                std::make_move_iterator(ready_end));
-      group.erase(group.begin(), ready_end);
-      std::stable_sort(ready.begin(), ready.end(), [](const Record& a, const Record& b) {
-        return std::tie(a.timestamp_ms, a.partition, a.offset) <
-               std::tie(b.timestamp_ms, b.partition, b.offset);
-      });
+    auto& substreams = it->second;
+    std::vector<Record> ready;
+    // A k-way merge of the sub-streams' heads: only a head leaves, so each sub-stream keeps its
+    // order; a head stamped after the watermark holds back its sub-stream.
+    for (;;) {
+      std::deque<Record>* next = nullptr;
+      for (auto& [id, queue] : substreams) {
+        if (queue.empty() || queue.front().timestamp_ms > watermark_ms) continue;
+        if (next == nullptr || before(queue.front(), next->front())) next = &queue;
+      }
+      if (next == nullptr) break;
+      ready.push_back(std::move(next->front()));
+      next->pop_front();
+    }
+    std::erase_if(substreams, [](const auto& entry) { return entry.second.empty(); });
+    if (!ready.empty()) {
       buffered_ -= ready.size();
       out.emplace(it->first, std::move(ready));
     }
-    it = group.empty() ? pending_.erase(it) : std::next(it);
+    it = substreams.empty() ? pending_.erase(it) : std::next(it);
   }
   return out;
 }

@@ -71,6 +71,25 @@ TEST(SubstreamMerger, GroupsPerLogicalKeyInTimestampOrderUpToTheWatermark) {
   EXPECT_EQ(m.buffered(), 0u);
 }
 
+// Producer timestamps can go back within a sub-stream (several producers write one salted key
+// to one partition, their clocks apart): the partition's order holds regardless, and a record
+// waits behind an earlier one stamped after the watermark.
+TEST(SubstreamMerger, KeepsASubstreamsOrderWhereTimestampsGoBack) {
+  SubstreamMerger m(100);
+  ASSERT_TRUE(m.add({"hot", true, 0, 2, 10, 300, "first"}));
+  ASSERT_TRUE(m.add({"hot", true, 0, 2, 11, 100, "second"}));  // stamped earlier, written later
+  ASSERT_TRUE(m.add({"hot", true, 1, 5, 3, 200, "other"}));
+  auto out = m.drain(250);
+  // "second" is under the watermark but waits behind "first" (300).
+  ASSERT_EQ(out["hot"].size(), 1u);
+  EXPECT_EQ(out["hot"][0].value, "other");
+  out = m.drain(1000);
+  ASSERT_EQ(out["hot"].size(), 2u);
+  EXPECT_EQ(out["hot"][0].value, "first");
+  EXPECT_EQ(out["hot"][1].value, "second");
+  EXPECT_EQ(m.buffered(), 0u);
+}
+
 TEST(SubstreamMerger, BoundedBuffer) {
   SubstreamMerger m(2);
   EXPECT_TRUE(m.add({"k", false, 0, 0, 0, 1, ""}));

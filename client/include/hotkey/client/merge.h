@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -61,9 +62,10 @@ RecoveredKey recover_logical_key(std::string_view key, std::optional<std::string
                                  KeyRecovery mode = KeyRecovery::kHeadersThenSuffix) noexcept;
 
 // Buffers consumed records and hands them back grouped per logical key. Within one sub-stream
-// (logical key, salt) the order is the partition's order, which salting keeps; across
-// sub-streams records are ordered by producer timestamp, then partition, then offset: the
-// best a consumer can do, since salting trades a hot key's total order for throughput.
+// (logical key, salt, partition) the order is the order the records were added in (the
+// partition's order, which salting keeps), even where producer timestamps go back; across
+// sub-streams records are merged by producer timestamp, then partition, then offset: the best
+// a consumer can do, since salting trades a hot key's total order for throughput.
 // Not thread-safe: one per consuming thread.
 class SubstreamMerger {
  public:
@@ -82,8 +84,9 @@ class SubstreamMerger {
 
   // Buffers a record; false (record not taken) when max_buffered records are waiting.
   bool add(Record record);
-  // Removes and returns every buffered record with timestamp_ms <= watermark_ms, grouped per
-  // logical key, each group in merge order.
+  // Removes and returns the buffered records with timestamp_ms <= watermark_ms, grouped per
+  // logical key, each group in merge order. A record waits, whatever its timestamp, while an
+  // earlier record of its sub-stream is stamped after the watermark.
   std::map<std::string, std::vector<Record>> drain(int64_t watermark_ms);
   size_t buffered() const noexcept { return buffered_; }
   // Distinct salts seen so far for a logical key (unsalted records count as one sub-stream).
@@ -92,7 +95,9 @@ class SubstreamMerger {
  private:
   size_t max_buffered_;
   size_t buffered_ = 0;
-  std::map<std::string, std::vector<Record>, std::less<>> pending_;
+  // Per logical key, per sub-stream (salt, -1 unsalted; partition): records in arrival order.
+  using Substream = std::pair<int64_t, int32_t>;
+  std::map<std::string, std::map<Substream, std::deque<Record>>, std::less<>> pending_;
   std::map<std::string, std::vector<int64_t>, std::less<>> seen_salts_;
 };
 
