@@ -312,8 +312,8 @@ struct KafkaTransport::Impl {
   // times heartbeats by its own.
   void on_heartbeat(const rd_kafka_message_t* m, Clock::time_point now) {
     if (m->payload == nullptr || caught_up.count(m->partition) == 0) return;
-    const auto beat = parse_owner_heartbeat(
-        std::string_view(static_cast<const char*>(m->payload), m->len));
+    const auto beat =
+        parse_owner_heartbeat(std::string_view(static_cast<const char*>(m->payload), m->len));
     if (!beat || beat->partition != m->partition) return;
     heartbeats[m->partition] =
         Heartbeat{now, milliseconds(std::min<uint32_t>(beat->interval_ms, 3600000))};

@@ -14,8 +14,8 @@ using std::chrono::milliseconds;
 
 // hotkeyctl with `args` (operator token added): its exit code, its stdout in *out.
 int hotkeyctl(const std::string& args, std::string* out) {
-  const std::string cmd = test_support::built_binary("hotkeyctl") + " " + args + " --token " +
-                          kOperatorToken;
+  const std::string cmd =
+      test_support::built_binary("hotkeyctl") + " " + args + " --token " + kOperatorToken;
   return test_support::run_shell(cmd, out, /*merge_stderr=*/true);
 }
 
@@ -61,8 +61,10 @@ TEST(ClusterOperator, UpgradeFromASingleNodeCarriesItsPinsAndDeniesIntoTheCluste
   // Before the upgrade: one coordinator without --kafka, with a pin and a deny.
   {
     const auto cfg = dir.path() / "single.json";
-    std::ofstream(cfg) << json{{"warmup_ms", 0}, {"plan_interval_ms", 500}, {"epoch_ms", 500}}
-                              .dump();
+    std::ofstream(cfg) << json{
+        {"warmup_ms", 0},
+        {"plan_interval_ms", 500},
+        {"epoch_ms", 500}}.dump();
     test_support::CoordinatorOptions o;
     o.data = dir.path() / "old";  // the data directory Node "old" uses below
     o.log = dir.path() / "single.log";
@@ -84,8 +86,7 @@ TEST(ClusterOperator, UpgradeFromASingleNodeCarriesItsPinsAndDeniesIntoTheCluste
           << out;
     }
     // Step 2: save the operator state.
-    ASSERT_EQ(hotkeyctl("export --out " + state_file.string() + " --url " + single.url(), &out),
-              0)
+    ASSERT_EQ(hotkeyctl("export --out " + state_file.string() + " --url " + single.url(), &out), 0)
         << out;
     ASSERT_NE(read_file(state_file).find("\"vip\""), std::string::npos) << read_file(state_file);
     single.terminate();
@@ -198,8 +199,8 @@ TEST(ClusterOperator, EveryMemberListsTheWholeClusterWithOwnersAndTheGroupsMembe
     EXPECT_NE(out.find(b.url()), std::string::npos) << out;
   }
 
-  // GET /v1/cluster names the group's members as their ownership heartbeats show them: both, with the reports
-  // partitions each holds (the owners above), both writing lists.
+  // GET /v1/cluster names the group's members as their ownership heartbeats show them: both, with
+  // the reports partitions each holds (the owners above), both writing lists.
   auto group_ok = [&](const Node& n) {
     json j = n.cluster();
     last = n.name() + ": " + j.dump();

@@ -253,7 +253,7 @@ Args parse_args(int argc, char** argv) {
 // What this process saw of salting, for the summary and the live status.
 struct SaltLog {
   std::unordered_map<std::string, double> first_salted_s;  // key -> first salted record, s
-  std::unordered_set<std::string> first_salted_locally;     // ... under a local table
+  std::unordered_set<std::string> first_salted_locally;    // ... under a local table
   uint64_t salted_records = 0;
   uint64_t local_salted_records = 0;
 };
