@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cstdlib>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -181,18 +180,6 @@ void check_bootstrap(const std::string& bootstrap) {
   }
 }
 
-constexpr const char* kKafkaSetUsage =
-    "  --kafka-set NAME=VALUE any librdkafka setting (repeatable), e.g.\n"
-    "                         session.timeout.ms=6000\n";
-constexpr const char* kKafkaSetRow =
-    "| `--kafka-set NAME=VALUE` | | any other name | — | passed to librdkafka, to the handles "
-    "it applies to (a consumer setting such as `session.timeout.ms` to the consumers, a producer "
-    "setting such as `linger.ms` to the producer; e.g. `security.protocol`, `sasl.*`, "
-    "`max.poll.interval.ms`); repeatable. The settings the coordinator owns are refused (exit "
-    "2): `group.id` (use `group`), `acks`, `request.required.acks`, `enable.idempotence`, "
-    "`transactional.id`, `enable.auto.commit`, `enable.auto.offset.store`, "
-    "`auto.offset.reset`, `partition.assignment.strategy`, `enable.partition.eof` |\n";
-
 }  // namespace
 
 const std::vector<ClusterSettingInfo>& cluster_settings() {
@@ -295,68 +282,6 @@ void apply_cluster_setting(ClusterConfig& c, const std::string& assignment) {
     fail("--kafka-set wants NAME=VALUE (e.g. session.timeout.ms=6000), got '" + assignment + "'");
   }
   set(c, assignment.substr(0, eq), assignment.substr(eq + 1));
-}
-
-void apply_cluster_env(ClusterConfig& c) {
-  for (const ClusterSettingInfo& s : cluster_settings()) {
-    if (s.env == nullptr) continue;
-    if (const char* v = std::getenv(s.env); v && *v) s.set(c, s.name, v);
-  }
-}
-
-bool is_cluster_flag(const std::string& flag) {
-  if (flag == "--kafka-set") return true;
-  for (const ClusterSettingInfo& s : cluster_settings()) {
-    if (s.flag != nullptr && flag == s.flag) return true;
-  }
-  return false;
-}
-
-bool apply_cluster_flag(ClusterConfig& c, const std::string& flag, const std::string& value) {
-  if (flag == "--kafka-set") {
-    apply_cluster_setting(c, value);
-    return true;
-  }
-  for (const ClusterSettingInfo& s : cluster_settings()) {
-    if (s.flag != nullptr && flag == s.flag) {
-      s.set(c, s.name, value);
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string cluster_usage_text() {
-  std::string out = "cluster mode (docs/CLUSTER.md):\n";
-  for (const ClusterSettingInfo& s : cluster_settings()) {
-    if (s.flag == nullptr) continue;
-    std::string spec = std::string(s.flag) + " " + s.metavar;
-    spec.resize(std::max<size_t>(spec.size(), 22), ' ');
-    out += "  " + spec + " " + s.usage + "\n";
-  }
-  return out + kKafkaSetUsage;
-}
-
-std::string cluster_docs_markdown() {
-  std::string out =
-      "| flag | env | `kafka` setting | default | meaning |\n"
-      "|---|---|---|---|---|\n";
-  auto code = [](const char* v) {
-    return v == nullptr ? std::string() : "`" + std::string(v) + "`";
-  };
-  for (const ClusterSettingInfo& s : cluster_settings()) {
-    if (s.flag == nullptr) continue;
-    out += "| " + code((std::string(s.flag) + " " + s.metavar).c_str()) + " | " + code(s.env) +
-           " | " + code(s.name) + (s.alias ? " (or " + code(s.alias) + ")" : "") + " | " +
-           s.default_value + " | " + s.doc + " |\n";
-  }
-  out += kKafkaSetRow;
-  for (const ClusterSettingInfo& s : cluster_settings()) {
-    if (s.flag != nullptr) continue;
-    out += "| | | " + code(s.name) + " | " + s.default_value + " | " + s.doc +
-           (s.get ? " (" + s.range() + ")" : "") + " |\n";
-  }
-  return out;
 }
 
 }  // namespace hotkey::coordinator

@@ -75,18 +75,4 @@ const std::vector<ClusterSettingInfo>& cluster_settings();
 void apply_cluster_json(ClusterConfig& c, const nlohmann::json& j);
 // Applies one "kafka.NAME=VALUE" (or "NAME=VALUE") assignment from --kafka-set.
 void apply_cluster_setting(ClusterConfig& c, const std::string& assignment);
-// The environment variables of cluster_settings() (HOTKEY_KAFKA_BOOTSTRAP,
-// HOTKEY_KAFKA_GROUP, HOTKEY_KAFKA_REPORTS_TOPIC, HOTKEY_KAFKA_LISTS_TOPIC,
-// HOTKEY_KAFKA_STATE_TOPIC, HOTKEY_ADVERTISED_URL).
-void apply_cluster_env(ClusterConfig& c);
-// True for a flag of cluster_settings() or --kafka-set.
-bool is_cluster_flag(const std::string& flag);
-// True when `flag` is a cluster flag (--kafka, --group, --reports-topic, --lists-topic,
-// --state-topic, --advertised-url, --kafka-set); applies it.
-bool apply_cluster_flag(ClusterConfig& c, const std::string& flag, const std::string& value);
-// Lines for the usage text.
-std::string cluster_usage_text();
-// The cluster table of docs/CONFIGURATION.md (flag, env, kafka setting, default, meaning).
-std::string cluster_docs_markdown();
-
 }  // namespace hotkey::coordinator

@@ -163,27 +163,9 @@ void apply_config_json(CoordinatorConfig& config, std::string_view json);
 // the token is shorter than 8 bytes.
 void add_operator_token(CoordinatorConfig& config, const std::string& spec);
 
-// One command-line flag (the cluster-mode ones: cluster_settings()). command_line_flags() drives
-// parse_command_line (service/command_line.h), usage_text() (--help) and the command-line table of
-// docs/CONFIGURATION.md.
-struct FlagInfo {
-  const char* flag;
-  const char* metavar;      // in the usage text; nullptr: the flag takes no value (--help ...)
-  const char* doc_metavar;  // in docs/CONFIGURATION.md
-  const char* env;          // the environment variable that sets the same, or nullptr
-  // Applies one value (flag or environment); nullptr for --config and the help flags.
-  void (*apply)(CoordinatorConfig&, const std::string& value);
-  // Applied after the token files are read (the token flags win over the files' tokens); the
-  // values of a repeatable flag are all applied, of the others the last one.
-  bool after_token_files;
-  const char* usage;  // --help text (continuation lines pre-indented)
-  const char* doc;    // meaning, Markdown
-  bool repeatable = false;
-};
-const std::vector<FlagInfo>& command_line_flags();
-
-// The --help text, from command_line_flags() and cluster_settings().
-std::string usage_text();
+// Sets listen_host and listen_port from "HOST:PORT" ("[::1]:8470" for IPv6); throws
+// std::invalid_argument for a URL or a bad port.
+void apply_listen(CoordinatorConfig& config, const std::string& host_port);
 
 // One config-file setting: the table config_settings() holds every one of them, and drives the
 // config-file parser (apply / apply_topic), validate() (the numeric range [lo, hi], lo excluded
@@ -209,15 +191,5 @@ struct SettingInfo {
   std::string range() const;
 };
 const std::vector<SettingInfo>& config_settings();
-
-// Every config-file setting with its default, accepted range and meaning (--help-config);
-// docs/CONFIGURATION.md lists the same (a test compares them).
-std::string config_help_text();
-
-// The setting tables of docs/CONFIGURATION.md (service, aggregation window, detection and
-// planning, cluster mode) as Markdown, generated from config_settings() and
-// cluster_settings(): `hotkey-coordinator --print-config-docs` prints it, and a test checks
-// that the page holds exactly this text between its "generated" markers.
-std::string config_docs_markdown();
 
 }  // namespace hotkey::coordinator

@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <functional>
-#include <iostream>
 #include <limits>
 #include <set>
 #include "hotkey/key_codec.h"

@@ -1,5 +1,5 @@
 // What the coordinator core measures, as an interface: the core counts and sets, the service
-// backs it with prometheus-cpp (coordinator/service/metrics.h; the metric names are a contract
+// backs it with prometheus-cpp (coordinator/metrics/metrics.h; the metric names are a contract
 // with deploy/'s rules and dashboards). Implementations are thread-safe.
 #pragma once
 

@@ -3,9 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <functional>
-#include <iostream>
 #include <limits>
 #include <map>
 #include <set>

@@ -8,7 +8,6 @@
 #include "metrics.h"
 #include "responses.h"
 #include "routes.h"
-#include "store.h"
 
 namespace hotkey::coordinator {
 namespace {

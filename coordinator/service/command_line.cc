@@ -62,6 +62,50 @@ void check_readable(const std::string& path, const std::string& setting) {
   if (!in) fail(setting + ": cannot read '" + path + "': " + std::strerror(errno));
 }
 
+constexpr const char* kKafkaSetUsage =
+    "  --kafka-set NAME=VALUE any librdkafka setting (repeatable), e.g.\n"
+    "                         session.timeout.ms=6000\n";
+
+void apply_cluster_env(ClusterConfig& c) {
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (s.env == nullptr) continue;
+    if (const char* v = std::getenv(s.env); v && *v) s.set(c, s.name, v);
+  }
+}
+
+bool is_cluster_flag(const std::string& flag) {
+  if (flag == "--kafka-set") return true;
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (s.flag != nullptr && flag == s.flag) return true;
+  }
+  return false;
+}
+
+bool apply_cluster_flag(ClusterConfig& c, const std::string& flag, const std::string& value) {
+  if (flag == "--kafka-set") {
+    apply_cluster_setting(c, value);
+    return true;
+  }
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (s.flag != nullptr && flag == s.flag) {
+      s.set(c, s.name, value);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string cluster_usage_text() {
+  std::string out = "cluster mode (docs/CLUSTER.md):\n";
+  for (const ClusterSettingInfo& s : cluster_settings()) {
+    if (s.flag == nullptr) continue;
+    std::string spec = std::string(s.flag) + " " + s.metavar;
+    spec.resize(std::max<size_t>(spec.size(), 22), ' ');
+    out += "  " + spec + " " + s.usage + "\n";
+  }
+  return out + kKafkaSetUsage;
+}
+
 }  // namespace
 
 void load_token_files(CoordinatorConfig& c) {
@@ -97,6 +141,107 @@ void load_token_files(CoordinatorConfig& c) {
     }
     c.producer_token = token;
   }
+}
+
+namespace {
+
+void apply_listen_flag(CoordinatorConfig& c, const std::string& v) { apply_listen(c, v); }
+void apply_data_flag(CoordinatorConfig& c, const std::string& v) { c.data_dir = v; }
+void apply_operator_token_flag(CoordinatorConfig& c, const std::string& v) {
+  add_operator_token(c, v);
+}
+template <auto M>
+void apply_string_flag(CoordinatorConfig& c, const std::string& v) {
+  c.*M = v;
+}
+
+}  // namespace
+
+const std::vector<FlagInfo>& command_line_flags() {
+  static const std::vector<FlagInfo> all = {
+      {"--listen", "HOST:PORT", "HOST:PORT", nullptr, &apply_listen_flag, false,
+       "address to serve HTTP on (default 127.0.0.1:8470)",
+       "address to serve HTTP (or HTTPS, with the TLS settings) on; default `127.0.0.1:8470`. "
+       "Port `0` picks a free port (the `listening` log line says which). `[::1]:8470` for "
+       "IPv6. A URL (`http://127.0.0.1:8470`) is refused as a usage error (exit 2). The binary "
+       "does not read `HOTKEY_LISTEN`: the systemd unit and the container entrypoint pass it as "
+       "this flag, which overrides `listen` in a config file ([OPERATIONS.md](OPERATIONS.md))."},
+      {"--data", "DIR", "DIR", nullptr, &apply_data_flag, false,
+       "RocksDB data directory (created when missing)",
+       "RocksDB data directory, created when missing. **Required** (flag or `data_dir`). Like "
+       "`HOTKEY_LISTEN`, `HOTKEY_DATA` is read only by the container entrypoint, which passes "
+       "it as this flag."},
+      {"--config", "FILE", "FILE", nullptr, nullptr, false,
+       "JSON config file (docs/CONFIGURATION.md); flags win", "JSON config file (below)."},
+      {"--operator-token", "SPEC", "[NAME=]TOKEN", "HOTKEY_OPERATOR_TOKEN",
+       &apply_operator_token_flag, true,
+       "operator bearer token, NAME=TOKEN (repeatable);\n"
+       "                         env HOTKEY_OPERATOR_TOKEN works too",
+       "an operator bearer token (≥ 8 bytes) and the name the audit log records (default name "
+       "`operator`). Repeatable; the env var adds one more. Every configured token works, from "
+       "every source (flags, env, `operator_tokens`, the token file): the name is only the "
+       "audit label, so two tokens may share a name (rotation, [SECURITY.md](SECURITY.md)).",
+       true},
+      {"--producer-token", "TOK", "TOKEN", "HOTKEY_PRODUCER_TOKEN",
+       &apply_string_flag<&CoordinatorConfig::producer_token>, true,
+       "require this bearer token on reports and list reads;\n"
+       "                         env HOTKEY_PRODUCER_TOKEN works too",
+       "when set, reports and every `/v1` read need this bearer token (or an operator token)."},
+      {"--operator-token-file", "FILE", "FILE", "HOTKEY_OPERATOR_TOKENS_FILE",
+       &apply_string_flag<&CoordinatorConfig::operator_tokens_file>, false,
+       "operator tokens, one NAME=TOKEN per line (mode 0600);\n"
+       "                         env HOTKEY_OPERATOR_TOKENS_FILE",
+       "operator tokens read from FILE at start: one `NAME=TOKEN` (or bare `TOKEN`, named "
+       "`operator`) per line, `#` comments and blank lines ignored. Keeps tokens off the "
+       "command line (`ps`). Refused unless only its owner (and at most its group, read-only) "
+       "can access it: mode `0600` or `0640`."},
+      {"--producer-token-file", "FILE", "FILE", "HOTKEY_PRODUCER_TOKEN_FILE",
+       &apply_string_flag<&CoordinatorConfig::producer_token_file>, false,
+       "the producer token (mode 0600); env HOTKEY_PRODUCER_TOKEN_FILE",
+       "the producer token read from FILE (one token, one line); same mode rule. "
+       "`--producer-token` wins when both are given."},
+      {"--tls-cert", "FILE", "FILE", "HOTKEY_TLS_CERT",
+       &apply_string_flag<&CoordinatorConfig::tls_cert_file>, false,
+       "serve HTTPS with this PEM certificate chain (env HOTKEY_TLS_CERT)",
+       "serve HTTPS with this PEM certificate (chain: leaf first). Needs `--tls-key`."},
+      {"--tls-key", "FILE", "FILE", "HOTKEY_TLS_KEY",
+       &apply_string_flag<&CoordinatorConfig::tls_key_file>, false,
+       "... and this PEM private key (env HOTKEY_TLS_KEY)",
+       "the certificate's PEM private key (unencrypted). Needs `--tls-cert`."},
+      {"--tls-client-ca", "FILE", "FILE", "HOTKEY_TLS_CLIENT_CA",
+       &apply_string_flag<&CoordinatorConfig::tls_client_ca_file>, false,
+       "require client certificates signed by these CAs (mutual TLS;\n"
+       "                         env HOTKEY_TLS_CLIENT_CA)",
+       "mutual TLS: clients must present a certificate signed by a CA in this PEM file."},
+      {"--help", nullptr, nullptr, nullptr, nullptr, false, "this text", "usage"},
+      {"--help-config", nullptr, nullptr, nullptr, nullptr, false,
+       "every config-file setting with its default and range",
+       "every config-file setting with its default and accepted range"},
+      {"--print-config-docs", nullptr, nullptr, nullptr, nullptr, false,
+       "the setting tables of docs/CONFIGURATION.md (Markdown)",
+       "the generated setting tables of this page (Markdown)"},
+  };
+  return all;
+}
+
+std::string usage_text() {
+  std::string out =
+      "usage: hotkey-coordinator --listen HOST:PORT --data DIR [--config FILE]\n"
+      "                          [--operator-token [NAME=]TOKEN]... [--producer-token TOKEN]\n"
+      "                          [--operator-token-file FILE] [--producer-token-file FILE]\n"
+      "                          [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
+      "\n";
+  for (const FlagInfo& f : command_line_flags()) {
+    std::string spec = f.flag;
+    if (f.metavar != nullptr) spec += std::string(" ") + f.metavar;
+    if (spec.size() > 22) {
+      spec += "\n" + std::string(25, ' ');
+    } else {
+      spec.resize(23, ' ');
+    }
+    out += "  " + spec + f.usage + "\n";
+  }
+  return out + "\n" + cluster_usage_text();
 }
 
 std::optional<CoordinatorConfig> parse_command_line(int argc, const char* const* argv) {

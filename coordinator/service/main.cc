@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "command_line.h"
 #include "config.h"
+#include "config_docs.h"
 #include "coordinator.h"
 #include "http_server.h"
 #include "kafka_cluster.h"

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hotkey/api_model.h"
 #include "hotkey/key_codec.h"
 #include "hotkey/report.h"
 
@@ -112,83 +113,70 @@ HotKeyList decode_list_record(std::string_view text) {
   return parse_list_json(text, store_limits());
 }
 
-std::string encode_pin_record(const Pin& p) {
-  json j;
-  put_key(j, p.key);
-  j["salts"] = p.salts;
-  j["expires_at_ms"] = p.expires_at_ms;
-  j["reason"] = p.reason;
-  j["by"] = p.by;
-  j["created_at_ms"] = p.created_at_ms;
+// Pins, denies and policies are stored as the API shows them (hotkey/api_model.h writes and
+// reads their fields); a stored record is checked field by field first, since a damaged one
+// must stop the load with a message rather than read as defaults.
+namespace {
+
+std::string encode_api_record(const api::Json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::strict);
 }
+
+void check_key(const json& j, const std::string& what) { key_field(j, what); }
+void check_string(const json& j, const char* name, const std::string& what) {
+  string_field(j, name, what);
+}
+void check_uint32(const json& j, const char* name, const std::string& what) {
+  unsigned_field(field(j, name, what), name, what, std::numeric_limits<uint32_t>::max());
+}
+void check_time(const json& j, const char* name, const std::string& what) {
+  time_field(j, name, what);
+}
+void check_authored(const json& j, const std::string& what) {
+  check_string(j, "reason", what);
+  check_string(j, "by", what);
+  check_time(j, "created_at_ms", what);
+}
+
+}  // namespace
+
+std::string encode_pin_record(const Pin& p) { return encode_api_record(p); }
 
 Pin decode_pin_record(std::string_view text) {
   const std::string what = "pin";
   const json j = parse_object(text, what);
-  Pin p;
-  p.key = key_field(j, what);
-  p.salts = static_cast<uint32_t>(
-      unsigned_field(field(j, "salts", what), "salts", what, std::numeric_limits<uint32_t>::max()));
-  p.expires_at_ms = time_field(j, "expires_at_ms", what);
-  p.reason = string_field(j, "reason", what);
-  p.by = string_field(j, "by", what);
-  p.created_at_ms = time_field(j, "created_at_ms", what);
-  return p;
+  check_key(j, what);
+  check_uint32(j, "salts", what);
+  check_time(j, "expires_at_ms", what);
+  check_authored(j, what);
+  return j.get<Pin>();
 }
 
-std::string encode_deny_record(const Deny& d) {
-  json j;
-  put_key(j, d.key);
-  j["reason"] = d.reason;
-  j["by"] = d.by;
-  j["created_at_ms"] = d.created_at_ms;
-  return j.dump(-1, ' ', false, json::error_handler_t::strict);
-}
+std::string encode_deny_record(const Deny& d) { return encode_api_record(d); }
 
 Deny decode_deny_record(std::string_view text) {
   const std::string what = "deny";
   const json j = parse_object(text, what);
-  Deny d;
-  d.key = key_field(j, what);
-  d.reason = string_field(j, "reason", what);
-  d.by = string_field(j, "by", what);
-  d.created_at_ms = time_field(j, "created_at_ms", what);
-  return d;
+  check_key(j, what);
+  check_authored(j, what);
+  return j.get<Deny>();
 }
 
-std::string encode_policy_record(const Policy& r) {
-  json j;
-  put_key(j, r.prefix);
-  j["never_salt"] = r.never_salt;
-  j["hot_fraction"] = r.hot_fraction;
-  j["max_salts"] = r.max_salts;
-  j["reason"] = r.reason;
-  j["by"] = r.by;
-  j["created_at_ms"] = r.created_at_ms;
-  return j.dump(-1, ' ', false, json::error_handler_t::strict);
-}
+std::string encode_policy_record(const Policy& r) { return encode_api_record(r); }
 
 Policy decode_policy_record(std::string_view text) {
   const std::string what = "policy";
   const json j = parse_object(text, what);
-  Policy r;
-  r.prefix = key_field(j, what);
-  if (r.prefix.empty()) fail("policy record: the prefix is empty");
+  if (key_field(j, what).empty()) fail("policy record: the prefix is empty");
   const json& never = field(j, "never_salt", what);
   if (!never.is_boolean()) fail("policy record: 'never_salt' must be a boolean");
-  r.never_salt = never.get<bool>();
   const json& hot = field(j, "hot_fraction", what);
   if (!hot.is_number() || !(hot.get<double>() >= 0) || !std::isfinite(hot.get<double>())) {
     fail("policy record: 'hot_fraction' must be a finite number >= 0");
   }
-  r.hot_fraction = hot.get<double>();
-  r.max_salts = static_cast<uint32_t>(unsigned_field(field(j, "max_salts", what), "max_salts",
-                                                     what, std::numeric_limits<uint32_t>::max()));
-  r.reason = string_field(j, "reason", what);
-  r.by = string_field(j, "by", what);
-  r.created_at_ms = time_field(j, "created_at_ms", what);
-  return r;
+  check_uint32(j, "max_salts", what);
+  check_authored(j, what);
+  return j.get<Policy>();
 }
 
 std::string encode_topic_meta_record(const TopicMeta& m) {

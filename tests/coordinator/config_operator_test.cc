@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config.h"
+#include "config_docs.h"
 #include "test_util.h"
 
 namespace hotkey::coordinator::test {

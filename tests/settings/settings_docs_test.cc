@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config.h"
+#include "config_docs.h"
 #include "hotkey/client/config.h"
 
 namespace {
