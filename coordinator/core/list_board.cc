@@ -1,34 +1,83 @@
 #include "list_board.h"
 
+#include <utility>
+
 namespace hotkey::coordinator {
 
-ListBoard::Slot& ListBoard::slot_locked(const std::string& topic) {
+ListBoard::Slot* ListBoard::slot_locked(const std::string& topic) {
   auto it = slots_.find(topic);
-  if (it == slots_.end()) it = slots_.emplace(topic, std::make_unique<Slot>()).first;
-  return *it->second;
+  if (it == slots_.end()) {
+    auto slot = std::make_unique<Slot>();
+    slot->topic = topic;
+    it = slots_.emplace(topic, std::move(slot)).first;
+  }
+  return it->second.get();
 }
 
-void ListBoard::wake_locked(Slot& slot) {
-  slot.cv.notify_all();
-  for (Parking* p : slot.subscriptions) {
-    p->fired = true;
-    p->cv.notify_one();
+void ListBoard::unpark_locked(Reader& reader, std::vector<std::shared_ptr<Reader>>& woken) {
+  for (const Hold& h : reader.holds) {
+    Slot& slot = *h.slot;
+    // Swap-remove the entry; the entry moved into its place learns its new index.
+    if (h.index + 1 != slot.entries.size()) {
+      slot.entries[h.index] = slot.entries.back();
+      const Entry& moved = slot.entries[h.index];
+      moved.reader->holds[moved.hold].index = h.index;
+    }
+    slot.entries.pop_back();
+  }
+  // Erased after every hold is gone: the holds point into these slots.
+  for (const Hold& h : reader.holds) {
+    if (!h.slot->list && h.slot->entries.empty()) slots_.erase(slots_.find(h.slot->topic));
+  }
+  reader.holds.clear();
+  reader.parked = false;
+  auto it = parked_.find(&reader);
+  woken.push_back(std::move(it->second));
+  parked_.erase(it);
+  waiters_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void ListBoard::take_newer_locked(Slot& slot, std::vector<std::shared_ptr<Reader>>& woken) {
+  const uint64_t version = slot.list->list.version;
+  // Readers ahead of the list (a reader that outlived a coordinator restarted without its
+  // store) keep waiting.
+  for (size_t i = 0; i < slot.entries.size();) {
+    if (slot.entries[i].since < version) {
+      unpark_locked(*slot.entries[i].reader, woken);  // moves another entry into i
+    } else {
+      ++i;
+    }
   }
 }
 
+void ListBoard::wake_all(const std::vector<std::shared_ptr<Reader>>& woken,
+                         const AnyResult& result) {
+  for (const auto& r : woken) r->wake(result);
+}
+
 void ListBoard::publish(std::shared_ptr<const PublishedList> list) {
-  std::lock_guard lock(mu_);
-  Slot& slot = slot_locked(list->list.topic);
-  slot.list = std::move(list);
-  wake_locked(slot);
+  std::vector<std::shared_ptr<Reader>> woken;
+  AnyResult result{WaitStatus::kNewer, {list}};
+  {
+    std::lock_guard lock(mu_);
+    Slot& slot = *slot_locked(list->list.topic);
+    slot.list = std::move(list);
+    take_newer_locked(slot, woken);
+  }
+  wake_all(woken, result);
 }
 
 bool ListBoard::publish_if_newer(std::shared_ptr<const PublishedList> list) {
-  std::lock_guard lock(mu_);
-  Slot& slot = slot_locked(list->list.topic);
-  if (slot.list && slot.list->list.version >= list->list.version) return false;
-  slot.list = std::move(list);
-  wake_locked(slot);
+  std::vector<std::shared_ptr<Reader>> woken;
+  AnyResult result{WaitStatus::kNewer, {list}};
+  {
+    std::lock_guard lock(mu_);
+    Slot& slot = *slot_locked(list->list.topic);
+    if (slot.list && slot.list->list.version >= list->list.version) return false;
+    slot.list = std::move(list);
+    take_newer_locked(slot, woken);
+  }
+  wake_all(woken, result);
   return true;
 }
 
@@ -42,39 +91,11 @@ void ListBoard::unpublish(std::string_view topic) {
   std::lock_guard lock(mu_);
   auto it = slots_.find(topic);
   if (it == slots_.end()) return;
-  if (it->second->waiters == 0) {
+  if (it->second->entries.empty()) {
     slots_.erase(it);
   } else {
     it->second->list = nullptr;
   }
-}
-
-ListBoard::WaitResult ListBoard::wait_newer(const std::string& topic, uint64_t since,
-                                            std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  // Waiting on a topic nobody published must not let clients grow the slot map without bound.
-  if (!slots_.contains(topic) && slots_.size() >= kMaxSlots) {
-    return {WaitStatus::kTimeout, nullptr};
-  }
-  Slot& slot = slot_locked(topic);
-  auto newer = [&] { return slot.list && slot.list->list.version > since; };
-  if (newer()) return {WaitStatus::kNewer, slot.list};
-  if (closed_) return {WaitStatus::kClosed, slot.list};
-  if (timeout.count() <= 0) return {WaitStatus::kTimeout, slot.list};
-  if (waiters_.load() >= max_waiters_) return {WaitStatus::kTooManyWaiters, slot.list};
-  waiters_.fetch_add(1);
-  ++slot.waiters;
-  slot.cv.wait_for(lock, timeout, [&] { return newer() || closed_; });
-  --slot.waiters;
-  waiters_.fetch_sub(1);
-  WaitResult result{newer()   ? WaitStatus::kNewer
-                    : closed_ ? WaitStatus::kClosed
-                              : WaitStatus::kTimeout,
-                    slot.list};
-  // A slot with neither a list nor waiters is only a map entry: a topic nobody publishes must
-  // not keep one (waits on unknown or dropped topics).
-  if (!slot.list && slot.waiters == 0) slots_.erase(topic);
-  return result;
 }
 
 std::vector<std::shared_ptr<const PublishedList>> ListBoard::newer_locked(
@@ -89,87 +110,139 @@ std::vector<std::shared_ptr<const PublishedList>> ListBoard::newer_locked(
   return lists;
 }
 
-ListBoard::AnyResult ListBoard::wait_any(const std::vector<Want>& wants,
-                                         std::chrono::milliseconds timeout, Parking& parking) {
-  std::unique_lock lock(mu_);
+ListBoard::Parked ListBoard::park(const std::vector<Want>& wants, bool wait, Wake wake) {
+  std::lock_guard lock(mu_);
   if (auto lists = newer_locked(wants); !lists.empty()) {
-    return {WaitStatus::kNewer, std::move(lists)};
+    return {{WaitStatus::kNewer, std::move(lists)}, nullptr};
   }
-  if (closed_) return {WaitStatus::kClosed, {}};
-  if (parking.cancelled) return {WaitStatus::kCancelled, {}};
-  if (timeout.count() <= 0) return {WaitStatus::kTimeout, {}};
-  if (waiters_.load() >= max_waiters_) return {WaitStatus::kTooManyWaiters, {}};
-  waiters_.fetch_add(1);
-  // Parked on each wanted topic's slot, so that a publication wakes only the subscriptions
-  // holding its topic. As in wait_newer, topics beyond kMaxSlots are not given a slot (they
-  // have no list either): such a subscription waits for its other topics or the timeout.
-  std::vector<Slot*> held;
-  held.reserve(wants.size());
+  if (closed_) return {{WaitStatus::kClosed, {}}, nullptr};
+  if (!wait) return {{WaitStatus::kTimeout, {}}, nullptr};
+  if (waiters_.load(std::memory_order_relaxed) >= max_waiters_) {
+    return {{WaitStatus::kTooManyWaiters, {}}, nullptr};
+  }
+  auto reader = std::make_shared<Reader>();
+  reader->wake = std::move(wake);
+  reader->holds.reserve(wants.size());
   for (const Want& w : wants) {
+    // Waiting on topics nobody published must not let clients grow the slot map without
+    // bound: beyond kMaxSlots a new name gets no slot (it has no list either), and the reader
+    // waits for its other topics.
     if (!slots_.contains(w.topic) && slots_.size() >= kMaxSlots) continue;
-    Slot& slot = slot_locked(w.topic);
-    if (!slot.subscriptions.insert(&parking).second) continue;  // named twice
-    ++slot.waiters;
-    held.push_back(&slot);
+    Slot* slot = slot_locked(w.topic);
+    bool twice = false;
+    for (const Hold& h : reader->holds) twice = twice || h.slot == slot;
+    if (twice) continue;
+    slot->entries.push_back(
+        Entry{reader.get(), w.since, static_cast<uint32_t>(reader->holds.size())});
+    reader->holds.push_back(Hold{slot, static_cast<uint32_t>(slot->entries.size() - 1)});
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  AnyResult result{WaitStatus::kTimeout, {}};
-  for (;;) {
-    parking.cv.wait_until(lock, deadline, [&] {
-      return parking.fired || parking.nudged || parking.cancelled || closed_;
-    });
-    parking.fired = false;
-    result.lists = newer_locked(wants);
-    // A publication that is not above `since` (a reader ahead of a restarted coordinator
-    // without its store) fires without anything to answer: keep waiting.
-    if (!result.lists.empty()) {
-      result.status = WaitStatus::kNewer;
-      break;
-    }
-    if (parking.nudged) {
-      result.status = WaitStatus::kNudged;
-      break;
-    }
-    if (closed_ || parking.cancelled || std::chrono::steady_clock::now() >= deadline) {
-      result.status = closed_             ? WaitStatus::kClosed
-                      : parking.cancelled ? WaitStatus::kCancelled
-                                          : WaitStatus::kTimeout;
-      break;
-    }
-  }
-  for (Slot* slot : held) {
-    slot->subscriptions.erase(&parking);
-    --slot->waiters;
-  }
-  for (const Want& w : wants) {
-    auto it = slots_.find(w.topic);
-    if (it != slots_.end() && !it->second->list && it->second->waiters == 0) slots_.erase(it);
-  }
-  waiters_.fetch_sub(1);
-  return result;
+  parked_.emplace(reader.get(), reader);
+  waiters_.fetch_add(1, std::memory_order_relaxed);
+  return {{WaitStatus::kTimeout, {}}, std::move(reader)};
 }
 
-void ListBoard::nudge(const std::function<bool(std::string_view topic)>& which) {
-  std::lock_guard lock(mu_);
-  for (auto& [topic, slot] : slots_) {
-    if (slot->subscriptions.empty() || !which(topic)) continue;
-    for (Parking* p : slot->subscriptions) {
-      p->nudged = true;
-      p->cv.notify_one();
-    }
+bool ListBoard::cancel(const std::shared_ptr<Reader>& reader, WaitStatus why) {
+  if (!reader) return false;
+  std::vector<std::shared_ptr<Reader>> woken;
+  {
+    std::lock_guard lock(mu_);
+    if (!reader->parked) return false;
+    unpark_locked(*reader, woken);
   }
+  wake_all(woken, AnyResult{why, {}});
+  return true;
+}
+
+ListBoard::AnyResult ListBoard::wait_any(const std::vector<Want>& wants,
+                                         std::chrono::milliseconds timeout, Parking& parking) {
+  {
+    std::lock_guard lock(parking.mu);
+    if (parking.cancelled) {
+      // As before a park: something newer still wins.
+      std::lock_guard board(mu_);
+      if (auto lists = newer_locked(wants); !lists.empty()) {
+        return {WaitStatus::kNewer, std::move(lists)};
+      }
+      return {closed_ ? WaitStatus::kClosed : WaitStatus::kCancelled, {}};
+    }
+    parking.done = false;
+  }
+  Parked p = park(wants, timeout.count() > 0, [&parking](const AnyResult& r) {
+    std::lock_guard lock(parking.mu);
+    parking.result = r;
+    parking.done = true;
+    // Under the lock: the waiting thread may return (and end `parking`) as soon as it sees done.
+    parking.cv.notify_one();
+  });
+  if (!p.reader) return std::move(p.now);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock lock(parking.mu);
+  parking.reader = p.reader;
+  if (parking.cancelled) {
+    lock.unlock();
+    cancel(p.reader, WaitStatus::kCancelled);
+    lock.lock();
+  }
+  if (!parking.cv.wait_until(lock, deadline, [&] { return parking.done; })) {
+    lock.unlock();
+    cancel(p.reader, WaitStatus::kTimeout);  // or it was woken meanwhile: its wake sets done
+    lock.lock();
+    parking.cv.wait(lock, [&] { return parking.done; });
+  }
+  parking.reader = nullptr;
+  return std::move(parking.result);
 }
 
 void ListBoard::cancel(Parking& parking) {
-  std::lock_guard lock(mu_);
-  parking.cancelled = true;
-  parking.cv.notify_one();
+  std::shared_ptr<Reader> reader;
+  {
+    std::lock_guard lock(parking.mu);
+    parking.cancelled = true;
+    reader = parking.reader;
+  }
+  cancel(reader, WaitStatus::kCancelled);
+}
+
+ListBoard::WaitResult ListBoard::wait_newer(const std::string& topic, uint64_t since,
+                                            std::chrono::milliseconds timeout) {
+  {
+    std::lock_guard lock(mu_);
+    // A topic nobody published, with the slot map full: nothing to wait for.
+    if (!slots_.contains(topic) && slots_.size() >= kMaxSlots) {
+      return {WaitStatus::kTimeout, nullptr};
+    }
+  }
+  Parking parking;
+  AnyResult r = wait_any({Want{topic, since}}, timeout, parking);
+  if (r.status == WaitStatus::kNewer) return {r.status, r.lists.front()};
+  return {r.status, get(topic)};
+}
+
+void ListBoard::nudge(const std::function<bool(std::string_view topic)>& which) {
+  std::vector<std::shared_ptr<Reader>> woken;
+  {
+    std::lock_guard lock(mu_);
+    std::vector<Reader*> readers;
+    for (const auto& [topic, slot] : slots_) {
+      if (slot->entries.empty() || !which(topic)) continue;
+      for (const Entry& e : slot->entries) readers.push_back(e.reader);
+    }
+    // A reader holding several such topics is listed once per topic: unparked once.
+    for (Reader* r : readers) {
+      if (r->parked) unpark_locked(*r, woken);
+    }
+  }
+  wake_all(woken, AnyResult{WaitStatus::kNudged, {}});
 }
 
 void ListBoard::close() {
-  std::lock_guard lock(mu_);
-  closed_ = true;
-  for (auto& [topic, slot] : slots_) wake_locked(*slot);
+  std::vector<std::shared_ptr<Reader>> woken;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    while (!parked_.empty()) unpark_locked(*parked_.begin()->first, woken);
+  }
+  wake_all(woken, AnyResult{WaitStatus::kClosed, {}});
 }
 
 }  // namespace hotkey::coordinator
