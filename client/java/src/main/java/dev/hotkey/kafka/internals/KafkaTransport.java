@@ -58,7 +58,6 @@ final class KafkaTransport implements HotkeyClient.ListSource {
   private final Map<Integer, long[]> heartbeats = new HashMap<>(); // {received nanos, interval}
   private final long startedNanos = System.nanoTime();
   private int partitionCount; // of the lists topic, as last seen (0: not yet)
-  private long probedNanos = startedNanos;
   /** The key of the ownership heartbeat records on the lists topic (never a topic's name). */
   static final String OWNER_HEARTBEAT_KEY = "/owner";
 
@@ -319,21 +318,18 @@ final class KafkaTransport implements HotkeyClient.ListSource {
   }
 
   /**
-   * Every hotkey.list.stale.ms / 4 (100 ms to 5 s), a sign of a live leader on each assigned
-   * partition that gave none meanwhile: its end offset asked (a ListOffsets request the leader
-   * answers). A quiet log on a live cluster is not an outage; a dead leader answers nothing.
+   * A sign of a live leader on each assigned partition that gave none for hotkey.list.stale.ms
+   * / 2 (100 ms to 5 s): its end offset asked (a ListOffsets request the leader answers, waited
+   * for at most as long). A quiet log on a live cluster is not an outage; a dead leader answers
+   * nothing. Partitions that carry records (heartbeats every second in cluster mode) are not
+   * asked.
    */
   private void probe(KafkaConsumer<byte[], byte[]> c, Set<TopicPartition> assigned) {
     long every = TimeUnit.MILLISECONDS.toNanos(Math.max(100, Math.min(5000,
-        config.listStaleMs / 4)));
-    long now = System.nanoTime();
-    if (now - probedNanos < every) {
-      return;
-    }
-    probedNanos = now;
+        config.listStaleMs / 2)));
     for (TopicPartition tp : assigned) {
       Long last = contactNanos.get(tp.partition());
-      if (last != null && now - last < every) {
+      if (last != null && System.nanoTime() - last < every) {
         continue;
       }
       try {

@@ -49,14 +49,7 @@ class KafkaLocalTablesTest {
   }
 
   private static boolean eventually(BooleanSupplier f, long seconds) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (System.nanoTime() < deadline) {
-      if (f.getAsBoolean()) {
-        return true;
-      }
-      Thread.sleep(20);
-    }
-    return false;
+    return TestData.eventually(seconds, f);
   }
 
   private static int listsPartition(String topic) {
@@ -71,6 +64,15 @@ class KafkaLocalTablesTest {
         topics.add(new NewTopic(n, LISTS_PARTITIONS, (short) 1));
       }
       admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
+    }
+  }
+
+  /** The first topic {@code prefix + i} whose lists partition is (or, same false, is not) p. */
+  private static String topicOn(String prefix, boolean same, int p) {
+    for (int i = 0;; i++) {
+      if ((listsPartition(prefix + i) == p) == same) {
+        return prefix + i;
+      }
     }
   }
 
@@ -138,8 +140,7 @@ class KafkaLocalTablesTest {
     final HotkeyPartitioner partitioner = new HotkeyPartitioner();
     final Cluster cluster;
     final String topic;
-    private final AtomicBoolean running = new AtomicBoolean(true);
-    private final List<Thread> traffic = new ArrayList<>();
+    private final Traffic traffic = new Traffic();
 
     Producer(String bootstrap, String lists, String reports, String topics, String... props) {
       Map<String, Object> configs = new HashMap<>();
@@ -180,22 +181,7 @@ class KafkaLocalTablesTest {
 
     /** Half of t's records on {@code hot}, the rest over 500 keys. */
     void traffic(String t, String hot) {
-      Thread th = new Thread(() -> {
-        long i = 0;
-        while (running.get()) {
-          for (int j = 0; j < 100; j++) {
-            send(t, j % 2 == 0 ? hot : "user-" + (i * 100 + j) % 500);
-          }
-          i++;
-          try {
-            Thread.sleep(5);
-          } catch (InterruptedException e) {
-            return;
-          }
-        }
-      }, "traffic-" + t);
-      th.start();
-      traffic.add(th);
+      traffic.start(key -> send(t, key), hot);
     }
 
     /** The partitions n records of key go to, and whether its table now is the local mark V. */
@@ -213,14 +199,7 @@ class KafkaLocalTablesTest {
 
     @Override
     public void close() {
-      running.set(false);
-      for (Thread th : traffic) {
-        try {
-          th.join();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
+      traffic.close();
       partitioner.close();
     }
   }
@@ -231,13 +210,7 @@ class KafkaLocalTablesTest {
     String lists = "local-hb-lists";
     createTopics(bootstrap, lists, "local-hb-reports");
     String orders = "orders-hb";
-    String other = null;
-    for (int i = 0; other == null; i++) { // a topic on another lists partition
-      if (listsPartition("payments-hb-" + i) != listsPartition(orders)) {
-        other = "payments-hb-" + i;
-      }
-    }
-    String payments = other;
+    String payments = topicOn("payments-hb-", false, listsPartition(orders));
     Writer w = new Writer(bootstrap, lists);
     closing.add(w);
     // History: heartbeats of an owner long gone, read before the client reached the end of
@@ -308,25 +281,18 @@ class KafkaLocalTablesTest {
     String bootstrap = TestBroker.bootstrap();
     String lists = "local-late-lists";
     createTopics(bootstrap, lists, "local-late-reports");
-    // Two topics on one lists partition.
     String first = "first-late";
-    String second = null;
-    for (int i = 0; second == null; i++) {
-      if (listsPartition("second-late-" + i) == listsPartition(first)) {
-        second = "second-late-" + i;
-      }
-    }
+    String second = topicOn("second-late-", true, listsPartition(first));
     Writer w = new Writer(bootstrap, lists);
     closing.add(w);
     w.list(first, 3, "a");
     w.list(second, 8, "b");
     Producer c = new Producer(bootstrap, lists, "local-late-reports", first);
     assertTrue(eventually(() -> c.client().listVersion(first) == 3, 60));
-    String later = second;
-    c.send(later, "b"); // followed now: its list was read already, as history
-    assertTrue(eventually(() -> c.client().listVersion(later) == 8, 30),
+    c.send(second, "b"); // followed now: its list was read already, as history
+    assertTrue(eventually(() -> c.client().listVersion(second) == 8, 30),
         "the list read before the topic was followed");
-    assertTrue(c.client().topic(later).staleness.known());
+    assertTrue(c.client().topic(second).staleness.known());
   }
 
   /** A single-node cluster of this test's own (scripts/kafka.sh), so that it can kill it. */

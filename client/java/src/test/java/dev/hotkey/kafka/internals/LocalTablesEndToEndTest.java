@@ -51,14 +51,7 @@ class LocalTablesEndToEndTest {
   }
 
   private static boolean eventually(BooleanSupplier f) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (System.nanoTime() < deadline) {
-      if (f.getAsBoolean()) {
-        return true;
-      }
-      Thread.sleep(10);
-    }
-    return false;
+    return TestData.eventually(30, f);
   }
 
   private static boolean listed(HotkeyClient client, String key) {

@@ -441,8 +441,7 @@ class LocalTablesTest {
   private final class Producer implements AutoCloseable {
     final Plugins plugins;
     final String clientId;
-    private final List<Thread> traffic = new ArrayList<>();
-    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final Traffic traffic = new Traffic();
 
     Producer(String clientId, String url, String... props) {
       this.clientId = clientId;
@@ -478,38 +477,13 @@ class LocalTablesTest {
       return new Sent(k, p, v == null ? null : header(v));
     }
 
-    /** A sending thread: {@code hot} (when given) is half of its records, the rest 500 keys. */
+    /** A sending thread: half of its records on {@code hot}, the rest over 500 keys. */
     void traffic(String hot) {
-      Thread th = new Thread(() -> {
-        long i = 0;
-        while (running.get()) {
-          for (int j = 0; j < 100; j++) {
-            send(j % 2 == 0 ? hot : "user-" + (i * 100 + j) % 500);
-          }
-          i++;
-          try {
-            Thread.sleep(5);
-          } catch (InterruptedException e) {
-            return;
-          }
-        }
-      }, "traffic-" + hot);
-      th.start();
-      traffic.add(th);
+      traffic.start(this::send, hot);
     }
 
     void stopTraffic() {
-      running.set(false);
-      for (Thread th : traffic) {
-        try {
-          th.join();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      }
-      traffic.clear();
-      running.set(true);
+      traffic.close();
     }
 
     @Override
@@ -522,14 +496,7 @@ class LocalTablesTest {
   private record Sent(String key, int partition, String version) {}
 
   private static boolean eventually(BooleanSupplier f) throws InterruptedException {
-    long deadline = System.nanoTime() + 20_000_000_000L;
-    while (System.nanoTime() < deadline) {
-      if (f.getAsBoolean()) {
-        return true;
-      }
-      Thread.sleep(10);
-    }
-    return false;
+    return TestData.eventually(20, f);
   }
 
   private static int clients;

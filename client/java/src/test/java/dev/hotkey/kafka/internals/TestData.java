@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 /** The shared vectors (tests/data/vectors, written by the C++ code) and small readers. */
 public final class TestData {
@@ -57,5 +58,17 @@ public final class TestData {
 
   public static Map<?, ?> map(Object o) {
     return (Map<?, ?>) o;
+  }
+
+  /** Whether {@code f} held within {@code seconds} (asked every 10 ms). */
+  static boolean eventually(long seconds, BooleanSupplier f) throws InterruptedException {
+    long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+    while (System.nanoTime() < deadline) {
+      if (f.getAsBoolean()) {
+        return true;
+      }
+      Thread.sleep(10);
+    }
+    return false;
   }
 }
