@@ -322,6 +322,9 @@ class KafkaLocalTablesTest {
     public void close() throws java.io.IOException {
       try {
         run("stop", dir.toString());
+        try (java.util.stream.Stream<Path> files = Files.walk(dir)) { // throwaway data
+          files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } catch (java.io.IOException | RuntimeException e) {
