@@ -294,6 +294,11 @@ class Node {
   int exit_status_ = -1;
 };
 
+// The last lines of a member's log (what it wrote before it exited, for a failing test).
+inline std::string tail_of(const std::string& log, size_t bytes = 4000) {
+  return log.size() <= bytes ? log : log.substr(log.size() - bytes);
+}
+
 inline int32_t partition_of(const std::string& topic) {
   return partition_for(HashFamily::kMurmur2, topic, kPartitions);
 }

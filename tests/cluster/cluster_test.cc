@@ -503,8 +503,8 @@ TEST(Cluster, DeleteThroughAnyMemberTombstonesTheListEveryMemberForgetsItAndItRe
   ASSERT_EQ(r->status, 200) << r->body;
 
   // The owner wrote the tombstone; it ends the topic's records.
-  ASSERT_TRUE(eventually([&] { return s.reader.latest()[doomed].tombstone; },
-                         milliseconds(30000), kPollStep))
+  ASSERT_TRUE(eventually([&] { return s.reader.latest()[doomed].tombstone; }, milliseconds(30000),
+                         kPollStep))
       << describe(s.reader.latest());
   EXPECT_EQ(s.reader.latest()[doomed].member, own->url());
   uint64_t old = 0;
@@ -551,8 +551,8 @@ TEST(Cluster, DeleteThroughAnyMemberTombstonesTheListEveryMemberForgetsItAndItRe
   EXPECT_TRUE(s.reader.latest()[doomed].tombstone) << describe(s.reader.latest());
 
   // A restart of every member: it stays deleted (the lists topic ends with its tombstone).
-  ASSERT_EQ(b.terminate(), 0);
-  ASSERT_EQ(a.terminate(), 0);
+  ASSERT_EQ(b.terminate(), 0) << tail_of(b.log());
+  ASSERT_EQ(a.terminate(), 0) << tail_of(a.log());
   a.start();
   b.start();
   ASSERT_TRUE(eventually([&] { return all_published(doomed); }, milliseconds(120000), kPollStep))
