@@ -28,6 +28,9 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
+// A worker beyond min_threads idle this long ends.
+constexpr std::chrono::seconds kRetireAfter{2};
+
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
       .count();
@@ -36,6 +39,10 @@ int64_t now_ns() {
 thread_local ConnectionPool::Refusal tl_refusal = ConnectionPool::Refusal::kNone;
 // The connection served by this thread; owned by the pool for as long as the task runs.
 thread_local void* tl_conn = nullptr;
+// The job run by this thread, and whether its task detached the connection (detach()).
+thread_local const void* tl_job_conn = nullptr;  // the job's std::shared_ptr<Conn>
+thread_local ConnectionPool* tl_pool = nullptr;
+thread_local bool tl_detached = false;
 
 // cpp-httplib 0.11 hands each accepted connection to the task queue as the closure
 // `[this, sock] { process_and_close_socket(sock); }` and has no other hook that sees the
@@ -114,7 +121,8 @@ ConnectionPool::ConnectionPool(const httplib::Server* server, Limits limits, Hoo
     : server_(server), limits_(limits), hooks_(std::move(hooks)) {
   {
     std::lock_guard lock(mu_);
-    const size_t threads = std::clamp<size_t>(limits_.min_threads, 1, std::max<size_t>(1, limits_.threads));
+    const size_t threads =
+        std::clamp<size_t>(limits_.min_threads, 1, std::max<size_t>(1, limits_.threads));
     for (size_t i = 0; i < threads; ++i) start_worker_locked();
   }
   for (size_t i = 0; i < std::max<size_t>(1, limits_.overflow_threads); ++i) {
@@ -168,11 +176,7 @@ void ConnectionPool::enqueue(std::function<void()> fn) {
     if (conn->refusal == Refusal::kNone) {
       ++admitted_;
       if (!conn->peer.empty()) ++admitted_per_client_[conn->peer];
-      jobs_.push_back(Job{std::move(fn), conn});
-      if (jobs_.size() > idle_ && workers_.size() < std::max<size_t>(1, limits_.threads) &&
-          !stop_) {
-        start_worker_locked();
-      }
+      push_job_locked(Job{std::move(fn), conn}, true);
     } else {
       overflow_jobs_.push_back(Job{std::move(fn), conn});
     }
@@ -183,6 +187,14 @@ void ConnectionPool::enqueue(std::function<void()> fn) {
   (conn->refusal == Refusal::kNone ? cv_ : overflow_cv_).notify_one();
 }
 
+void ConnectionPool::push_job_locked(Job job, bool may_grow) {
+  jobs_.push_back(std::move(job));
+  if (may_grow && jobs_.size() > idle_ && workers_.size() < std::max<size_t>(1, limits_.threads) &&
+      !stop_) {
+    start_worker_locked();
+  }
+}
+
 void ConnectionPool::work(bool overflow) {
   auto& queue = overflow ? overflow_jobs_ : jobs_;
   auto& cv = overflow ? overflow_cv_ : cv_;
@@ -190,20 +202,45 @@ void ConnectionPool::work(bool overflow) {
     Job job;
     {
       std::unique_lock lock(mu_);
-      cv.wait(lock, [&] { return stop_ || !queue.empty(); });
-      if (queue.empty()) return;  // stopping and drained
+      if (overflow || workers_.size() <= limits_.min_threads) {
+        // No timer while the pool is at its floor: an idle coordinator's workers never wake.
+        cv.wait(lock, [&] { return stop_ || !queue.empty(); });
+      } else if (!cv.wait_for(lock, kRetireAfter, [&] { return stop_ || !queue.empty(); }) &&
+                 workers_.size() > limits_.min_threads) {
+        // A worker started for a burst of connections ends once idle; min_threads stay.
+        const auto self = std::this_thread::get_id();
+        for (auto it = workers_.begin(); it != workers_.end(); ++it) {
+          if (it->get_id() != self) continue;
+          it->detach();
+          workers_.erase(it);
+          --idle_;
+          return;
+        }
+      }
+      if (queue.empty()) {
+        if (stop_) return;  // stopping and drained
+        continue;
+      }
       job = std::move(queue.front());
       queue.pop_front();
       if (!overflow) --idle_;
     }
     tl_refusal = job.conn->refusal;
     tl_conn = job.conn.get();
+    tl_job_conn = &job.conn;
+    tl_pool = overflow ? nullptr : this;
+    tl_detached = false;
     // The task owns the socket: it must run even for a refused connection (it then answers
     // 503 through the server's pre-routing handler and closes).
     job.fn();
+    job.fn = nullptr;
     tl_conn = nullptr;
+    tl_job_conn = nullptr;
+    tl_pool = nullptr;
     tl_refusal = Refusal::kNone;
-    finish(job.conn);
+    // A detached connection is finished by its Detached handle.
+    if (!tl_detached) finish(job.conn);
+    tl_detached = false;
     if (!overflow) {
       std::lock_guard lock(mu_);
       ++idle_;
@@ -279,6 +316,46 @@ void ConnectionPool::shutdown() {
   overflow_workers_.clear();
 }
 
+std::unique_ptr<ConnectionPool::Detached> ConnectionPool::detach() {
+  if (tl_pool == nullptr || tl_job_conn == nullptr || tl_detached) return nullptr;
+  const auto& conn = *static_cast<const std::shared_ptr<Conn>*>(tl_job_conn);
+  tl_detached = true;
+  conn->in_handler = true;  // the watchdog leaves it alone
+  return std::unique_ptr<Detached>(new Detached(tl_pool, conn));
+}
+
+bool ConnectionPool::current_job() {
+  return tl_pool != nullptr && tl_job_conn != nullptr && !tl_detached;
+}
+
+ConnectionPool::Detached::~Detached() {
+  if (conn_) pool_->finish(conn_);
+}
+
+void ConnectionPool::resume(std::unique_ptr<Detached> connection, std::function<void()> fn) {
+  ConnectionPool& pool = *connection->pool_;
+  std::shared_ptr<Conn> conn = std::move(connection->conn_);
+  connection.reset();
+  conn->since_ns = now_ns();
+  conn->in_handler = false;
+  {
+    std::lock_guard lock(pool.mu_);
+    // Stopping, the queue is still served before the workers are joined; once they are, nobody
+    // would run the job.
+    if (!pool.stop_ || !pool.workers_.empty()) {
+      // Its request's bytes are there: the workers running serve it soon, none is started
+      // for it (a publication resumes thousands of subscriptions at once).
+      pool.push_job_locked(Job{std::move(fn), std::move(conn)}, false);
+    }
+  }
+  if (conn) {
+    fn = nullptr;  // ends the connection
+    pool.finish(conn);
+    return;
+  }
+  pool.cv_.notify_one();
+}
+
 ConnectionPool::Refusal ConnectionPool::refusal() { return tl_refusal; }
 
 int ConnectionPool::current_socket() {
@@ -291,6 +368,7 @@ void ConnectionPool::handler_started() {
 }
 
 void ConnectionPool::handler_finished() {
+  if (tl_detached) return;  // parked: the watchdog leaves it alone
   if (auto* c = static_cast<Conn*>(tl_conn)) {
     c->since_ns = now_ns();
     c->in_handler = false;

@@ -26,12 +26,15 @@
 namespace hotkey::coordinator {
 
 class ConnectionPool : public httplib::TaskQueue {
+  struct Conn;
+
  public:
   struct Limits {
     size_t threads = 16;  // at most
-    // Started at once; the rest are started when a connection finds no idle worker (a parked
-    // long-poll or subscription holds its worker, so most of a large pool would idle until a
-    // fleet connects) and then stay.
+    // Started at once and kept; the rest are started when a new connection finds no idle
+    // worker (every one busy reading, handling or answering a request: slow senders) and end
+    // after 2 s idle. Parked long-polls and idle kept-alive connections hold no worker
+    // (park_watch.h).
     size_t min_threads = 16;
     size_t max_connections = 16;
     size_t max_per_client = 0;  // 0: no per-address limit
@@ -76,8 +79,33 @@ class ConnectionPool : public httplib::TaskQueue {
   // Worker threads started so far.
   size_t threads() const;
 
+  // A connection taken off its worker while it waits for an answer (a parked long-poll or
+  // subscription, park_watch.h): it stays counted among the open connections (max_connections,
+  // max_connections_per_client) and the watchdog leaves it alone (its waits are bounded by their
+  // owner), until resume() hands it back to a worker or the handle is destroyed (the connection
+  // is over). Owned by one thread at a time.
+  class Detached {
+   public:
+    ~Detached();
+    Detached(const Detached&) = delete;
+    Detached& operator=(const Detached&) = delete;
+
+   private:
+    friend class ConnectionPool;
+    Detached(ConnectionPool* pool, std::shared_ptr<Conn> conn)
+        : pool_(pool), conn_(std::move(conn)) {}
+    ConnectionPool* pool_;
+    std::shared_ptr<Conn> conn_;
+  };
+  // On a worker's thread, inside its task: the task may return while its connection stays open;
+  // null when the thread serves no task of a pool.
+  static std::unique_ptr<Detached> detach();
+  // On a worker's thread: whether detach() would succeed.
+  static bool current_job();
+  // Runs `fn` on a worker as the same connection's task (its keep-alive loop goes on).
+  static void resume(std::unique_ptr<Detached> connection, std::function<void()> fn);
+
  private:
-  struct Conn;
   struct Job {
     std::function<void()> fn;
     std::shared_ptr<Conn> conn;
@@ -87,6 +115,7 @@ class ConnectionPool : public httplib::TaskQueue {
   void start_worker_locked();
   void watch();
   void finish(const std::shared_ptr<Conn>& conn);
+  void push_job_locked(Job job, bool may_grow);
 
   const httplib::Server* server_;
   const Limits limits_;

@@ -1,5 +1,7 @@
 #include "http_connection.h"
 
+#include <sys/uio.h>
+
 #include <fcntl.h>
 #include <netdb.h>
 #include <openssl/err.h>
@@ -13,6 +15,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
+#include <string>
+
+#include "connection_pool.h"
 
 namespace hotkey::coordinator {
 namespace {
@@ -65,7 +71,11 @@ class ConnStream final : public httplib::Stream {
     body_left_ = 0;
     overflow_ = connection::Overflow::kNone;
     close_ = false;
+    discard_ = false;
   }
+  // The current request's answer is written later by someone else (a detached connection):
+  // what httplib writes for it now is dropped.
+  void discard_answer() { discard_ = true; }
   void headers_done(const httplib::Request& req) {
     phase_ = Phase::kBody;
     const std::string length = req.get_header_value("Content-Length");
@@ -130,6 +140,7 @@ class ConnStream final : public httplib::Stream {
 
   ssize_t write(const char* ptr, size_t size) override {
     if (size == 0) return 0;
+    if (discard_) return static_cast<ssize_t>(size);
     size = std::min<size_t>(size, 1 << 30);
     for (;;) {
       if (ssl_ != nullptr) {
@@ -214,6 +225,7 @@ class ConnStream final : public httplib::Stream {
   uint64_t body_left_ = 0;
   connection::Overflow overflow_ = connection::Overflow::kNone;
   bool close_ = false;
+  bool discard_ = false;
 };
 
 thread_local ConnStream* tl_stream = nullptr;
@@ -225,6 +237,13 @@ struct LoopSettings {
   int read_ms;
   int write_ms;
 };
+
+LoopSettings loop_settings(const std::atomic<socket_t>* listening, size_t keep_alive_max_count,
+                           time_t keep_alive_timeout_sec, int read_ms, int write_ms) {
+  return LoopSettings{listening, keep_alive_max_count,
+                      static_cast<int>(std::min<time_t>(keep_alive_timeout_sec, 1 << 20) * 1000),
+                      read_ms, write_ms};
+}
 
 // httplib's process_request for one request on `strm`.
 using ProcessRequest = std::function<bool(httplib::Stream&, bool, bool&)>;
@@ -278,21 +297,6 @@ bool accept_tls(int fd, SSL* ssl, int timeout_ms) {
   }
 }
 
-bool serve(int fd, SSL* ssl, const LoopSettings& s, const ProcessRequest& process) {
-  ConnStream strm(fd, ssl, s.read_ms, s.write_ms);
-  tl_stream = &strm;
-  bool ok = false;
-  for (size_t count = s.keep_alive_max_count; count > 0; --count) {
-    if (!next_request(strm, fd, s)) break;
-    strm.start_request();
-    bool closed = false;
-    ok = process(strm, count == 1, closed);
-    if (!ok || closed || strm.must_close()) break;
-  }
-  tl_stream = nullptr;
-  return ok;
-}
-
 void finish_socket(int fd, bool linger) {
   if (linger) {
     linger_and_close(fd);
@@ -300,6 +304,122 @@ void finish_socket(int fd, bool linger) {
     ::shutdown(fd, SHUT_RDWR);
     ::close(fd);
   }
+}
+
+// One connection's keep-alive loop and state, which may leave its worker between a request
+// and its answer (connection::Detached) and come back for the next request.
+class Session final : public connection::Detached {
+ public:
+  Session(int fd, SSL* ssl, const LoopSettings& s, ProcessRequest process,
+          const connection::IdleKeeper& keeper)
+      : keeper_(keeper),
+        fd_(fd),
+        ssl_(ssl),
+        s_(s),
+        process_(std::move(process)),
+        strm_(fd, ssl, s.read_ms, s.write_ms),
+        left_(s.keep_alive_max_count) {}
+  ~Session() override {
+    if (ssl_ != nullptr) {
+      if (ok_) SSL_shutdown(ssl_);  // close_notify; the socket is non-blocking, never waits
+      SSL_free(ssl_);
+    }
+    finish_socket(fd_, linger_);
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Serves requests until the connection ends (then closes it) or a handler detaches it.
+  static void run(std::unique_ptr<Session> self);
+
+  // ---- connection::Detached ----
+  int fd() const override { return fd_; }
+  ssize_t send_some(const char* a, size_t a_size, const char* b, size_t b_size) override {
+    if (ssl_ != nullptr) {
+      const char* p = a_size != 0 ? a : b;
+      const size_t n = std::min<size_t>(a_size != 0 ? a_size : b_size, 1 << 30);
+      if (n == 0) return 0;
+      ERR_clear_error();
+      const int r = SSL_write(ssl_, p, static_cast<int>(n));
+      if (r > 0) return r;
+      const int e = SSL_get_error(ssl_, r);
+      return e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ ? 0 : -1;
+    }
+    iovec iov[2] = {{const_cast<char*>(a), a_size}, {const_cast<char*>(b), b_size}};
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    for (;;) {
+      const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    }
+  }
+  const std::string& connection_header() const override { return connection_header_; }
+  bool keep_alive() const override { return keep_alive_; }
+  bool buffered() const override { return strm_.buffered(); }
+
+  ConnStream& stream() { return strm_; }
+  std::unique_ptr<ConnectionPool::Detached> pool;  // set while detached from a pool's worker
+  std::function<void(std::unique_ptr<connection::Detached>)> adopt;  // set by a handler
+
+ private:
+  const connection::IdleKeeper& keeper_;  // the server's
+  const int fd_;
+  SSL* const ssl_;
+  const LoopSettings s_;
+  const ProcessRequest process_;
+  ConnStream strm_;
+  size_t left_;  // requests this connection may still send
+  bool ok_ = false;
+  bool linger_ = false;
+  bool keep_alive_ = false;
+  std::string connection_header_;
+};
+
+thread_local Session* tl_session = nullptr;
+
+void Session::run(std::unique_ptr<Session> self) {
+  Session& s = *self;
+  tl_stream = &s.strm_;
+  tl_session = &s;
+  while (s.left_ > 0) {
+    if (s.keeper_ && !s.strm_.buffered() && !wait_for(s.fd_, POLLIN, 0)) {
+      // Nothing to read yet: wait off the worker.
+      if (auto pool = ConnectionPool::detach()) {
+        s.pool = std::move(pool);
+        tl_stream = nullptr;
+        tl_session = nullptr;
+        s.keeper_(std::move(self));
+        return;
+      }
+    }
+    if (!next_request(s.strm_, s.fd_, s.s_)) break;
+    s.strm_.start_request();
+    bool closed = false;
+    const bool last = s.left_ == 1;
+    --s.left_;
+    s.ok_ = s.process_(s.strm_, last, closed);
+    s.linger_ = s.strm_.needs_linger();
+    if (s.adopt) {
+      s.keep_alive_ = s.ok_ && !closed && !last && !s.strm_.must_close();
+      s.connection_header_ =
+          s.keep_alive_
+              ? "Keep-Alive: timeout=" + std::to_string(s.s_.keep_alive_timeout_ms / 1000) +
+                    ", max=" + std::to_string(s.s_.keep_alive_max_count) + "\r\n"
+              : "Connection: close\r\n";
+      auto adopt = std::move(s.adopt);
+      s.adopt = nullptr;
+      tl_stream = nullptr;
+      tl_session = nullptr;
+      adopt(std::move(self));
+      return;
+    }
+    if (!s.ok_ || closed || s.strm_.must_close()) break;
+  }
+  tl_stream = nullptr;
+  tl_session = nullptr;
 }
 
 // Called by httplib after it parsed the request line and headers, before anything else reads
@@ -330,30 +450,51 @@ void close_after_answer() {
 
 Overflow overflow() { return tl_stream != nullptr ? tl_stream->overflow() : Overflow::kNone; }
 
+bool can_detach() { return tl_session != nullptr && ConnectionPool::current_job(); }
+
+bool detach_after_handler(std::function<void(std::unique_ptr<Detached>)> adopt) {
+  if (tl_session == nullptr || tl_session->adopt) return false;
+  auto pool = ConnectionPool::detach();
+  if (!pool) return false;
+  tl_session->pool = std::move(pool);
+  tl_session->adopt = std::move(adopt);
+  tl_session->stream().discard_answer();
+  return true;
+}
+
+void set_idle_keeper(httplib::Server& server, IdleKeeper keeper) {
+  if (auto* plain = dynamic_cast<BoundedServer*>(&server)) plain->idle_keeper = std::move(keeper);
+  if (auto* tls = dynamic_cast<BoundedSslServer*>(&server)) tls->idle_keeper = std::move(keeper);
+}
+
+void Detached::resume(std::unique_ptr<Detached> connection) {
+  auto* s = static_cast<Session*>(connection.release());
+  auto pool = std::move(s->pool);
+  auto box = std::make_shared<std::unique_ptr<Session>>(s);
+  ConnectionPool::resume(std::move(pool), [box] { Session::run(std::move(*box)); });
+}
+
 }  // namespace connection
 
 bool BoundedServer::process_and_close_socket(socket_t sock) {
   set_nonblocking(sock);
-  const LoopSettings s{&svr_sock_, keep_alive_max_count_,
-                       static_cast<int>(std::min<time_t>(keep_alive_timeout_sec_, 1 << 20) * 1000),
-                       to_ms(read_timeout_sec_, read_timeout_usec_),
-                       to_ms(write_timeout_sec_, write_timeout_usec_)};
-  bool linger = false;
-  const bool ok = serve(sock, nullptr, s, [&](httplib::Stream& strm, bool last, bool& closed) {
-    const bool r = process_request(strm, last, closed, setup_request);
-    linger = static_cast<ConnStream&>(strm).needs_linger();
-    return r;
-  });
-  finish_socket(sock, linger);
-  return ok;
+  const LoopSettings s = loop_settings(&svr_sock_, keep_alive_max_count_, keep_alive_timeout_sec_,
+                                       to_ms(read_timeout_sec_, read_timeout_usec_),
+                                       to_ms(write_timeout_sec_, write_timeout_usec_));
+  Session::run(std::make_unique<Session>(
+      sock, nullptr, s,
+      [this](httplib::Stream& strm, bool last, bool& closed) {
+        return process_request(strm, last, closed, setup_request);
+      },
+      idle_keeper));
+  return true;
 }
 
 bool BoundedSslServer::process_and_close_socket(socket_t sock) {
   set_nonblocking(sock);
-  const LoopSettings s{&svr_sock_, keep_alive_max_count_,
-                       static_cast<int>(std::min<time_t>(keep_alive_timeout_sec_, 1 << 20) * 1000),
-                       to_ms(read_timeout_sec_, read_timeout_usec_),
-                       to_ms(write_timeout_sec_, write_timeout_usec_)};
+  const LoopSettings s = loop_settings(&svr_sock_, keep_alive_max_count_, keep_alive_timeout_sec_,
+                                       to_ms(read_timeout_sec_, read_timeout_usec_),
+                                       to_ms(write_timeout_sec_, write_timeout_usec_));
   SSL* ssl = SSL_new(ssl_context());
   if (ssl == nullptr) {
     finish_socket(sock, false);
@@ -361,22 +502,18 @@ bool BoundedSslServer::process_and_close_socket(socket_t sock) {
   }
   BIO* bio = BIO_new_socket(sock, BIO_NOCLOSE);
   SSL_set_bio(ssl, bio, bio);
-  bool ok = false;
-  bool linger = false;
-  if (accept_tls(sock, ssl, s.read_ms)) {
-    ok = serve(sock, ssl, s, [&](httplib::Stream& strm, bool last, bool& closed) {
-      const bool r = process_request(strm, last, closed, [ssl](httplib::Request& req) {
-        req.ssl = ssl;
-        setup_request(req);
-      });
-      linger = static_cast<ConnStream&>(strm).needs_linger();
-      return r;
-    });
-    if (ok) SSL_shutdown(ssl);  // close_notify; the socket is non-blocking, never waits
-  }
-  SSL_free(ssl);
-  finish_socket(sock, linger);
-  return ok;
+  auto session = std::make_unique<Session>(
+      sock, ssl, s,
+      [this, ssl](httplib::Stream& strm, bool last, bool& closed) {
+        return process_request(strm, last, closed, [ssl](httplib::Request& req) {
+          req.ssl = ssl;
+          setup_request(req);
+        });
+      },
+      idle_keeper);
+  if (!accept_tls(sock, ssl, s.read_ms)) return false;  // the session closes the connection
+  Session::run(std::move(session));
+  return true;
 }
 
 }  // namespace hotkey::coordinator

@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 
 namespace hotkey::coordinator {
 
@@ -37,10 +39,48 @@ enum class Overflow : uint8_t { kNone, kHead, kBody };
 // Why reading the current request failed, if a limit above made it fail.
 Overflow overflow();
 
+// A connection taken off its worker thread with its request unanswered (a parked long-poll,
+// park_watch.h), between the request and its answer, then until the next request arrives. Its
+// keep-alive loop resumes on a worker with resume(); destroying it closes the connection.
+// Owned by one thread at a time; never blocks.
+class Detached {
+ public:
+  virtual ~Detached() = default;
+  virtual int fd() const = 0;
+  // Sends from `a` then `b` without blocking: the bytes sent (0: the socket is not ready, wait
+  // for it to become writable), or -1 when the connection failed.
+  virtual ssize_t send_some(const char* a, size_t a_size, const char* b, size_t b_size) = 0;
+  // The answer's connection header line, with its CRLF: "Keep-Alive: timeout=.., max=..", or
+  // "Connection: close" when the connection ends after it (the request's last allowed, or
+  // asked so).
+  virtual const std::string& connection_header() const = 0;
+  virtual bool keep_alive() const = 0;
+  // Bytes of the next request are already read (pipelined).
+  virtual bool buffered() const = 0;
+  // The keep-alive loop goes on with the next request, on a worker of the pool.
+  static void resume(std::unique_ptr<Detached> connection);
+};
+
+// Inside a handler on a connection's thread: whether detach_after_handler() can succeed.
+bool can_detach();
+// Inside a handler: once the handler returns, the connection leaves its worker with nothing
+// written (the handler's answer is discarded) and `adopt` is called with it on that worker.
+// False, and nothing changes, when the connection cannot leave its thread.
+bool detach_after_handler(std::function<void(std::unique_ptr<Detached>)> adopt);
+
+// Where a connection waits for its next request (or its first) when none is readable at once:
+// handed to `keeper`, which resumes it once bytes arrive, instead of holding its worker. Set
+// before the server starts; unset, the worker waits (keep_alive_timeout_s).
+using IdleKeeper = std::function<void(std::unique_ptr<Detached>)>;
+void set_idle_keeper(httplib::Server& server, IdleKeeper keeper);
+
 }  // namespace connection
 
 // httplib's Server with the connection handling above. Thread-safe as httplib::Server.
 class BoundedServer final : public httplib::Server {
+ public:
+  connection::IdleKeeper idle_keeper;
+
  private:
   bool process_and_close_socket(socket_t sock) override;
 };
@@ -50,6 +90,7 @@ class BoundedSslServer final : public httplib::SSLServer {
  public:
   explicit BoundedSslServer(const std::function<bool(SSL_CTX&)>& setup)
       : httplib::SSLServer(setup) {}
+  connection::IdleKeeper idle_keeper;
 
  private:
   bool process_and_close_socket(socket_t sock) override;

@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "connection_pool.h"
 #include "hotkey/api_model.h"
 #include "http_connection.h"
+#include "park_watch.h"
 #include "responses.h"
 #include "tls.h"
 
@@ -25,9 +27,17 @@ HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
     : coord_(coordinator),
       metrics_(metrics),
       admission_(coordinator.config(), metrics),
+      parking_(std::make_unique<ParkWatch>(
+          ParkWatch::Limits{std::chrono::seconds(coordinator.config().write_timeout_s),
+                            std::chrono::seconds(std::min(coordinator.config().keep_alive_timeout_s,
+                                                          coordinator.config().request_timeout_s))},
+          [this] { metrics_.set_waiters(coord_.board().waiters()); })),
       server_(make_server(coordinator.config())) {
   const CoordinatorConfig& c = coord_.config();
   ConnectionPool::Limits limits;
+  // A parked long-poll or subscription, and a kept-alive connection between requests, leave
+  // their worker (park_watch.h): http_threads workers serve the requests being read, handled
+  // and answered; more start only while every one is held (slow senders) and then end.
   limits.threads = static_cast<size_t>(c.http_threads) + c.max_waiters;
   limits.min_threads = c.http_threads;
   limits.max_connections = c.connection_limit();
@@ -61,6 +71,8 @@ HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
   server_->set_tcp_nodelay(true);
   server_->set_keep_alive_max_count(c.keep_alive_max_count);
   server_->set_keep_alive_timeout(c.keep_alive_timeout_s);
+  connection::set_idle_keeper(
+      *server_, [parking = parking_.get()](auto conn) { parking->keep_idle(std::move(conn)); });
   install_routes();
 }
 
@@ -123,12 +135,14 @@ void HttpServer::start() {
 
 void HttpServer::stop() {
   coord_.close_waiters();
+  // The parked requests' answers are written before the worker pool goes.
+  if (parking_) parking_->stop();
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
 }
 
 void HttpServer::install_routes() {
-  const RouteContext ctx{coord_, metrics_, coord_.config()};
+  const RouteContext ctx{coord_, metrics_, coord_.config(), *parking_};
   add_report_routes(routes_, ctx);
   add_list_routes(routes_, ctx);
   add_topic_routes(routes_, ctx);

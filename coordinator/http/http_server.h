@@ -20,6 +20,8 @@ class Server;
 
 namespace hotkey::coordinator {
 
+class ParkWatch;
+
 class HttpServer {
  public:
   // Serves HTTPS when the config names a certificate; throws std::invalid_argument with a message
@@ -36,7 +38,8 @@ class HttpServer {
   bool run();
   // Serves on a background thread; returns once the server accepts connections.
   void start();
-  // Releases long-poll waiters, stops accepting and joins the workers.
+  // Releases long-poll waiters (their answers are written), stops accepting and joins the
+  // workers.
   void stop();
 
  private:
@@ -46,6 +49,8 @@ class HttpServer {
   Metrics& metrics_;
   AdmissionChain admission_;
   Routes routes_;
+  // Parked long-polls and subscriptions: their connections, off the worker threads.
+  std::unique_ptr<ParkWatch> parking_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
-#include "connection_pool.h"
 #include "coordinator.h"
 #include "hotkey/hotkey_list.h"
 #include "list_board.h"
@@ -35,6 +35,87 @@ std::vector<std::string> stale_topics(const RouteContext& ctx,
     if (ctx.coord.placement().owner_gone(w.topic)) out.push_back(w.topic);
   }
   return out;
+}
+
+void send_answer(const ParkWatch::Answer& a, httplib::Response& res) {
+  res.status = a.status;
+  if (!a.etag.empty()) res.set_header("ETag", a.etag);
+  if (a.retry_after) res.set_header("Retry-After", "1");
+  if (!a.body.empty()) res.set_content(a.body, "application/json");
+}
+
+std::shared_ptr<const ParkWatch::Answer> too_many_waiters() {
+  static const auto a = [] {
+    auto r = std::make_shared<ParkWatch::Answer>();
+    r->status = 503;
+    r->retry_after = true;
+    r->body = api::dump(api::Error{"too many long-poll waiters (max_waiters); retry shortly", ""});
+    return std::shared_ptr<const ParkWatch::Answer>(std::move(r));
+  }();
+  return a;
+}
+
+// One answer per published list, shared by every request it answers: a publication wakes its
+// topic's readers one after another, so the last answer built is the one asked for next.
+class AnswerCache {
+ public:
+  template <typename Make>
+  std::shared_ptr<const ParkWatch::Answer> get(const std::shared_ptr<const PublishedList>& list,
+                                               const Make& make) {
+    std::lock_guard lock(mu_);
+    if (list_ != list || !answer_) {
+      answer_ = make();
+      list_ = list;
+    }
+    return answer_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::shared_ptr<const PublishedList> list_;
+  std::shared_ptr<const ParkWatch::Answer> answer_;
+};
+
+// GET /v1/hotkeys's 200: the list's document, rendered when it was published.
+std::shared_ptr<const ParkWatch::Answer> list_answer(
+    const std::shared_ptr<const PublishedList>& list) {
+  static AnswerCache cache;
+  return cache.get(list, [&] {
+    auto a = std::make_shared<ParkWatch::Answer>();
+    a->etag = "\"" + std::to_string(list->list.version) + "\"";
+    a->body = list->json;
+    return std::shared_ptr<const ParkWatch::Answer>(std::move(a));
+  });
+}
+
+// A subscription's 200: {"lists": [...], "stale": [...]}. Each list's JSON was rendered once,
+// when it was published; the answer only joins them.
+std::shared_ptr<const ParkWatch::Answer> subscription_answer(
+    const std::vector<std::shared_ptr<const PublishedList>>& lists,
+    const std::vector<std::string>& stale) {
+  size_t size = 32;
+  for (const auto& l : lists) size += l->json.size() + 1;
+  for (const auto& t : stale) size += t.size() + 3;
+  auto a = std::make_shared<ParkWatch::Answer>();
+  std::string& body = a->body;
+  body.reserve(size);
+  body += "{\"lists\":[";
+  for (size_t i = 0; i < lists.size(); ++i) {
+    if (i != 0) body += ',';
+    body += lists[i]->json;
+  }
+  body += ']';
+  if (!stale.empty()) {
+    // Topic names are [A-Za-z0-9._-]: nothing to escape.
+    body += ",\"stale\":[";
+    for (size_t i = 0; i < stale.size(); ++i) {
+      if (i != 0) body += ',';
+      body += '"' + stale[i] + '"';
+    }
+    body += ']';
+  }
+  body += '}';
+  return a;
 }
 
 void get_hotkeys(const RouteContext& ctx, Call& c) {
@@ -67,28 +148,22 @@ void get_hotkeys(const RouteContext& ctx, Call& c) {
     }
     wait_ms = std::min<uint64_t>(wait_ms, ctx.cfg.max_wait_ms);
   }
-  ListBoard& board = ctx.coord.board();
-  std::shared_ptr<const PublishedList> list;
-  if (since) {
-    ctx.metrics.set_waiters(board.waiters() + 1);
-    auto r = board.wait_newer(topic, *since, std::chrono::milliseconds(wait_ms));
-    ctx.metrics.set_waiters(board.waiters());
-    if (r.status == ListBoard::WaitStatus::kTooManyWaiters) {
-      res.set_header("Retry-After", "1");
-      return send_error(res, 503, "too many long-poll waiters (max_waiters); retry shortly");
-    }
-    if (r.status != ListBoard::WaitStatus::kNewer) {
-      res.status = 304;
-      res.set_header("ETag", "\"" + std::to_string(r.list ? r.list->list.version : 0) + "\"");
-      return;
-    }
-    list = r.list;
+  if (!since) {
+    // No list yet: the core's empty version-0 list (clients route everything normally).
+    return send_answer(*list_answer(ctx.coord.current_list(topic)), res);
   }
-  // No list yet: the core's empty version-0 list (clients route everything normally).
-  if (!list) list = ctx.coord.current_list(topic);
-  res.set_header("ETag", "\"" + std::to_string(list->list.version) + "\"");
-  res.status = 200;
-  res.set_content(list->json, "application/json");
+  ListBoard& board = ctx.coord.board();
+  auto build = [&board, topic](const ListBoard::AnyResult& r) {
+    if (r.status == ListBoard::WaitStatus::kTooManyWaiters) return too_many_waiters();
+    if (r.status == ListBoard::WaitStatus::kNewer) return list_answer(r.lists.front());
+    auto a = std::make_shared<ParkWatch::Answer>();
+    a->status = 304;
+    auto current = board.get(topic);
+    a->etag = "\"" + std::to_string(current ? current->list.version : 0) + "\"";
+    return std::shared_ptr<const ParkWatch::Answer>(std::move(a));
+  };
+  auto answer = ctx.parking.wait(board, {ListBoard::Want{topic, *since}}, wait_ms, build);
+  if (answer) send_answer(*answer, res);
 }
 
 // The body of a subscription, or nullopt with the 400 sent.
@@ -160,52 +235,24 @@ std::optional<std::vector<ListBoard::Want>> subscription_wants(const api::Json& 
   return wants;
 }
 
-void post_subscribe(const RouteContext& ctx, ParkWatch& watch, Call& c) {
+void post_subscribe(const RouteContext& ctx, Call& c) {
   uint64_t wait_ms = 0;
   auto wants = subscription_wants(c.body, &wait_ms, c.res);
   if (!wants) return;
   wait_ms = std::min<uint64_t>(wait_ms, ctx.cfg.max_wait_ms);
   if (!stale_topics(ctx, *wants).empty()) wait_ms = std::min(wait_ms, kStaleRecheckMs);
-  ListBoard& board = ctx.coord.board();
-  ListBoard::Parking parking;
-  // A client that changes its topics closes the connection and subscribes again: free the
-  // waiter at once instead of at the end of the wait.
-  const uint64_t watched = wait_ms > 0 ? watch.watch(ConnectionPool::current_socket(),
-                                                     [&board, &parking] { board.cancel(parking); })
-                                       : 0;
-  ctx.metrics.set_waiters(board.waiters() + 1);
-  auto r = board.wait_any(*wants, std::chrono::milliseconds(wait_ms), parking);
-  watch.unwatch(watched);
-  ctx.metrics.set_waiters(board.waiters());
-  if (r.status == ListBoard::WaitStatus::kTooManyWaiters) {
-    c.res.set_header("Retry-After", "1");
-    return send_error(c.res, 503, "too many long-poll waiters (max_waiters); retry shortly");
-  }
-  // Each list's JSON was rendered once, when it was published; the answer only joins them.
-  const std::vector<std::string> stale = stale_topics(ctx, *wants);
-  size_t size = 32;
-  for (const auto& l : r.lists) size += l->json.size() + 1;
-  for (const auto& t : stale) size += t.size() + 3;
-  std::string body;
-  body.reserve(size);
-  body += "{\"lists\":[";
-  for (size_t i = 0; i < r.lists.size(); ++i) {
-    if (i != 0) body += ',';
-    body += r.lists[i]->json;
-  }
-  body += ']';
-  if (!stale.empty()) {
-    // Topic names are [A-Za-z0-9._-]: nothing to escape.
-    body += ",\"stale\":[";
-    for (size_t i = 0; i < stale.size(); ++i) {
-      if (i != 0) body += ',';
-      body += '"' + stale[i] + '"';
+  auto build = [&ctx, wants = *wants](const ListBoard::AnyResult& r) {
+    if (r.status == ListBoard::WaitStatus::kTooManyWaiters) return too_many_waiters();
+    const std::vector<std::string> stale = stale_topics(ctx, wants);
+    if (r.lists.size() == 1 && stale.empty()) {
+      // A publication's answer: the same for every subscription it wakes.
+      static AnswerCache cache;
+      return cache.get(r.lists.front(), [&] { return subscription_answer(r.lists, stale); });
     }
-    body += ']';
-  }
-  body += '}';
-  c.res.status = 200;
-  c.res.set_content(std::move(body), "application/json");
+    return subscription_answer(r.lists, stale);
+  };
+  auto answer = ctx.parking.wait(ctx.coord.board(), *wants, wait_ms, std::move(build));
+  if (answer) send_answer(*answer, c.res);
 }
 
 }  // namespace
@@ -217,10 +264,8 @@ void add_list_routes(Routes& routes, const RouteContext& ctx) {
   Admission subscription;
   subscription.auth = Auth::kProducer;
   subscription.body = BodyKind::kJsonObject;
-  // Owned by the route table, which outlives the server's workers.
-  auto watch = std::make_shared<ParkWatch>();
-  routes.push_back({"POST", "/v1/hotkeys/subscribe", subscription,
-                    [ctx, watch](Call& c) { post_subscribe(ctx, *watch, c); }});
+  routes.push_back(
+      {"POST", "/v1/hotkeys/subscribe", subscription, [ctx](Call& c) { post_subscribe(ctx, c); }});
 }
 
 }  // namespace hotkey::coordinator

@@ -1,47 +1,118 @@
-// Notices that the client of a parked request has gone (POST /v1/hotkeys/subscribe): a parked
-// handler's thread sleeps on a condition variable and would otherwise hold its waiter slot
-// until the wait passes, although a client that changes its set of topics closes the
-// connection and subscribes again at once. One epoll thread watches the sockets of the parked
-// requests for the peer's hang-up (EPOLLRDHUP, EPOLLHUP, EPOLLERR; never for readable data,
-// so a pipelined request does not end a wait) and calls the hook registered with the socket.
-// Thread-safe.
+// Parked long-polls without a thread each (GET /v1/hotkeys with since and wait_ms, POST
+// /v1/hotkeys/subscribe; docs/API.md). A request that must wait parks a reader on the list board
+// (list_board.h) and its connection leaves the worker thread (http_connection.h, Detached): one
+// epoll thread owns every parked connection. It watches them for the peer's hang-up
+// (EPOLLRDHUP; never for readable data, so a pipelined request does not end a wait), ends the
+// wait at its deadline, writes the answer when the board wakes the reader (on the publishing
+// thread, which only queues it) without ever blocking on a slow client (write_timeout_s bounds
+// it, then the connection closes), and hands a kept-alive connection back to the worker pool
+// once its next request has arrived. Idle kept-alive connections between two long-polls are
+// held here too, until keep_alive_timeout_s. Coordinator threads so stay bounded whatever the
+// number of parked requests. Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <queue>
+#include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
+
+#include "list_board.h"
 
 namespace hotkey::coordinator {
+namespace connection {
+class Detached;
+}  // namespace connection
 
 class ParkWatch {
  public:
-  ParkWatch();
-  // Joins the thread.
+  // A long-poll's answer, built once and possibly shared by every request woken by the same
+  // publication.
+  struct Answer {
+    int status = 200;
+    std::string body;  // JSON; empty: no body (304)
+    std::string etag;  // the ETag header's value (with its quotes), or empty
+    bool retry_after = false;
+  };
+  // Builds the answer from the board's result. Called once per request: on the worker for an
+  // answer at once, else on the watch thread.
+  using Build = std::function<std::shared_ptr<const Answer>(const ListBoard::AnyResult&)>;
+  struct Limits {
+    std::chrono::milliseconds write_timeout{5000};
+    // A connection waits here for its next request at most this long (the shorter of
+    // keep_alive_timeout_s and request_timeout_s), then closes.
+    std::chrono::milliseconds idle_timeout{5000};
+  };
+
+  explicit ParkWatch(Limits limits, std::function<void()> on_change = {});
+  // stop()
   ~ParkWatch();
   ParkWatch(const ParkWatch&) = delete;
   ParkWatch& operator=(const ParkWatch&) = delete;
 
-  // Calls `on_hangup` once, on the watch thread, when the peer of `fd` hangs up, unless
-  // unwatch() came first. Returns a handle for unwatch(), or 0 when the socket cannot be
-  // watched (then nothing is called). `fd` must stay open until unwatch().
-  uint64_t watch(int fd, std::function<void()> on_hangup);
-  // After it returns, the hook of `handle` is not running and will never be called.
-  void unwatch(uint64_t handle);
+  // In a route handler: the answer at once (something newer, no wait, closed, max_waiters), or
+  // null when the request is parked: its connection leaves the worker once the handler returns
+  // (the handler leaves its response alone) and the watch thread answers it. Where the
+  // connection cannot leave its thread, the handler's thread waits instead.
+  std::shared_ptr<const Answer> wait(ListBoard& board, const std::vector<ListBoard::Want>& wants,
+                                     uint64_t wait_ms, Build build);
+
+  // A connection waiting for its next request (or its first; http_connection.h's IdleKeeper):
+  // held without a worker until bytes arrive (then resumed), it hangs up, or idle_timeout.
+  void keep_idle(std::unique_ptr<connection::Detached> conn);
+
+  // Writes the answers already decided (shutdown: the board was closed first), for at most
+  // write_timeout; closes every other connection and joins the thread. Later parks close their
+  // connection at once.
+  void stop();
+  // Connections held now: parked, being answered, or idle until their next request.
+  size_t connections() const;
 
  private:
-  void run();
+  struct Ticket;
+  using Clock = std::chrono::steady_clock;
 
+  void deliver(const std::shared_ptr<Ticket>& t, const ListBoard::AnyResult& r);
+  void adopt(const std::shared_ptr<Ticket>& t);
+  void signal_locked();
+  void run();
+  void on_incoming(const std::shared_ptr<Ticket>& t);
+  void on_event(const std::shared_ptr<Ticket>& t, uint32_t events);
+  void on_deadline(const std::shared_ptr<Ticket>& t);
+  void start_write(const std::shared_ptr<Ticket>& t);
+  void go_idle(const std::shared_ptr<Ticket>& t, int op);
+  void resume(const std::shared_ptr<Ticket>& t);
+  void continue_write(const std::shared_ptr<Ticket>& t);
+  void close(const std::shared_ptr<Ticket>& t);
+  void set_deadline(const std::shared_ptr<Ticket>& t, Clock::time_point when);
+
+  const Limits limits_;
+  const std::function<void()> on_change_;
   int epoll_fd_ = -1;
-  int wake_fd_ = -1;  // an eventfd: stops the thread
-  std::mutex mu_;
-  struct Entry {
-    int fd;
-    std::function<void()> on_hangup;
+  int wake_fd_ = -1;  // an eventfd: queued work or stop
+
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<Ticket>> incoming_;  // guarded by mu_: handed over by workers
+  std::vector<std::shared_ptr<Ticket>> ready_;     // guarded by mu_: woken by the board
+  bool signalled_ = false;                         // guarded by mu_
+  bool stopping_ = false;                          // guarded by mu_
+  bool stopped_ = false;                           // guarded by mu_
+  size_t held_ = 0;                                // guarded by mu_
+
+  // Watch thread only.
+  std::unordered_map<uint64_t, std::shared_ptr<Ticket>> conns_;
+  struct Timer {
+    Clock::time_point when;
+    uint64_t id;
+    bool operator>(const Timer& o) const { return when > o.when; }
   };
-  std::unordered_map<uint64_t, Entry> entries_;  // guarded by mu_
-  uint64_t next_handle_ = 1;                     // guarded by mu_
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  uint64_t next_id_ = 1;
   std::thread thread_;
 };
 

@@ -20,6 +20,7 @@ namespace hotkey::coordinator {
 
 class Coordinator;
 class Metrics;
+class ParkWatch;
 struct CoordinatorConfig;
 
 // The steps of the admission chain a route asks for. They run in this order, after the connection
@@ -67,6 +68,7 @@ struct RouteContext {
   Coordinator& coord;
   Metrics& metrics;
   const CoordinatorConfig& cfg;
+  ParkWatch& parking;  // parked long-polls (park_watch.h)
 };
 
 void add_report_routes(Routes& routes, const RouteContext& ctx);
