@@ -11,6 +11,7 @@
 //
 //   subscription_fleet_bench [--mode subscribe|per-topic] [--producers 2000] [--topics 10]
 //                            [--procs 8] [--idle-s 5] [--coordinator PATH]
+//                            [--config '{"max_waiters": 12000}']   (a config file's JSON)
 //   subscription_fleet_bench --client-topics 200   (a hotkey::Client's threads and connections
 //                            with its topics on one subscription, and on per-topic long-polls
 //                            through a front that answers the subscription 404)
@@ -64,6 +65,7 @@ struct Options {
   int procs = 8;
   int idle_s = 5;
   int client_topics = 0;
+  std::string config;  // JSON of a config file; empty: default settings
 };
 
 std::string topic_name(int i) { return "fleet" + std::to_string(i); }
@@ -81,8 +83,8 @@ struct Conn {
 };
 
 struct Producer {
-  std::vector<uint64_t> since;   // per topic
-  std::vector<int64_t> got_ns;   // per topic: when a list above the start version came, or 0
+  std::vector<uint64_t> since;  // per topic
+  std::vector<int64_t> got_ns;  // per topic: when a list above the start version came, or 0
   int missing = 0;
   bool refused = false;
 };
@@ -91,8 +93,13 @@ class Child {
  public:
   Child(const Options& o, int port, int first, int count, uint64_t start_version, int result_fd,
         int control_fd)
-      : o_(o), port_(port), first_(first), start_(start_version), result_fd_(result_fd),
-        control_fd_(control_fd), producers_(static_cast<size_t>(count)) {
+      : o_(o),
+        port_(port),
+        first_(first),
+        start_(start_version),
+        result_fd_(result_fd),
+        control_fd_(control_fd),
+        producers_(static_cast<size_t>(count)) {
     for (auto& p : producers_) {
       p.since.assign(static_cast<size_t>(o.topics), start_version);
       p.got_ns.assign(static_cast<size_t>(o.topics), 0);
@@ -163,9 +170,10 @@ class Child {
         topics.push_back({{"topic", topic_name(t)}, {"since", p.since[static_cast<size_t>(t)]}});
       }
       const std::string body = json{{"topics", topics}, {"wait_ms", 60000}}.dump();
-      c->out = "POST /v1/hotkeys/subscribe HTTP/1.1\r\nHost: x\r\nContent-Type: "
-               "application/json\r\nContent-Length: " +
-               std::to_string(body.size()) + "\r\n\r\n" + body;
+      c->out =
+          "POST /v1/hotkeys/subscribe HTTP/1.1\r\nHost: x\r\nContent-Type: "
+          "application/json\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\n\r\n" + body;
     } else {
       c->out = "GET /v1/hotkeys?topic=" + topic_name(c->topic) +
                "&since=" + std::to_string(p.since[static_cast<size_t>(c->topic)]) +
@@ -182,8 +190,8 @@ class Child {
 
   void handle(Conn* c, uint32_t events) {
     if ((events & EPOLLOUT) && c->out_at < c->out.size()) {
-      const ssize_t w = ::send(c->fd, c->out.data() + c->out_at, c->out.size() - c->out_at,
-                               MSG_NOSIGNAL);
+      const ssize_t w =
+          ::send(c->fd, c->out.data() + c->out_at, c->out.size() - c->out_at, MSG_NOSIGNAL);
       if (w > 0) c->out_at += static_cast<size_t>(w);
       if (c->out_at == c->out.size()) {
         epoll_event ev{};
@@ -205,8 +213,9 @@ class Child {
         // out) that is the end of it; in the middle of a request it is an error.
         const bool answered = answer(c);
         const Producer& p = producers_[static_cast<size_t>(c->producer)];
-        const bool over = p.refused || (c->topic < 0 ? p.missing == 0
-                                                     : p.got_ns[static_cast<size_t>(c->topic)] != 0);
+        const bool over =
+            p.refused ||
+            (c->topic < 0 ? p.missing == 0 : p.got_ns[static_cast<size_t>(c->topic)] != 0);
         if (!answered && !over) {
           ++errors_;
           producer_failed(c->producer);
@@ -260,8 +269,7 @@ class Child {
     } else if (status != 304) {
       ++errors_;
     }
-    const bool still = c->topic < 0 ? p.missing > 0
-                                    : p.got_ns[static_cast<size_t>(c->topic)] == 0;
+    const bool still = c->topic < 0 ? p.missing > 0 : p.got_ns[static_cast<size_t>(c->topic)] == 0;
     if (still && !p.refused) {
       request(c);
       epoll_event ev{};
@@ -351,9 +359,13 @@ double pct(std::vector<double> v, double p) {
 }
 
 std::unique_ptr<hotkey::test_support::CoordinatorProcess> start(
-    const hotkey::test_support::TempDir& dir) {
+    const hotkey::test_support::TempDir& dir, const std::string& config = {}) {
   hotkey::test_support::CoordinatorOptions o;
   o.data = dir.path() / "data";
+  if (!config.empty()) {
+    o.config = dir.path() / "config.json";
+    std::ofstream(o.config) << config;
+  }
   o.log = dir.path() / "coordinator.log";
   o.extra_args = {"--operator-token", std::string("ops=") + kOperatorToken};
   std::string error;
@@ -379,7 +391,7 @@ uint64_t pin(httplib::Client& c, int topic, const std::string& key) {
 
 int fleet(const Options& o) {
   hotkey::test_support::TempDir dir;
-  auto coord = start(dir);
+  auto coord = start(dir, o.config);
   httplib::Client http("127.0.0.1", coord->port());
   http.set_read_timeout(30, 0);
   // One connection, opened before the fleet's: per-topic long-polls can fill max_connections,
@@ -450,12 +462,14 @@ int fleet(const Options& o) {
     pin_end[static_cast<size_t>(t)] = now_ns();
   }
   const ProcSample after_change = sample(coord->pid());
+  long threads_max = std::max(idle1.threads, after_change.threads);
   // Children end when every producer has every new list; at most 30 s more.
   std::vector<std::string> results(kids.size());
   const auto deadline = Clock::now() + std::chrono::seconds(30);
   for (size_t i = 0; i < kids.size(); ++i) {
     for (;;) {
       int st = 0;
+      threads_max = std::max(threads_max, sample(coord->pid()).threads);
       if (waitpid(kids[i].pid, &st, WNOHANG) == kids[i].pid) break;
       if (Clock::now() > deadline) {
         (void)!::write(kids[i].control, "x", 1);
@@ -473,9 +487,10 @@ int fleet(const Options& o) {
       results[i].append(buf, static_cast<size_t>(n));
     }
   }
+  const ProcSample delivered = sample(coord->pid());
   uint64_t refused = 0, errors = 0, reissued = 0;
   int complete = 0, refused_producers = 0, producers_seen = 0;
-  std::vector<double> to_all_ms, delivery_ms;
+  std::vector<double> to_all_ms, delivery_ms, ack_ms;
   for (const std::string& r : results) {
     std::istringstream in(r);
     for (std::string tag; in >> tag;) {
@@ -502,6 +517,9 @@ int fleet(const Options& o) {
         }
         last_got = std::max(last_got, g);
         delivery_ms.push_back(static_cast<double>(g - pin_start[static_cast<size_t>(t)]) / 1e6);
+        // From the pin's acknowledgement (the bench holds it); an answer that came first is 0.
+        ack_ms.push_back(
+            std::max(0.0, static_cast<double>(g - pin_end[static_cast<size_t>(t)]) / 1e6));
       }
       if (all) {
         ++complete;
@@ -510,32 +528,45 @@ int fleet(const Options& o) {
     }
   }
   const double idle_cpu = (idle1.cpu_s - idle0.cpu_s) / o.idle_s * 100.0;
-  json out{{"mode", o.mode},
-           {"producers", o.producers},
-           {"topics", o.topics},
-           {"procs", o.procs},
-           {"requests_expected_parked", expected},
-           {"parked", parked},
-           {"park_s", park_s},
-           {"refused_503", refused},
-           {"producers_refused", refused_producers},
-           {"errors", errors},
-           {"reissued", reissued},
-           {"producers_reported", producers_seen},
-           {"producers_with_every_new_list", complete},
-           {"publish_10_pins_ms", static_cast<double>(pin_end.back() - pin_start.front()) / 1e6},
-           {"first_change_to_all_lists_ms",
-            {{"p50", pct(to_all_ms, 0.5)}, {"p99", pct(to_all_ms, 0.99)}, {"max", pct(to_all_ms, 1.0)}}},
-           {"topic_change_to_answer_ms",
-            {{"p50", pct(delivery_ms, 0.5)}, {"p99", pct(delivery_ms, 0.99)}, {"max", pct(delivery_ms, 1.0)}}},
-           {"coordinator_before",
-            {{"threads", before.threads}, {"rss_mib", static_cast<double>(before.rss_kb) / 1024}}},
-           {"coordinator_parked_idle",
-            {{"threads", idle1.threads},
-             {"rss_mib", static_cast<double>(idle1.rss_kb) / 1024},
-             {"cpu_percent", idle_cpu},
-             {"idle_s", o.idle_s}}},
-           {"coordinator_after_change_rss_mib", static_cast<double>(after_change.rss_kb) / 1024}};
+  json out{
+      {"mode", o.mode},
+      {"producers", o.producers},
+      {"topics", o.topics},
+      {"procs", o.procs},
+      {"requests_expected_parked", expected},
+      {"parked", parked},
+      {"park_s", park_s},
+      {"refused_503", refused},
+      {"producers_refused", refused_producers},
+      {"errors", errors},
+      {"reissued", reissued},
+      {"producers_reported", producers_seen},
+      {"producers_with_every_new_list", complete},
+      {"publish_10_pins_ms", static_cast<double>(pin_end.back() - pin_start.front()) / 1e6},
+      {"first_change_to_all_lists_ms",
+       {{"p50", pct(to_all_ms, 0.5)}, {"p99", pct(to_all_ms, 0.99)}, {"max", pct(to_all_ms, 1.0)}}},
+      {"topic_change_to_answer_ms",
+       {{"p50", pct(delivery_ms, 0.5)},
+        {"p99", pct(delivery_ms, 0.99)},
+        {"max", pct(delivery_ms, 1.0)}}},
+      {"pin_ack_to_answer_ms",
+       {{"p50", pct(ack_ms, 0.5)}, {"p99", pct(ack_ms, 0.99)}, {"max", pct(ack_ms, 1.0)}}},
+      {"deliveries", delivery_ms.size()},
+      // The coordinator's CPU from the first pin until every answer was read (the pins,
+      // waking, writing, and the re-subscriptions), per delivered answer.
+      {"coordinator_cpu_us_per_delivery",
+       delivery_ms.empty()
+           ? 0.0
+           : (delivered.cpu_s - idle1.cpu_s) * 1e6 / static_cast<double>(delivery_ms.size())},
+      {"coordinator_threads_max", threads_max},
+      {"coordinator_before",
+       {{"threads", before.threads}, {"rss_mib", static_cast<double>(before.rss_kb) / 1024}}},
+      {"coordinator_parked_idle",
+       {{"threads", idle1.threads},
+        {"rss_mib", static_cast<double>(idle1.rss_kb) / 1024},
+        {"cpu_percent", idle_cpu},
+        {"idle_s", o.idle_s}}},
+      {"coordinator_after_change_rss_mib", static_cast<double>(after_change.rss_kb) / 1024}};
   std::printf("%s\n", out.dump(2).c_str());
   coord->terminate();
   return 0;
@@ -611,11 +642,10 @@ int client_topics(const Options& o) {
     const size_t sockets0 = count_dir("/proc/self/fd", "socket:");
     json r;
     {
-      hotkey::client::Client c(hotkey::client::Properties{
-          {"hotkey.coordinator.url", url},
-          {"hotkey.producer.id", "bench"},
-          {"hotkey.hash", "murmur2"},
-          {"hotkey.report.interval.ms", "60000"}});
+      hotkey::client::Client c(hotkey::client::Properties{{"hotkey.coordinator.url", url},
+                                                          {"hotkey.producer.id", "bench"},
+                                                          {"hotkey.hash", "murmur2"},
+                                                          {"hotkey.report.interval.ms", "60000"}});
       for (int t = 0; t < o.client_topics; ++t) c.topic("many" + std::to_string(t));
       // Settled: the coordinator's waiter gauge stops moving.
       long last = -1;
@@ -646,13 +676,22 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
-    if (a == "--mode") o.mode = v;
-    else if (a == "--producers") o.producers = std::atoi(v.c_str());
-    else if (a == "--topics") o.topics = std::atoi(v.c_str());
-    else if (a == "--procs") o.procs = std::atoi(v.c_str());
-    else if (a == "--idle-s") o.idle_s = std::atoi(v.c_str());
-    else if (a == "--client-topics") o.client_topics = std::atoi(v.c_str());
-    else if (a == "--coordinator") setenv("HOTKEY_COORDINATOR_BIN", v.c_str(), 1);
+    if (a == "--mode")
+      o.mode = v;
+    else if (a == "--producers")
+      o.producers = std::atoi(v.c_str());
+    else if (a == "--topics")
+      o.topics = std::atoi(v.c_str());
+    else if (a == "--procs")
+      o.procs = std::atoi(v.c_str());
+    else if (a == "--idle-s")
+      o.idle_s = std::atoi(v.c_str());
+    else if (a == "--client-topics")
+      o.client_topics = std::atoi(v.c_str());
+    else if (a == "--coordinator")
+      setenv("HOTKEY_COORDINATOR_BIN", v.c_str(), 1);
+    else if (a == "--config")
+      o.config = v;
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;

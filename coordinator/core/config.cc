@@ -358,13 +358,15 @@ const std::vector<SettingInfo>& config_settings() {
            "single-node HTTP mode"),
       numeric<&CoordinatorConfig::http_threads>(
           "http_threads", "service", 2, 10000, false,
-          "HTTP workers for everything except parked long-polls. Each keep-alive "
-          "connection holds a worker while open, so size it for concurrent reporting "
-          "connections."),
+          "HTTP workers kept running: they serve requests being read, handled and answered. "
+          "Parked long-polls and subscriptions, and kept-alive connections between "
+          "requests, hold none (one epoll thread holds them); more workers start only while "
+          "every one is held by a slow sender, and end after 2 s idle."),
       numeric<&CoordinatorConfig::max_waiters>(
           "max_waiters", "service", 1, 100000, false,
-          "long-polls that may be parked at once; one more answers `503` + `Retry-After: "
-          "1`. The worker pool is `http_threads + max_waiters` threads."),
+          "long-polls and subscriptions that may be parked at once (together); one more "
+          "answers `503` + `Retry-After: 1`. A parked request holds a connection, no "
+          "thread. Workers may grow to `http_threads + max_waiters` under slow senders."),
       numeric<&CoordinatorConfig::max_wait_ms>("max_wait_ms", "service", 1, 3600000, false,
                                                "cap on a long-poll's `wait_ms`"),
       numeric<&CoordinatorConfig::max_body_bytes>("max_body_bytes", "service", 1024, 1073741824,
@@ -376,8 +378,9 @@ const std::vector<SettingInfo>& config_settings() {
           "keep_alive_timeout_s", "service", 1, 3600, false, "idle keep-alive connection timeout"),
       numeric<&CoordinatorConfig::max_connections>(
           "max_connections", "service", 0, 1000000, false,
-          "connections served or queued at once; `0` means the worker pool size, "
-          "`http_threads + max_waiters`. One more is answered `503` + `Retry-After: 1` + "
+          "connections open at once (served, queued, parked or idle between requests); "
+          "`0` means `http_threads + max_waiters`. One more is answered `503` + "
+          "`Retry-After: 1` + "
           "`Connection: close` at once by a separate overflow pool instead of waiting for "
           "a worker."),
       numeric<&CoordinatorConfig::max_connections_per_client>(
@@ -393,7 +396,8 @@ const std::vector<SettingInfo>& config_settings() {
           "request_timeout_s", "service", 1, 86400, false,
           "longest stretch a connection may spend outside a request handler: waiting in "
           "the queue, idle between requests, sending its request headers and body, reading "
-          "the answer (1..86400). Then it is closed (`hotkey_http_connections_cut_total`). "
+          "the answer (1..86400). Then it is closed (`hotkey_http_connections_cut_total`; "
+          "an idle one, at the shorter of this and `keep_alive_timeout_s`, is not counted). "
           "A parked long-poll is inside its handler and is not cut. This is what bounds "
           "slow-loris clients, which stay under `read_timeout_s` by sending a byte at a "
           "time."),

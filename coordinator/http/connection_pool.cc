@@ -321,6 +321,13 @@ std::unique_ptr<ConnectionPool::Detached> ConnectionPool::detach() {
   const auto& conn = *static_cast<const std::shared_ptr<Conn>*>(tl_job_conn);
   tl_detached = true;
   conn->in_handler = true;  // the watchdog leaves it alone
+  {
+    // Its owner watches it now: no duplicate held meanwhile (a parked connection costs one
+    // descriptor, not two).
+    std::lock_guard lock(tl_pool->mu_);
+    if (conn->fd >= 0) ::close(conn->fd);
+    conn->fd = -1;
+  }
   return std::unique_ptr<Detached>(new Detached(tl_pool, conn));
 }
 
@@ -332,7 +339,8 @@ ConnectionPool::Detached::~Detached() {
   if (conn_) pool_->finish(conn_);
 }
 
-void ConnectionPool::resume(std::unique_ptr<Detached> connection, std::function<void()> fn) {
+void ConnectionPool::resume(std::unique_ptr<Detached> connection, int sock,
+                            std::function<void()> fn) {
   ConnectionPool& pool = *connection->pool_;
   std::shared_ptr<Conn> conn = std::move(connection->conn_);
   connection.reset();
@@ -340,6 +348,7 @@ void ConnectionPool::resume(std::unique_ptr<Detached> connection, std::function<
   conn->in_handler = false;
   {
     std::lock_guard lock(pool.mu_);
+    if (conn->fd < 0 && sock >= 0) conn->fd = fcntl(sock, F_DUPFD_CLOEXEC, 0);
     // Stopping, the queue is still served before the workers are joined; once they are, nobody
     // would run the job.
     if (!pool.stop_ || !pool.workers_.empty()) {

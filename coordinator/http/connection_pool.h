@@ -102,8 +102,9 @@ class ConnectionPool : public httplib::TaskQueue {
   static std::unique_ptr<Detached> detach();
   // On a worker's thread: whether detach() would succeed.
   static bool current_job();
-  // Runs `fn` on a worker as the same connection's task (its keep-alive loop goes on).
-  static void resume(std::unique_ptr<Detached> connection, std::function<void()> fn);
+  // Runs `fn` on a worker as the same connection's task (its keep-alive loop goes on);
+  // `sock` is its socket (the watchdog's again).
+  static void resume(std::unique_ptr<Detached> connection, int sock, std::function<void()> fn);
 
  private:
   struct Job {

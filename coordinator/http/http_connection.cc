@@ -471,7 +471,7 @@ void Detached::resume(std::unique_ptr<Detached> connection) {
   auto* s = static_cast<Session*>(connection.release());
   auto pool = std::move(s->pool);
   auto box = std::make_shared<std::unique_ptr<Session>>(s);
-  ConnectionPool::resume(std::move(pool), [box] { Session::run(std::move(*box)); });
+  ConnectionPool::resume(std::move(pool), s->fd(), [box] { Session::run(std::move(*box)); });
 }
 
 }  // namespace connection
