@@ -2,13 +2,15 @@
 // costs the application thread, librdkafka's share included (its record and header copies),
 // for plain librdkafka and for hotkey::client::Producer on cold and on salted hot keys.
 //
-//   produce_instructions MODE N     MODE: plain | cold | hot | hot_noheaders | hot_1m |
-//                                         hot_noheaders_1m
+//   produce_instructions MODE N     MODE: plain | cold | cold_v1 | hot | hot_v1 | hot_noheaders |
+//                                         hot_1m | hot_v1_1m | hot_noheaders_1m
 //
 // plain: rd_kafka_producev (key, value copied, RD_KAFKA_PARTITION_UA); cold / hot:
 // Producer::produce (rekey mode, sampler at rate 1) on 1,024 cold keys / 16 listed hot keys
-// with 8 salts each (every hot record salted: key<sep><salt> and, unless hot_noheaders sets
-// hotkey.salt.headers=false, the two merge headers). No broker is reachable: records stay in
+// with 8 salts each (every hot record salted: key<sep><salt>; merge contract 2, the default: no
+// header; *_v1: hotkey.merge.contract=1, the two merge headers; hot_noheaders:
+// hotkey.salt.headers=false). Cold keys end in digits (user-N), so contract 2 looks for the
+// separator on every one. No broker is reachable: records stay in
 // librdkafka's queue, so only the produce call itself is measured. *_1m: the sampler at the rate
 // hotkey.sample.rate=auto takes at 1M records/s on the topic (1 in 30.5: 16,384 samples in a
 // 500 ms window of 500,000 records), given as a fixed rate (no reporter drains it here). Count only
@@ -17,8 +19,10 @@
 // Figures in docs/BENCHMARKS.md, "Client".
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -58,11 +62,13 @@ const std::vector<std::pair<std::string, std::string>> kKafkaProps = {
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 3 ? argv[1] : "";
-  if (mode != "plain" && mode != "cold" && mode != "hot" && mode != "hot_noheaders" &&
-      mode != "hot_1m" && mode != "hot_noheaders_1m") {
+  static const char* const kModes[] = {"plain",  "cold",      "cold_v1",
+                                       "hot",    "hot_v1",    "hot_noheaders",
+                                       "hot_1m", "hot_v1_1m", "hot_noheaders_1m"};
+  if (std::find(std::begin(kModes), std::end(kModes), mode) == std::end(kModes)) {
     std::fprintf(stderr,
-                 "usage: produce_instructions plain|cold|hot|hot_noheaders|hot_1m|hot_noheaders_1m "
-                 "N\n");
+                 "usage: produce_instructions plain|cold|cold_v1|hot|hot_v1|hot_noheaders|hot_1m|"
+                 "hot_v1_1m|hot_noheaders_1m N\n");
     return 2;
   }
   const long n = std::atol(argv[2]);
@@ -94,13 +100,15 @@ int main(int argc, char** argv) {
         {"hotkey.hash", "murmur2"}, {"hotkey.routing.mode", "rekey"}, {"hotkey.sample.rate", "1"}};
     for (const auto& [k, v] : kKafkaProps) props[k] = v;
     if (mode.starts_with("hot_noheaders")) props["hotkey.salt.headers"] = "false";
+    if (mode.find("_v1") != std::string::npos) props["hotkey.merge.contract"] = "1";
     if (mode.ends_with("_1m")) props["hotkey.sample.rate"] = "0.032768";
     hotkey::client::Producer p(props);
     p.client().router().publish(make_list(hot));
     // What librdkafka's metadata would tell the partitioner callback.
     p.client().router().observe_partitions(p.client().topic("bench"), kPartitions);
-    const auto& keys = mode == "cold" ? cold : hot;  // every other mode sends hot keys
-    const long mask = mode == "cold" ? 1023 : 15;
+    const bool cold_mode = mode.starts_with("cold");  // every other mode sends hot keys
+    const auto& keys = cold_mode ? cold : hot;
+    const long mask = cold_mode ? 1023 : 15;
     for (long i = 0; i < n; ++i) {
       failed += produce_one_hotkey(p, keys[static_cast<size_t>(i & mask)], value) != 0;
     }

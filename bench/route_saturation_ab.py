@@ -16,7 +16,8 @@ REF_BIN_DIR (another build, e.g. main's, alternated with this one in the same ro
   names: naive (plain librdkafka, murmur2_random), static / static_spread (static salting),
          hotkey (the client's router and sampler before a plain librdkafka producer), producer
          (the hotkey::client::Producer wrapper), each on default settings; *_rate1: sample rate
-         1; *_noheaders: hotkey.salt.headers=false; *_v1: hotkey.salt.headers=true.
+         1; *_noheaders: hotkey.salt.headers=false; *_v1: hotkey.merge.contract=1 (the two
+         headers on every salted record, the default before contract version 2).
 Goal lines: a hot record (hot90) against static salting, a cold record (cold) against naive.
 
 Needs hotkey-mock-kafka, hotkey-coordinator, hotkey-loadgen. Work files in $TMPDIR.
@@ -44,7 +45,7 @@ for s in ("hotkey", "producer"):
     STRATEGIES[s + "_noheaders"] = (s, ["--client-prop", "hotkey.salt.headers=false"])
     STRATEGIES[s + "_noheaders_rate1"] = (s, ["--client-prop", "hotkey.salt.headers=false",
                                               "--client-prop", "hotkey.sample.rate=1"])
-    STRATEGIES[s + "_v1"] = (s, ["--client-prop", "hotkey.salt.headers=true"])
+    STRATEGIES[s + "_v1"] = (s, ["--client-prop", "hotkey.merge.contract=1"])
 WORKLOADS = {
     "hot90": ["--keys", "100000", "--zipf", "0", "--hot-share", "0.9", "--hot-start", "0",
               "--hot-prefix", "book-"],

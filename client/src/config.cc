@@ -269,12 +269,17 @@ const std::vector<Property>& property_table() {
           "hotkey.backoff.max.ms", ", >= initial",
           "retry delay cap (delays double, jittered in [d/2, d])"),
       text("hotkey.salt.headers", "`true`", "`true`, `false`", &set_salt_headers,
-           "the wrapper adds the `hotkey.salt` / `hotkey.version` headers to salted "
-           "records; `false` leaves them off (the two headers are 36% of a salted record's "
-           "producer instructions, all in librdkafka: unthrottled, 0.45x static salting's "
-           "records per CPU-second with them, 0.92-0.94x without; docs/BENCHMARKS.md) for "
-           "consumers that do not merge sub-streams, or that recover rekeyed keys by their "
-           "suffix (merge contract rule 3)"),
+           "the wrapper adds the merge contract's headers (`hotkey.merge.contract`); `false` "
+           "leaves every one off (on contract 1 the two headers of a salted record are 36% of "
+           "its producer instructions, all in librdkafka; docs/BENCHMARKS.md), for consumers "
+           "that do not merge sub-streams, or that recover rekeyed keys by their suffix and "
+           "have no cold key ending in `<separator><digits>` (merge contract rule 3)"),
+      u32<&ClientConfig::merge_contract, 1, 2>(
+          "hotkey.merge.contract", "",
+          "the merge contract version the wrapper writes (see \"Merge contract\" below): `2` "
+          "marks a rekeyed record by its key's suffix alone and an unsalted record whose key "
+          "ends in `<separator><digits>` with the `hotkey.unsalted` header; `1` puts the two "
+          "headers on every salted record (what consumers reading with `kHeadersOnly` need)"),
       u32<&ClientConfig::surge_interval_ms, 0, 3600000>(
           "hotkey.surge.interval.ms", " (0: off)",
           "at most one early (surge) report per topic per this interval"),

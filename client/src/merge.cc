@@ -25,11 +25,17 @@ std::optional<T> parse_decimal(std::string_view text) noexcept {
 RecoveredKey recover_logical_key(std::string_view key, std::optional<std::string_view> salt_header,
                                  std::optional<std::string_view> version_header,
                                  std::string_view separator, KeyRecovery mode) noexcept {
+  return recover_logical_key(key, MergeHeaders{salt_header, version_header, false}, separator,
+                             mode);
+}
+
+RecoveredKey recover_logical_key(std::string_view key, const MergeHeaders& headers,
+                                 std::string_view separator, KeyRecovery mode) noexcept {
   RecoveredKey out;
   out.logical_key = key;
-  if (version_header) out.version = parse_decimal<uint64_t>(*version_header).value_or(0);
-  if (salt_header) {
-    if (auto salt = parse_decimal<uint32_t>(*salt_header)) {
+  if (headers.version) out.version = parse_decimal<uint64_t>(*headers.version).value_or(0);
+  if (headers.salt) {
+    if (auto salt = parse_decimal<uint32_t>(*headers.salt)) {
       out.salted = true;
       out.salt = *salt;
       out.from_headers = true;
@@ -43,6 +49,8 @@ RecoveredKey recover_logical_key(std::string_view key, std::optional<std::string
       return out;
     }
   }
+  // v2: the producer says the key is the logical key although it ends like a salted one.
+  if (headers.unsalted) return out;
   if (mode == KeyRecovery::kHeadersThenSuffix) {
     std::string_view logical;
     uint32_t salt = 0;

@@ -33,6 +33,7 @@ struct Producer::Impl {
   std::unique_ptr<client::Client> client;
   RoutingMode mode = RoutingMode::kRekey;
   bool salt_headers = true;
+  uint32_t merge_contract = kMergeContractVersion;
   HashFamily family = HashFamily::kCrc32;
   rd_kafka_t* rk = nullptr;
   DeliveryCallback on_delivery;
@@ -118,6 +119,7 @@ Producer::Producer(const client::Properties& props, DeliveryCallback on_delivery
   impl_->family = family;
   impl_->mode = config.routing_mode;
   impl_->salt_headers = config.salt_headers;
+  impl_->merge_contract = config.merge_contract;
   impl_->on_delivery = std::move(on_delivery);
 
   char errstr[512];
@@ -175,26 +177,46 @@ ProduceResult Producer::produce(std::string_view topic, const void* key, size_t 
   // The record's headers as one list built here: presized for exactly the headers it gets
   // (librdkafka's per-header RD_KAFKA_VTYPE_HEADER starts a list of 8 and needs C-string
   // names), names passed with their lengths, so application names need no NUL-terminated copy.
-  rd_kafka_headers_t* hdrs = nullptr;
-  const bool merge_headers = d.salted && impl_->salt_headers;
-  if (merge_headers || !headers.empty()) {
-    hdrs = rd_kafka_headers_new(headers.size() + (merge_headers ? 2 : 0));
+  // The merge contract's mark (merge.h, merge_mark): v2 puts none on a rekeyed record, and
+  // hotkey.unsalted on an unsalted one only when its key ends like a salted key; the key's last
+  // byte (a digit or not) settles that for most keys before the separator is looked at.
+  MergeMark mark = MergeMark::kNone;
+  if (impl_->salt_headers) {
+    bool looks_salted = false;
+    if (!d.salted && impl_->merge_contract >= 2 && keylen > 0) {
+      const char last = static_cast<const char*>(key)[keylen - 1];
+      if (last >= '0' && last <= '9') {
+        looks_salted = c.router().looks_salted(t->id, key, keylen);
+      }
+    }
+    mark = merge_mark(impl_->merge_contract, impl_->mode, d.salted, d.version, looks_salted);
   }
-  thread_local std::string salted_key;
+  rd_kafka_headers_t* hdrs = nullptr;
+  if (mark != MergeMark::kNone || !headers.empty()) {
+    hdrs = rd_kafka_headers_new(headers.size() + (mark == MergeMark::kSaltAndVersion ? 2 : 1));
+  }
+  // The salted key is built on the stack (librdkafka copies it: RD_KAFKA_MSG_F_COPY); a key
+  // longer than kStackKey goes to a per-thread buffer that only grows.
+  constexpr size_t kStackKey = 256;
+  char stack_key[kStackKey + kMaxSaltSuffixBytes];
   if (d.salted) {
     if (impl_->mode == RoutingMode::kRekey) {
-      if (salted_key.size() < keylen + kMaxSaltSuffixBytes) {
-        salted_key.resize(keylen + kMaxSaltSuffixBytes);
+      char* out = stack_key;
+      if (keylen > kStackKey) [[unlikely]] {
+        thread_local std::string long_key;
+        if (long_key.size() < keylen + kMaxSaltSuffixBytes) {
+          long_key.resize(keylen + kMaxSaltSuffixBytes);
+        }
+        out = long_key.data();
       }
-      size_t len = d.write_salted_key(std::string_view(static_cast<const char*>(key), keylen),
-                                      salted_key.data());
-      add(RD_KAFKA_VTYPE_KEY).u.mem = {salted_key.data(), len};
+      size_t len = d.write_salted_key(std::string_view(static_cast<const char*>(key), keylen), out);
+      add(RD_KAFKA_VTYPE_KEY).u.mem = {out, len};
       add(RD_KAFKA_VTYPE_PARTITION).u.i32 = RD_KAFKA_PARTITION_UA;
     } else {
       add(RD_KAFKA_VTYPE_KEY).u.mem = {const_cast<void*>(key), keylen};
       add(RD_KAFKA_VTYPE_PARTITION).u.i32 = d.partition;
     }
-    if (merge_headers) {
+    if (mark == MergeMark::kSaltAndVersion) {
       char salt_text[16];
       char version_text[24];
       const auto salt_len = static_cast<ssize_t>(
@@ -211,6 +233,10 @@ ProduceResult Producer::produce(std::string_view topic, const void* key, size_t 
   } else {
     if (key != nullptr) add(RD_KAFKA_VTYPE_KEY).u.mem = {const_cast<void*>(key), keylen};
     add(RD_KAFKA_VTYPE_PARTITION).u.i32 = RD_KAFKA_PARTITION_UA;
+    if (mark == MergeMark::kUnsalted) {
+      rd_kafka_header_add(hdrs, client::kUnsaltedHeader.data(),
+                          static_cast<ssize_t>(client::kUnsaltedHeader.size()), "", 0);
+    }
   }
   for (const Header& h : headers) {
     rd_kafka_header_add(hdrs, h.name.data(), static_cast<ssize_t>(h.name.size()), h.value.data(),

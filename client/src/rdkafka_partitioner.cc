@@ -86,8 +86,7 @@ int32_t RdkafkaPartitioner::partition(const rd_kafka_topic_t* rkt, const void* k
 RecoveredKey recover_logical_key(const rd_kafka_message_t* msg, std::string_view separator) {
   std::string_view key;
   if (msg->key != nullptr) key = {static_cast<const char*>(msg->key), msg->key_len};
-  std::optional<std::string_view> salt;
-  std::optional<std::string_view> version;
+  MergeHeaders merge;
   rd_kafka_headers_t* hdrs = nullptr;
   // rd_kafka_message_headers parses lazily and needs a non-const message; it does not change
   // the record's content.
@@ -99,15 +98,17 @@ RecoveredKey recover_logical_key(const rd_kafka_message_t* msg, std::string_view
     if (rd_kafka_header_get_last(hdrs, kSaltHeader.data(), &val, &size) ==
             RD_KAFKA_RESP_ERR_NO_ERROR &&
         val != nullptr) {
-      salt = std::string_view(static_cast<const char*>(val), size);
+      merge.salt = std::string_view(static_cast<const char*>(val), size);
     }
     if (rd_kafka_header_get_last(hdrs, kVersionHeader.data(), &val, &size) ==
             RD_KAFKA_RESP_ERR_NO_ERROR &&
         val != nullptr) {
-      version = std::string_view(static_cast<const char*>(val), size);
+      merge.version = std::string_view(static_cast<const char*>(val), size);
     }
+    merge.unsalted = rd_kafka_header_get_last(hdrs, kUnsaltedHeader.data(), &val, &size) ==
+                     RD_KAFKA_RESP_ERR_NO_ERROR;
   }
-  return recover_logical_key(key, salt, version, separator);
+  return recover_logical_key(key, merge, separator);
 }
 
 }  // namespace hotkey::client

@@ -170,7 +170,8 @@ struct Router::Impl {
     return std::make_shared<const RoutingTable>(*s.list, options.family, partitions);
   }
 
-  const RoutingTable* current(const TopicState& s) const noexcept {
+  // Inlined into route() (the send path's instruction guard counts the call otherwise).
+  [[gnu::always_inline]] const RoutingTable* current(const TopicState& s) const noexcept {
     const size_t slot = s.uid % kCacheSlots;
     CacheEntry& e = t_cache[slot];
     uint64_t gen = s.gen.load(std::memory_order_acquire);
@@ -364,6 +365,15 @@ void Router::observe_partitions(TopicId id, int32_t partition_cnt) const noexcep
       s->live_partitions.load(std::memory_order_relaxed) != partition_cnt) {
     s->live_partitions.store(partition_cnt, std::memory_order_relaxed);
   }
+}
+
+bool Router::looks_salted(TopicId id, const void* key, size_t keylen) const noexcept {
+  if (key == nullptr || keylen == 0) return false;
+  const char last = static_cast<const char*>(key)[keylen - 1];
+  if (last < '0' || last > '9') return false;  // most keys stop here
+  TopicState* s = impl_->state(id);
+  const std::string_view sep = s ? impl_->current(*s)->separator() : kDefaultSeparator;
+  return ends_like_salted({static_cast<const char*>(key), keylen}, sep);
 }
 
 RouteDecision Router::route(TopicId id, const void* key, size_t keylen, std::string_view value,

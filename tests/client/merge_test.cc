@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "hotkey/client/router.h"
+
 namespace hotkey::client {
 namespace {
 
@@ -46,6 +52,130 @@ TEST(RecoverLogicalKey, IgnoresMalformedHeaders) {
   EXPECT_EQ(r.logical_key, "k#1");
   r = recover_logical_key("k", "99999999999", std::nullopt);  // beyond uint32
   EXPECT_FALSE(r.salted);
+}
+
+// Contract v2: a rekeyed record has no header (its suffix is the mark); an unsalted record whose
+// key ends in <sep><digits> carries hotkey.unsalted, which keeps that key whole.
+TEST(RecoverLogicalKey, Version2UnsaltedHeaderKeepsTheKeyWhole) {
+  MergeHeaders unsalted;
+  unsalted.unsalted = true;
+  auto r = recover_logical_key("order#13", unsalted);
+  EXPECT_EQ(r.logical_key, "order#13");
+  EXPECT_FALSE(r.salted);
+  r = recover_logical_key("order#13", MergeHeaders{});
+  EXPECT_EQ(r.logical_key, "order");
+  EXPECT_TRUE(r.salted);
+  EXPECT_EQ(r.salt, 13u);
+  // A valid hotkey.salt still decides (v1 and v2 records share a topic).
+  MergeHeaders both{"2", "9", true};
+  r = recover_logical_key("k#2", both);
+  EXPECT_TRUE(r.salted);
+  EXPECT_EQ(r.logical_key, "k");
+  EXPECT_EQ(r.version, 9u);
+}
+
+TEST(MergeMark, Version2MarksOnlyWhatTheSuffixCannotSay) {
+  const uint64_t local = kLocalTableVersionBit + 3;
+  EXPECT_EQ(merge_mark(2, RoutingMode::kRekey, true, 3, false), MergeMark::kNone);
+  EXPECT_EQ(merge_mark(2, RoutingMode::kRekey, true, local, false), MergeMark::kSaltAndVersion);
+  EXPECT_EQ(merge_mark(2, RoutingMode::kRoute, true, 3, false), MergeMark::kSaltAndVersion);
+  EXPECT_EQ(merge_mark(2, RoutingMode::kRekey, false, 3, false), MergeMark::kNone);
+  EXPECT_EQ(merge_mark(2, RoutingMode::kRekey, false, 3, true), MergeMark::kUnsalted);
+  EXPECT_EQ(merge_mark(1, RoutingMode::kRekey, true, 3, false), MergeMark::kSaltAndVersion);
+  EXPECT_EQ(merge_mark(1, RoutingMode::kRekey, false, 3, true), MergeMark::kNone);
+}
+
+TEST(Router, LooksSaltedUsesTheTopicsSeparator) {
+  Router router;
+  const TopicId id = router.topic("t");
+  const auto looks = [&](std::string_view k) {
+    return router.looks_salted(id, k.data(), k.size());
+  };
+  EXPECT_TRUE(looks("a#1"));
+  EXPECT_TRUE(looks("#0"));
+  EXPECT_FALSE(looks("a-1"));
+  EXPECT_FALSE(looks("a#01"));
+  EXPECT_FALSE(looks("a#4294967296"));
+  EXPECT_TRUE(looks("a#4294967295"));
+  EXPECT_FALSE(looks("a#12345678901"));
+  EXPECT_FALSE(looks("12"));
+  EXPECT_TRUE(looks("##7"));
+  EXPECT_FALSE(looks("a#"));
+  EXPECT_FALSE(router.looks_salted(id, nullptr, 0));
+  // As split_salted_key reads them (merge contract rule 3), on keys of every shape.
+  for (std::string k : {"a#1", "a1", "#", "#1", "a#0", "a#00", "a##12", "a#1#2", "#a1",
+                        "x#9999999999", "x#1000000000", "x#0000000001", "1#2#3", "a#b1"}) {
+    std::string_view logical;
+    uint32_t salt = 0;
+    EXPECT_EQ(looks(k), split_salted_key(k, "#", &logical, &salt)) << k;
+    EXPECT_EQ(ends_like_salted(k, "#"), looks(k)) << k;
+  }
+  HotKeyList list;
+  list.topic = "t";
+  list.version = 1;
+  list.partitions = 4;
+  list.separator = "::";
+  ASSERT_TRUE(router.publish(list));
+  EXPECT_TRUE(looks("a::1"));
+  EXPECT_FALSE(looks("a#1"));
+}
+
+std::string unhex_text(std::string_view h) {
+  std::string out;
+  for (size_t i = 0; i + 1 < h.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+// tests/data/vectors/merge_contract.json (also read by the Java client's tests).
+TEST(MergeContract, SharedVectors) {
+  std::ifstream f(std::string(HOTKEY_TEST_DATA_DIR) + "/vectors/merge_contract.json");
+  ASSERT_TRUE(f) << "tests/data/vectors/merge_contract.json";
+  const nlohmann::json doc = nlohmann::json::parse(f);
+  size_t unsalted_marks = 0;
+  for (const auto& c : doc.at("marks")) {
+    const std::string key = unhex_text(c.at("key").get<std::string>());
+    const std::string sep = unhex_text(c.at("separator").get<std::string>());
+    const bool salted = c.at("salted").get<bool>();
+    std::string_view logical;
+    uint32_t salt = 0;
+    const bool looks = !salted && split_salted_key(key, sep, &logical, &salt);
+    const MergeMark m = merge_mark(
+        c.at("contract").get<uint32_t>(),
+        c.at("mode").get<std::string>() == "rekey" ? RoutingMode::kRekey : RoutingMode::kRoute,
+        salted, std::stoull(c.at("version").get<std::string>()), looks);
+    const auto headers = c.at("headers").get<std::vector<std::string>>();
+    const std::vector<std::string> want =
+        m == MergeMark::kSaltAndVersion ? std::vector<std::string>{"hotkey.salt", "hotkey.version"}
+        : m == MergeMark::kUnsalted     ? std::vector<std::string>{"hotkey.unsalted"}
+                                        : std::vector<std::string>{};
+    EXPECT_EQ(headers, want) << c.dump();
+    if (m == MergeMark::kUnsalted) ++unsalted_marks;
+  }
+  EXPECT_GE(unsalted_marks, 2u);
+  for (const auto& c : doc.at("recover")) {
+    const std::string key = unhex_text(c.at("key").get<std::string>());
+    const std::string sep = unhex_text(c.at("separator").get<std::string>());
+    const auto& h = c.at("headers");
+    std::string salt_text, version_text;
+    MergeHeaders headers;
+    if (h.contains("hotkey.salt"))
+      headers.salt = salt_text = h.at("hotkey.salt").get<std::string>();
+    if (h.contains("hotkey.version")) {
+      headers.version = version_text = h.at("hotkey.version").get<std::string>();
+    }
+    headers.unsalted = h.contains("hotkey.unsalted");
+    const auto mode = c.at("mode").get<std::string>() == "headers_only"
+                          ? KeyRecovery::kHeadersOnly
+                          : KeyRecovery::kHeadersThenSuffix;
+    const RecoveredKey r = recover_logical_key(key, headers, sep, mode);
+    EXPECT_EQ(r.logical_key, unhex_text(c.at("logical_key").get<std::string>())) << c.dump();
+    EXPECT_EQ(r.salted, c.at("salted").get<bool>()) << c.dump();
+    EXPECT_EQ(r.salt, c.at("salt").get<uint32_t>()) << c.dump();
+    EXPECT_EQ(r.version, std::stoull(c.at("version").get<std::string>())) << c.dump();
+    EXPECT_EQ(r.from_headers, c.at("from_headers").get<bool>()) << c.dump();
+  }
 }
 
 TEST(SubstreamMerger, GroupsPerLogicalKeyInTimestampOrderUpToTheWatermark) {

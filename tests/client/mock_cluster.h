@@ -12,9 +12,11 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "hotkey/client/merge.h"
 #include "support/real_kafka.h"
 
 namespace hotkey::client::test {
@@ -80,6 +82,16 @@ struct Consumed {
   std::optional<std::string> salt_header;
   std::optional<std::string> version_header;
   std::vector<std::pair<std::string, std::string>> headers;  // all of them, in order
+  bool unsalted_header = false;                              // hotkey.unsalted (contract v2)
+
+  // The record's logical key as a consumer recovers it (both merge contract versions).
+  RecoveredKey recovered(std::string_view separator = kDefaultSeparator) const {
+    MergeHeaders h;
+    if (salt_header) h.salt = *salt_header;
+    if (version_header) h.version = *version_header;
+    h.unsalted = unsalted_header;
+    return recover_logical_key(key, h, separator);
+  }
 };
 
 // Reads `expected` records of `topic` (all partitions, from the beginning) or until the
@@ -130,6 +142,7 @@ inline std::vector<Consumed> consume_all(
         for (size_t i = 0;
              rd_kafka_header_get_all(hdrs, i, &name, &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
           c.headers.emplace_back(name, std::string(static_cast<const char*>(v), n));
+          if (std::string_view(name) == kUnsaltedHeader) c.unsalted_header = true;
         }
       }
       out.push_back(std::move(c));

@@ -50,7 +50,7 @@ struct Deliveries {
   }
 };
 
-Properties producer_props(const MockCluster& mc, HashFamily family, Properties extra = {}) {
+Properties producer_props(const test::Cluster& mc, HashFamily family, Properties extra = {}) {
   Properties p{{"bootstrap.servers", mc.bootstraps()},
                {"partitioner", partitioner_name(family)},
                {"linger.ms", "5"},
@@ -93,11 +93,14 @@ INSTANTIATE_TEST_SUITE_P(Families, ColdRouting,
                          ::testing::Values(HashFamily::kMurmur2, HashFamily::kCrc32,
                                            HashFamily::kFnv1a));
 
+// Merge contract v1 (hotkey.merge.contract=1): both headers on every salted record.
 TEST(ProducerE2E, RekeySpreadsTheHotKeyAndConsumersRecoverIt) {
   MockCluster mc;
   constexpr int kPartitions = 8;
   mc.create_topic("orders", kPartitions);
-  Producer producer(producer_props(mc, HashFamily::kMurmur2, {{"hotkey.routing.mode", "rekey"}}));
+  Producer producer(
+      producer_props(mc, HashFamily::kMurmur2,
+                     {{"hotkey.routing.mode", "rekey"}, {"hotkey.merge.contract", "1"}}));
   warm_up(producer, "orders");
   HotKeyList list = make_list("orders", 7, kPartitions, HashFamily::kMurmur2, {"hot"}, 4);
   ASSERT_TRUE(producer.client().router().publish(list));
@@ -192,12 +195,14 @@ TEST(ProducerE2E, SaltHeadersOffSendsRekeyedKeysWithoutHeaders) {
 
 // Issue #14: the wrapper builds a record's headers as one list (the two merge headers, then
 // the application's, names passed with their lengths): both kinds arrive, in that order, on
-// salted and cold records, and application names need not be NUL-terminated.
+// salted and cold records, and application names need not be NUL-terminated (contract v1).
 TEST(ProducerE2E, ApplicationHeadersTravelWithTheMergeHeaders) {
   MockCluster mc;
   constexpr int kPartitions = 8;
   mc.create_topic("orders", kPartitions);
-  Producer producer(producer_props(mc, HashFamily::kMurmur2, {{"hotkey.routing.mode", "rekey"}}));
+  Producer producer(
+      producer_props(mc, HashFamily::kMurmur2,
+                     {{"hotkey.routing.mode", "rekey"}, {"hotkey.merge.contract", "1"}}));
   warm_up(producer, "orders");
   ASSERT_TRUE(producer.client().router().publish(
       make_list("orders", 7, kPartitions, HashFamily::kMurmur2, {"hot"}, 4)));
@@ -229,6 +234,148 @@ TEST(ProducerE2E, ApplicationHeadersTravelWithTheMergeHeaders) {
   }
   EXPECT_EQ(hot, kHot);
   EXPECT_EQ(cold, 1);
+}
+
+// Merge contract v2 (the default): a record rekeyed with the coordinator's list carries no
+// merge header (its key's suffix is the mark), one salted by a local table carries both with
+// 2^63 + V, an unsalted record whose key ends in <sep><digits> carries hotkey.unsalted, other
+// unsalted records nothing; application headers follow the merge headers. Every record is
+// recovered exactly by the default key recovery.
+TEST(ProducerE2E, ContractVersion2MarksOnlyWhatTheSuffixCannotSay) {
+  MockCluster mc;
+  constexpr int kPartitions = 8;
+  mc.create_topic("orders", kPartitions);
+  Producer producer(producer_props(mc, HashFamily::kMurmur2));
+  warm_up(producer, "orders");
+  Router& router = producer.client().router();
+  const TopicId id = producer.client().topic("orders");
+  // A listed key longer than the wrapper's stack buffer for salted keys too.
+  const std::string long_hot = "long-" + std::string(300, 'L');
+  ASSERT_TRUE(router.publish(
+      make_list("orders", 7, kPartitions, HashFamily::kMurmur2, {"hot", long_hot}, 4)));
+  const Header app[] = {{"trace-id", "t-1"}};
+  const std::vector<std::string> keys = {"hot",     "cold",     long_hot, "acct#12",
+                                         "acct-12", "acct#012", "surge"};
+  constexpr int kEach = 24;
+  auto send = [&](const std::string& k, int i) {
+    const ProduceResult r =
+        i % 2 == 0 ? producer.produce("orders", k, k, app) : producer.produce("orders", k, k);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.salted, k == "hot" || k == "surge" || k == long_hot) << k;
+  };
+  for (int i = 0; i < kEach; ++i) {
+    for (size_t k = 0; k + 1 < keys.size(); ++k) send(keys[k], i);
+  }
+  // Then a local table for "surge" (the list's keys are marked meanwhile too: not sent here).
+  LocalTables local;
+  local.base_version = 7;
+  local.partitions = kPartitions;
+  local.keys.push_back(
+      make_list("orders", 1, kPartitions, HashFamily::kMurmur2, {"surge"}, 3).keys.at(0));
+  ASSERT_TRUE(router.set_local_tables(id, local, router.local_generation(id)));
+  for (int i = 0; i < kEach; ++i) send("surge", i);
+  ASSERT_TRUE(producer.flush(15000).ok());
+  const size_t total = 1 + keys.size() * kEach;
+  auto records = consume_all(mc.bootstraps(), "orders", kPartitions, total);
+  ASSERT_EQ(records.size(), total);
+  std::map<std::string, int> recovered;
+  for (const auto& r : records) {
+    if (r.key == "warm-up") continue;
+    const RecoveredKey k = r.recovered();
+    EXPECT_EQ(k.logical_key, r.value) << r.key;  // every record's logical key recovered
+    ++recovered[std::string(k.logical_key)];
+    std::vector<std::string> merge;
+    for (const auto& [name, value] : r.headers) {
+      if (name.starts_with("hotkey.")) merge.push_back(name);
+    }
+    const bool has_app = !r.headers.empty() && r.headers.back().first == "trace-id";
+    if (r.value == "hot" || r.value == long_hot) {
+      EXPECT_TRUE(k.salted);
+      EXPECT_FALSE(k.from_headers);
+      EXPECT_TRUE(merge.empty()) << r.key;
+      EXPECT_EQ(partition_for(HashFamily::kMurmur2, r.key, kPartitions), r.partition);
+    } else if (r.value == "surge") {
+      EXPECT_TRUE(k.salted);
+      EXPECT_TRUE(k.from_headers);
+      EXPECT_EQ(k.version, kLocalTableVersionBit + 7);
+      EXPECT_EQ(merge, (std::vector<std::string>{"hotkey.salt", "hotkey.version"}));
+      EXPECT_EQ(partition_for(HashFamily::kMurmur2, r.key, kPartitions), r.partition);
+    } else if (r.value == "acct#12") {
+      EXPECT_FALSE(k.salted);
+      EXPECT_EQ(merge, std::vector<std::string>{"hotkey.unsalted"});
+      EXPECT_EQ(r.key, "acct#12");
+    } else {
+      EXPECT_FALSE(k.salted) << r.key;
+      EXPECT_TRUE(merge.empty()) << r.key;
+    }
+    if (has_app) {
+      EXPECT_EQ(r.headers.size(), merge.size() + 1) << r.key;
+    } else {
+      EXPECT_EQ(r.headers.size(), merge.size()) << r.key;
+    }
+  }
+  for (const auto& k : keys) EXPECT_EQ(recovered[k], kEach) << k;
+  EXPECT_EQ(router.local_salted(id), static_cast<uint64_t>(kEach));
+}
+
+// Issue 41, on a real broker: a producer on the default merge contract (v2) and one on v1 share
+// a topic; every record read back, salted or not, gives its logical key (carried in its value)
+// and whether it was salted through the default key recovery, whichever producer wrote it.
+TEST(ProducerRealKafka, EveryRecordRecoverableWithContractVersionsSharingATopic) {
+  test::RealCluster cluster;
+  constexpr int kPartitions = 6;
+  cluster.create_topic("reads", kPartitions);
+  Producer v2(producer_props(cluster, HashFamily::kMurmur2, {{"hotkey.producer.id", "v2"}}));
+  Producer v1(producer_props(cluster, HashFamily::kMurmur2,
+                             {{"hotkey.producer.id", "v1"}, {"hotkey.merge.contract", "1"}}));
+  // Hot keys include one that itself ends in <sep><digits>; the v2 producer's cold keys too
+  // (a v1 producer's cold key of that form is the v1 ambiguity: docs/CLIENT.md).
+  const std::vector<std::string> hot = {"hot", "acct#1"};
+  for (Producer* p : {&v2, &v1}) {
+    warm_up(*p, "reads");
+    ASSERT_TRUE(p->client().router().publish(
+        make_list("reads", 5, kPartitions, HashFamily::kMurmur2, hot, 4)));
+  }
+  constexpr int kRounds = 100;
+  size_t sent = 2;  // the warm-up records
+  uint64_t salted_sent = 0;
+  for (int i = 0; i < kRounds; ++i) {
+    for (Producer* p : {&v2, &v1}) {
+      std::vector<std::string> keys = {"hot", "acct#1", "cold-" + std::to_string(i % 7)};
+      if (p == &v2) keys.push_back("order#" + std::to_string(i % 5));
+      for (const auto& k : keys) {
+        const bool hot_key = k == "hot" || k == "acct#1";
+        const ProduceResult r = p->produce("reads", k, k + "|" + (hot_key ? "salted" : "cold"));
+        ASSERT_TRUE(r.ok()) << r.message();
+        ASSERT_EQ(r.salted, hot_key) << k;
+        salted_sent += r.salted ? 1 : 0;
+        ++sent;
+      }
+    }
+  }
+  ASSERT_TRUE(v2.flush(30000).ok());
+  ASSERT_TRUE(v1.flush(30000).ok());
+  auto records =
+      consume_all(cluster.bootstraps(), "reads", kPartitions, sent, std::chrono::seconds(60));
+  ASSERT_EQ(records.size(), sent);
+  uint64_t salted = 0, unmarked_salted = 0;
+  std::map<std::string, std::set<int32_t>> partitions;
+  for (const auto& r : records) {
+    if (r.key == "warm-up") continue;
+    const RecoveredKey k = r.recovered();
+    const auto bar = r.value.find('|');
+    ASSERT_NE(bar, std::string::npos) << r.value;
+    EXPECT_EQ(k.logical_key, r.value.substr(0, bar)) << r.key;
+    EXPECT_EQ(k.salted, r.value.substr(bar + 1) == "salted") << r.key;
+    if (!k.salted) continue;
+    ++salted;
+    if (!k.from_headers) ++unmarked_salted;
+    EXPECT_EQ(partition_for(HashFamily::kMurmur2, r.key, kPartitions), r.partition) << r.key;
+    partitions[std::string(k.logical_key)].insert(r.partition);
+  }
+  EXPECT_EQ(salted, salted_sent);
+  EXPECT_EQ(unmarked_salted, salted_sent / 2);  // the v2 producer's: no header
+  for (const auto& k : hot) EXPECT_EQ(partitions[k].size(), 4u) << k;
 }
 
 // A record librdkafka refuses (queue full) leaves the headers list the wrapper built with the

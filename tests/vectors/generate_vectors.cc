@@ -1,6 +1,7 @@
 // Writes the shared test vectors of tests/data/vectors/ (murmur2 and the other families,
 // salted keys and first-fit salt plans, hot-key lists accepted and refused, smooth weighted
-// round-robin sequences, binary report and batch encodings) from the C++ code itself. The Java
+// round-robin sequences, binary report and batch encodings, the merge contract's writer marks and
+// key recovery) from the C++ code itself. The Java
 // client's tests read the same files; the ctest `shared_vectors_unchanged` regenerates them
 // and fails when any byte differs, so neither side can drift without a test failing.
 //
@@ -10,9 +11,11 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "hotkey/client/merge.h"
 #include "hotkey/hotkey_list.h"
 #include "hotkey/key_codec.h"
 #include "hotkey/partitioner.h"
@@ -592,6 +595,120 @@ Json local_tables() {
   return doc;
 }
 
+// The merge contract (docs/CLIENT.md, "Merge contract"), both versions: what a writer puts on
+// a record (merge_mark) and what a reader recovers from a key and its headers.
+Json merge_contract() {
+  using hotkey::client::KeyRecovery;
+  using hotkey::client::MergeHeaders;
+  using hotkey::client::MergeMark;
+  using hotkey::client::RoutingMode;
+  const uint64_t local = hotkey::kLocalTableVersionBit + 7;
+  struct Mark {
+    uint32_t contract;
+    RoutingMode mode;
+    std::string key;  // as sent
+    std::string separator;
+    bool salted;
+    uint64_t version;
+  };
+  const std::vector<Mark> marks = {
+      {2, RoutingMode::kRekey, "book-7#3", "#", true, 7},
+      {2, RoutingMode::kRekey, "book-7#3", "#", true, local},
+      {2, RoutingMode::kRoute, "book-7", "#", true, 7},
+      {2, RoutingMode::kRekey, "book-7", "#", false, 7},
+      {2, RoutingMode::kRekey, "book#7", "#", false, 7},
+      {2, RoutingMode::kRekey, "book#07", "#", false, 7},
+      {2, RoutingMode::kRekey, "book#4294967296", "#", false, 7},
+      {2, RoutingMode::kRekey, "a::12", "::", false, 0},
+      {2, RoutingMode::kRekey, "a#12", "::", false, 0},
+      {2, RoutingMode::kRoute, "book#7", "#", false, 7},
+      {2, RoutingMode::kRekey, "#0", "#", false, 0},
+      {2, RoutingMode::kRekey, "", "#", false, 0},
+      {1, RoutingMode::kRekey, "book-7#3", "#", true, 7},
+      {1, RoutingMode::kRekey, "book#7", "#", false, 7},
+      {1, RoutingMode::kRoute, "book-7", "#", true, local},
+  };
+  Json mark_cases = Json::array();
+  for (const Mark& m : marks) {
+    std::string_view logical;
+    uint32_t salt = 0;
+    const bool looks = !m.salted && hotkey::split_salted_key(m.key, m.separator, &logical, &salt);
+    const MergeMark mark =
+        hotkey::client::merge_mark(m.contract, m.mode, m.salted, m.version, looks);
+    Json headers = Json::array();
+    if (mark == MergeMark::kSaltAndVersion) headers = {"hotkey.salt", "hotkey.version"};
+    if (mark == MergeMark::kUnsalted) headers = {"hotkey.unsalted"};
+    mark_cases.push_back({{"contract", m.contract},
+                          {"mode", m.mode == RoutingMode::kRekey ? "rekey" : "route"},
+                          {"key", hex(m.key)},
+                          {"separator", hex(m.separator)},
+                          {"salted", m.salted},
+                          {"version", std::to_string(m.version)},
+                          {"headers", std::move(headers)}});
+  }
+  struct Recover {
+    std::string key;
+    std::optional<std::string> salt, version;
+    bool unsalted;
+    std::string separator;
+    KeyRecovery mode;
+  };
+  const auto none = std::nullopt;
+  const std::vector<Recover> recovers = {
+      {"order-1#3", "3", "12", false, "#", KeyRecovery::kHeadersThenSuffix},  // v1 rekey
+      {"order-1", "3", "12", false, "#", KeyRecovery::kHeadersThenSuffix},    // v1 route
+      {"acct#7#2", "2", "1", false, "#", KeyRecovery::kHeadersThenSuffix},
+      {"k#5", "5", std::to_string(local), false, "#", KeyRecovery::kHeadersThenSuffix},
+      {"order-1#3", none, none, false, "#", KeyRecovery::kHeadersThenSuffix},  // v2 rekey
+      {"order-1#3", none, none, false, "#", KeyRecovery::kHeadersOnly},
+      {"order#13", none, none, true, "#", KeyRecovery::kHeadersThenSuffix},  // v2 unsalted
+      {"order#13", none, none, true, "#", KeyRecovery::kHeadersOnly},
+      {"order-13", none, none, false, "#", KeyRecovery::kHeadersThenSuffix},
+      {"k::4", none, none, false, "::", KeyRecovery::kHeadersThenSuffix},
+      {"k#4", none, none, false, "::", KeyRecovery::kHeadersThenSuffix},
+      {"k#04", none, none, false, "#", KeyRecovery::kHeadersThenSuffix},
+      {"k#4294967296", none, none, false, "#", KeyRecovery::kHeadersThenSuffix},
+      {"k#1", "x1", "-3", false, "#", KeyRecovery::kHeadersThenSuffix},
+      {"k#1", "x1", "-3", true, "#", KeyRecovery::kHeadersThenSuffix},
+      {"k#2", "2", "9", true, "#", KeyRecovery::kHeadersThenSuffix},  // a valid salt decides
+      {"k", "99999999999", none, false, "#", KeyRecovery::kHeadersThenSuffix},
+  };
+  Json recover_cases = Json::array();
+  for (const Recover& r : recovers) {
+    MergeHeaders h;
+    if (r.salt) h.salt = *r.salt;
+    if (r.version) h.version = *r.version;
+    h.unsalted = r.unsalted;
+    const auto out = hotkey::client::recover_logical_key(r.key, h, r.separator, r.mode);
+    Json headers = Json::object();
+    if (r.salt) headers["hotkey.salt"] = *r.salt;
+    if (r.version) headers["hotkey.version"] = *r.version;
+    if (r.unsalted) headers["hotkey.unsalted"] = "";
+    recover_cases.push_back(
+        {{"key", hex(r.key)},
+         {"headers", std::move(headers)},
+         {"separator", hex(r.separator)},
+         {"mode", r.mode == KeyRecovery::kHeadersOnly ? "headers_only" : "headers_then_suffix"},
+         {"logical_key", hex(out.logical_key)},
+         {"salted", out.salted},
+         {"salt", out.salt},
+         {"version", std::to_string(out.version)},
+         {"from_headers", out.from_headers}});
+  }
+  Json doc;
+  doc["description"] =
+      "Merge contract (docs/CLIENT.md, \"Merge contract\"; client/include/hotkey/client/"
+      "merge.h), versions 1 and 2. marks: what a writer of `contract` puts on one record (the "
+      "merge headers by name) for its routing mode, the key as sent, the topic's separator, "
+      "whether it was salted and the version it was routed with (decimal; 2^63 + V: a local "
+      "table). recover: what a reader recovers from a key, its merge headers (values; "
+      "hotkey.unsalted: present) and the separator, per key-recovery mode. Keys and separators "
+      "hex; versions decimal strings.";
+  doc["marks"] = std::move(mark_cases);
+  doc["recover"] = std::move(recover_cases);
+  return doc;
+}
+
 bool write(const std::string& dir, const std::string& name, const Json& doc) {
   std::ofstream out(dir + "/" + name, std::ios::binary | std::ios::trunc);
   out << doc.dump(1) << "\n";
@@ -613,6 +730,7 @@ int main(int argc, char** argv) {
   bool ok = write(dir, "hashes.json", hashes()) && write(dir, "salted_keys.json", salted()) &&
             write(dir, "lists.json", lists()) && write(dir, "wrr.json", wrr()) &&
             write(dir, "reports.json", reports()) &&
-            write(dir, "local_tables.json", local_tables());
+            write(dir, "local_tables.json", local_tables()) &&
+            write(dir, "merge_contract.json", merge_contract());
   return ok ? 0 : 1;
 }

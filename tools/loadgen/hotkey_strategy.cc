@@ -26,8 +26,9 @@ namespace {
 // The client in rekey mode, the way an application that links hotkey::client sends: the
 // router decides, a salted record carries key<sep><salt> (which hotkey.hash, murmur2 unless
 // --client-prop sets another family, places on the
-// decided partition) and the hotkey.salt / hotkey.version headers (none with
-// hotkey.salt.headers=false, as the wrapper).
+// decided partition) and the merge contract's headers as the wrapper writes them (merge_mark:
+// v2, the default, none on a record rekeyed with the coordinator's list; none at all with
+// hotkey.salt.headers=false).
 class HotkeyStrategy final : public Strategy {
  public:
   explicit HotkeyStrategy(const StrategyOptions& options)
@@ -35,6 +36,7 @@ class HotkeyStrategy final : public Strategy {
     topic_ = client_.topic(options.topic);
     topic_name_ = options.topic;
     salt_headers_ = client_.config().salt_headers;
+    merge_contract_ = client_.config().merge_contract;
     if (options.wait_list_ms > 0 &&
         !client_.wait_for_version(topic_, 1, std::chrono::milliseconds(options.wait_list_ms))) {
       throw std::runtime_error("hotkey strategy: no hot list for topic " + options.topic +
@@ -46,7 +48,16 @@ class HotkeyStrategy final : public Strategy {
     const client::RouteDecision d =
         client_.route(topic_, key.data(), key.size(), value, producer_.partitions());
     *salted = d.salted;
-    if (!d.salted) return producer_.produce(key, value, d.partition);
+    const client::MergeMark mark =
+        salt_headers_
+            ? client::merge_mark(merge_contract_, client::RoutingMode::kRekey, d.salted, d.version,
+                                 !d.salted && merge_contract_ >= 2 &&
+                                     client_.router().looks_salted(topic_, key.data(), key.size()))
+            : client::MergeMark::kNone;
+    if (!d.salted) {
+      return producer_.produce(key, value, d.partition, nullptr,
+                               mark == client::MergeMark::kUnsalted);
+    }
     last_salt_local_ = client::is_local_table_version(d.version);
     // The buffer only grows (no zero-fill per record); the key is written into it in place.
     if (buf_.size() < key.size() + kMaxSaltSuffixBytes) {
@@ -55,7 +66,7 @@ class HotkeyStrategy final : public Strategy {
     const size_t len = d.write_salted_key(key, buf_.data());
     const KafkaProducer::SaltHeaders h{d.salt, d.version};
     return producer_.produce(std::string_view(buf_.data(), len), value, d.partition,
-                             salt_headers_ ? &h : nullptr);
+                             mark == client::MergeMark::kSaltAndVersion ? &h : nullptr);
   }
   void poll(int timeout_ms) override { producer_.poll(timeout_ms); }
   bool flush(int timeout_ms) override { return producer_.flush(timeout_ms); }
@@ -95,6 +106,7 @@ class HotkeyStrategy final : public Strategy {
   client::Client client_;
   client::TopicId topic_ = 0;
   bool salt_headers_ = true;
+  uint32_t merge_contract_ = client::kMergeContractVersion;
   bool last_salt_local_ = false;
   std::string topic_name_;
   std::string buf_;

@@ -90,7 +90,7 @@ KafkaProducer::~KafkaProducer() {
 }
 
 bool KafkaProducer::produce(std::string_view key, std::string_view value, int32_t partition,
-                            const SaltHeaders* salt) {
+                            const SaltHeaders* salt, bool unsalted) {
   const int32_t part = partition < 0 ? RD_KAFKA_PARTITION_UA : partition;
   rd_kafka_resp_err_t err;
   if (salt) {
@@ -112,6 +112,16 @@ bool KafkaProducer::produce(std::string_view key, std::string_view value, int32_
                             RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers),
                             RD_KAFKA_V_END);
     if (err) rd_kafka_headers_destroy(headers);  // ownership passes only on success
+  } else if (unsalted) {
+    static constexpr std::string_view kUnsalted = "hotkey.unsalted";
+    rd_kafka_headers_t* headers = rd_kafka_headers_new(1);
+    rd_kafka_header_add(headers, kUnsalted.data(), static_cast<ssize_t>(kUnsalted.size()), "", 0);
+    err = rd_kafka_producev(rk_, RD_KAFKA_V_RKT(rkt_), RD_KAFKA_V_PARTITION(part),
+                            RD_KAFKA_V_KEY(key.data(), key.size()),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers),
+                            RD_KAFKA_V_END);
+    if (err) rd_kafka_headers_destroy(headers);
   } else {
     err = rd_kafka_producev(rk_, RD_KAFKA_V_RKT(rkt_), RD_KAFKA_V_PARTITION(part),
                             RD_KAFKA_V_KEY(key.data(), key.size()),

@@ -27,13 +27,14 @@ class KafkaProducer {
   ~KafkaProducer();
 
   // False when the local queue is full. partition -1 leaves the choice to the murmur2_random
-  // partitioner; `salt`, when given, is sent as the hotkey.salt / hotkey.version headers.
+  // partitioner; `salt`, when given, is sent as the hotkey.salt / hotkey.version headers;
+  // `unsalted` sends the hotkey.unsalted header (merge contract v2).
   struct SaltHeaders {
     uint32_t salt = 0;
     uint64_t version = 0;
   };
   bool produce(std::string_view key, std::string_view value, int32_t partition = -1,
-               const SaltHeaders* salt = nullptr);
+               const SaltHeaders* salt = nullptr, bool unsalted = false);
   void poll(int timeout_ms);
   bool flush(int timeout_ms);
   int32_t partitions() const { return partitions_; }

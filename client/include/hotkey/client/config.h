@@ -75,10 +75,15 @@ struct ClientConfig {
   uint32_t backoff_initial_ms = 100;     // hotkey.backoff.initial.ms
   uint32_t backoff_max_ms = 10000;       // hotkey.backoff.max.ms
   uint32_t report_queue_max = 4;         // hotkey.report.queue.max: pending reports per topic
-  // hotkey.salt.headers: salted records carry the hotkey.salt / hotkey.version headers (the
-  // wrapper; false saves librdkafka two header copies per salted record, for consumers that
-  // do not merge sub-streams or recover rekeyed keys by their suffix).
+  // hotkey.salt.headers: the wrapper adds the merge contract's headers (merge_contract below);
+  // false leaves every one off, for consumers that do not merge sub-streams or recover rekeyed
+  // keys by their suffix.
   bool salt_headers = true;
+  // hotkey.merge.contract: the merge contract version the wrapper writes (docs/CLIENT.md,
+  // "Merge contract"): 2 (default) marks a rekeyed record by its key's suffix alone and an
+  // unsalted record whose key ends in <separator><digits> with hotkey.unsalted; 1 puts the
+  // hotkey.salt / hotkey.version headers on every salted record.
+  uint32_t merge_contract = 2;
   // Surge reports: a topic's report goes early (at most one per surge_interval_ms per topic;
   // 0: never) when an unsalted key reaches surge_factor / partitions of the window's records.
   uint32_t surge_interval_ms = 100;        // hotkey.surge.interval.ms

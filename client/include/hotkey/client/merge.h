@@ -1,5 +1,6 @@
-// Consumer side of the merge contract (docs/CLIENT.md, "Merge contract", version 1): recover a
-// salted record's logical key, and merge the salted sub-streams of a key back together.
+// Consumer side of the merge contract (docs/CLIENT.md, "Merge contract", versions 1 and 2):
+// recover a salted record's logical key, and merge the salted sub-streams of a key back
+// together; plus the writer's rule (merge_mark), shared by the wrapper and the test vectors.
 //
 // Contract v1: a salted record carries header `hotkey.salt` (ASCII decimal uint32) and header
 // `hotkey.version` (ASCII decimal uint64, the list version it was routed with). In rekey mode
@@ -7,6 +8,11 @@
 // Unsalted records carry neither header and keep their key. A record salted while its producer
 // routed the topic with a local table (its list stale: docs/CLIENT.md, "Local tables") carries
 // hotkey.version = kLocalTableVersionBit + the version of the last list it had (0: none).
+//
+// Contract v2 (the default writer): as v1, except that a record rekeyed with its coordinator's
+// list carries no header (its key's suffix <separator><salt> is the mark), and a record sent
+// with its logical key (unsalted) whose key ends in <separator><digits> carries the header
+// `hotkey.unsalted` (empty value), so the suffix rule is exact. Readers read both versions.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hotkey/client/config.h"
 #include "hotkey/hotkey_list.h"
 #include "hotkey/partitioner.h"
 
@@ -25,7 +32,10 @@ namespace hotkey::client {
 // Both point at NUL-terminated literals (usable as C strings).
 inline constexpr std::string_view kSaltHeader = "hotkey.salt";
 inline constexpr std::string_view kVersionHeader = "hotkey.version";
-inline constexpr uint32_t kMergeContractVersion = 1;
+// v2: on a record sent with its logical key (unsalted) that ends in <separator><digits>.
+inline constexpr std::string_view kUnsaltedHeader = "hotkey.unsalted";
+// The version writers use by default (hotkey.merge.contract); readers read 1 and 2.
+inline constexpr uint32_t kMergeContractVersion = 2;
 
 // Coordinator versions stay below 2^63 (docs/CONTRACTS.md, "Versions"); hotkey.version values
 // at or above it (hotkey::kLocalTableVersionBit, hotkey_list.h) mark records salted by a
@@ -38,6 +48,42 @@ constexpr bool is_local_table_version(uint64_t version) noexcept {
 // The list version a local table was built on (0: none); `version` itself for a coordinator's.
 constexpr uint64_t list_version_of(uint64_t version) noexcept {
   return version & ~kLocalTableVersionBit;
+}
+
+// Whether `key` ends in <separator><digits> as split_salted_key reads it (merge contract rule 3:
+// 1-10 digits, canonical, at most 2^32-1, right after the separator), read from the end: a
+// separator has no digit, so the one a trailing digit run follows is the last. A key that ends
+// in no digit costs one compare.
+inline bool ends_like_salted(std::string_view key, std::string_view separator) noexcept {
+  const char* k = key.data();
+  const size_t n = key.size();
+  const size_t lo = n > 11 ? n - 11 : 0;  // 11 digits are already too many
+  size_t i = n;
+  while (i > lo && static_cast<unsigned char>(k[i - 1] - '0') < 10) --i;
+  const size_t digits = n - i;
+  if (digits == 0 || digits > 10 || (digits > 1 && k[i] == '0')) return false;
+  if (digits == 10 && key.substr(i) > std::string_view("4294967295")) return false;
+  return !separator.empty() && i >= separator.size() &&
+         key.substr(i - separator.size(), separator.size()) == separator;
+}
+
+// What a writer of merge contract `contract` (1 or 2) puts on one record.
+enum class MergeMark : uint8_t {
+  kNone = 0,            // no merge header
+  kSaltAndVersion = 1,  // hotkey.salt and hotkey.version
+  kUnsalted = 2,        // hotkey.unsalted (v2)
+};
+// `salted`/`version`: the route decision; `logical_key_looks_salted`: the record goes out with
+// its logical key (unsalted) and that key ends in <separator><digits> (ends_like_salted).
+constexpr MergeMark merge_mark(uint32_t contract, RoutingMode mode, bool salted, uint64_t version,
+                               bool logical_key_looks_salted) noexcept {
+  if (contract < 2) return salted ? MergeMark::kSaltAndVersion : MergeMark::kNone;
+  if (salted) {
+    return mode == RoutingMode::kRekey && !is_local_table_version(version)
+               ? MergeMark::kNone
+               : MergeMark::kSaltAndVersion;
+  }
+  return logical_key_looks_salted ? MergeMark::kUnsalted : MergeMark::kNone;
 }
 
 enum class KeyRecovery : uint8_t {
@@ -54,8 +100,21 @@ struct RecoveredKey {
   bool from_headers = false;  // the salt came from the hotkey.salt header
 };
 
-// Pure function. `salt_header` / `version_header` are the header values when present. A header
-// that is not a plain decimal number is ignored (as if absent).
+// The merge headers of one record, as found (the last of each name).
+struct MergeHeaders {
+  std::optional<std::string_view> salt;     // hotkey.salt
+  std::optional<std::string_view> version;  // hotkey.version
+  bool unsalted = false;                    // hotkey.unsalted present (v2)
+};
+
+// Pure function, both contract versions. A valid hotkey.salt decides (v1 rule 3); else
+// hotkey.unsalted means the key is the logical key, unsalted (v2); else the mode's rule. A
+// hotkey.salt / hotkey.version that is not a plain decimal number is ignored (as if absent).
+RecoveredKey recover_logical_key(std::string_view key, const MergeHeaders& headers,
+                                 std::string_view separator = kDefaultSeparator,
+                                 KeyRecovery mode = KeyRecovery::kHeadersThenSuffix) noexcept;
+// The same without hotkey.unsalted (the v1 form): `salt_header` / `version_header` are the
+// header values when present.
 RecoveredKey recover_logical_key(std::string_view key, std::optional<std::string_view> salt_header,
                                  std::optional<std::string_view> version_header,
                                  std::string_view separator = kDefaultSeparator,

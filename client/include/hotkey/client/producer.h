@@ -1,6 +1,6 @@
 // hotkey::client::Producer (also reachable as hotkey::Producer): a librdkafka producer that salts
-// hot keys (rekey or route mode), adds the hotkey.salt / hotkey.version headers to salted records,
-// samples and reports its traffic.
+// hot keys (rekey or route mode), marks its records as the merge contract says (merge.h;
+// docs/CLIENT.md, "Merge contract"), samples and reports its traffic.
 #pragma once
 
 #include <cstdint>

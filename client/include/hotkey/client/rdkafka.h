@@ -52,7 +52,8 @@ class RdkafkaPartitioner {
 };
 
 // The logical key, salt and list version of a consumed record (headers first, then a key
-// suffix; see merge.h). Reads the hotkey.salt / hotkey.version headers of `msg`.
+// suffix; see merge.h; both contract versions). Reads the hotkey.salt / hotkey.version /
+// hotkey.unsalted headers of `msg`.
 RecoveredKey recover_logical_key(const rd_kafka_message_t* msg,
                                  std::string_view separator = kDefaultSeparator);
 

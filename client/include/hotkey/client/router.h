@@ -125,6 +125,11 @@ class Router {
   // that hashes an already salted key).
   void observe_partitions(TopicId id, int32_t partition_cnt) const noexcept;
 
+  // True when `key` ends in <separator><digits> with the separator of the topic's table (the
+  // default one without a list), the way split_salted_key reads it: what a rekeyed key looks
+  // like (merge contract v2 marks such an unsalted key with hotkey.unsalted).
+  bool looks_salted(TopicId id, const void* key, size_t keylen) const noexcept;
+
   // Routes one record. key == nullptr is a null key. partition_cnt is the live count from
   // metadata. `value` feeds the value_hash policy. When partition_cnt differs from the count
   // the table was built for, the first record to notice rebuilds the table with first-fit
