@@ -162,7 +162,7 @@ void get_hotkeys(const RouteContext& ctx, Call& c) {
     a->etag = "\"" + std::to_string(current ? current->list.version : 0) + "\"";
     return std::shared_ptr<const ParkWatch::Answer>(std::move(a));
   };
-  auto answer = ctx.parking.wait(board, {ListBoard::Want{topic, *since}}, wait_ms, build);
+  auto answer = ctx.parking.wait(board, {ListBoard::Want{topic, *since}}, wait_ms, false, build);
   if (answer) send_answer(*answer, res);
 }
 
@@ -251,7 +251,7 @@ void post_subscribe(const RouteContext& ctx, Call& c) {
     }
     return subscription_answer(r.lists, stale);
   };
-  auto answer = ctx.parking.wait(ctx.coord.board(), *wants, wait_ms, std::move(build));
+  auto answer = ctx.parking.wait(ctx.coord.board(), *wants, wait_ms, true, std::move(build));
   if (answer) send_answer(*answer, c.res);
 }
 

@@ -6,6 +6,7 @@
 
 #include "coordinator.h"
 #include "metrics.h"
+#include "park_watch.h"
 #include "responses.h"
 #include "routes.h"
 
@@ -57,6 +58,8 @@ void add_observability_routes(Routes& routes, const RouteContext& ctx) {
   metrics.auth = Auth::kMetrics;
   routes.push_back({"GET", "/metrics", metrics, [ctx](Call& c) {
                       ctx.metrics.set_waiters(ctx.coord.board().waiters());
+                      ctx.metrics.set_parked(static_cast<double>(ctx.parking.subscriptions()),
+                                             static_cast<double>(ctx.parking.connections()));
                       c.res.set_content(ctx.metrics.serialize(),
                                         "text/plain; version=0.0.4; charset=utf-8");
                     }});

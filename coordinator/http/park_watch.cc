@@ -15,6 +15,7 @@ namespace hotkey::coordinator {
 
 struct ParkWatch::Ticket {
   ListBoard* board = nullptr;
+  bool subscription = false;
   Build build;
   Clock::time_point wait_until;
   std::weak_ptr<ListBoard::Reader> reader;
@@ -92,13 +93,17 @@ size_t ParkWatch::connections() const {
 
 std::shared_ptr<const ParkWatch::Answer> ParkWatch::wait(ListBoard& board,
                                                          const std::vector<ListBoard::Want>& wants,
-                                                         uint64_t wait_ms, Build build) {
+                                                         uint64_t wait_ms, bool subscription,
+                                                         Build build) {
   auto t = std::make_shared<Ticket>();
   t->board = &board;
+  t->subscription = subscription;
   t->build = std::move(build);
   ListBoard::Parked p =
       board.park(wants, wait_ms > 0, [this, t](const ListBoard::AnyResult& r) { deliver(t, r); });
   if (!p.reader) return t->build(p.now);
+  // Counted until deliver() (which may already have run: then it is -1 meanwhile).
+  if (subscription) subscriptions_.fetch_add(1, std::memory_order_relaxed);
   t->reader = p.reader;
   t->wait_until = Clock::now() + std::chrono::milliseconds(wait_ms);
   if (on_change_) on_change_();
@@ -136,6 +141,7 @@ void ParkWatch::signal_locked() {
 
 void ParkWatch::deliver(const std::shared_ptr<Ticket>& t, const ListBoard::AnyResult& r) {
   // On the thread that woke the reader (a publication wakes many): queue it, nothing more.
+  if (t->subscription) subscriptions_.fetch_sub(1, std::memory_order_relaxed);
   std::lock_guard tl(t->mu);
   t->woken = true;
   t->result = r;

@@ -11,6 +11,7 @@
 // number of parked requests. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -59,8 +60,9 @@ class ParkWatch {
   // null when the request is parked: its connection leaves the worker once the handler returns
   // (the handler leaves its response alone) and the watch thread answers it. Where the
   // connection cannot leave its thread, the handler's thread waits instead.
+  // `subscription`: counted in subscriptions().
   std::shared_ptr<const Answer> wait(ListBoard& board, const std::vector<ListBoard::Want>& wants,
-                                     uint64_t wait_ms, Build build);
+                                     uint64_t wait_ms, bool subscription, Build build);
 
   // A connection waiting for its next request (or its first; http_connection.h's IdleKeeper):
   // held without a worker until bytes arrive (then resumed), it hangs up, or idle_timeout.
@@ -72,6 +74,8 @@ class ParkWatch {
   void stop();
   // Connections held now: parked, being answered, or idle until their next request.
   size_t connections() const;
+  // Subscriptions parked now (not yet woken).
+  int64_t subscriptions() const { return subscriptions_.load(std::memory_order_relaxed); }
 
  private:
   struct Ticket;
@@ -103,6 +107,7 @@ class ParkWatch {
   bool stopping_ = false;                          // guarded by mu_
   bool stopped_ = false;                           // guarded by mu_
   size_t held_ = 0;                                // guarded by mu_
+  std::atomic<int64_t> subscriptions_{0};
 
   // Watch thread only.
   std::unordered_map<uint64_t, std::shared_ptr<Ticket>> conns_;

@@ -95,7 +95,8 @@ Metrics::Metrics()
                           .Add({}, latency_buckets())),
       waiters_(&BuildGauge()
                     .Name("hotkey_longpoll_waiters")
-                    .Help("Long-poll requests currently waiting")
+                    .Help("Parked readers: GET /v1/hotkeys long-polls and subscriptions "
+                          "together (what max_waiters bounds)")
                     .Register(*registry_)
                     .Add({})),
       store_healthy_(&BuildGauge()
@@ -108,11 +109,25 @@ Metrics::Metrics()
                              .Help("Requests refused before their handler ran (rate and "
                                    "connection limits) by reason and scope")
                              .Register(*registry_)),
-      connections_(&BuildGauge()
-                        .Name("hotkey_http_connections")
-                        .Help("HTTP connections accepted and not yet closed (queued or served)")
-                        .Register(*registry_)
-                        .Add({})),
+      connections_(
+          &BuildGauge()
+               .Name("hotkey_http_connections")
+               .Help(
+                   "HTTP connections accepted and not yet closed (queued, served, parked or idle)")
+               .Register(*registry_)
+               .Add({})),
+      subscriptions_parked_(&BuildGauge()
+                                 .Name("hotkey_subscriptions_parked")
+                                 .Help("Parked POST /v1/hotkeys/subscribe requests (part of "
+                                       "hotkey_longpoll_waiters)")
+                                 .Register(*registry_)
+                                 .Add({})),
+      connections_parked_(&BuildGauge()
+                               .Name("hotkey_http_connections_parked")
+                               .Help("HTTP connections held without a worker thread: parked "
+                                     "requests and connections idle between requests")
+                               .Register(*registry_)
+                               .Add({})),
       connections_cut_(&BuildCounter()
                             .Name("hotkey_http_connections_cut_total")
                             .Help("Connections closed after request_timeout_s outside a "

@@ -42,6 +42,11 @@ class Metrics final : public MetricsSink {
   void request_rejected(const std::string& reason, const std::string& scope);
   // Connections accepted and not yet closed (queued or being served).
   void set_connections(double n) { connections_->Set(n); }
+  // Parked subscriptions, and connections the HTTP server's epoll thread holds (parked or idle).
+  void set_parked(double subscriptions, double connections) {
+    subscriptions_parked_->Set(subscriptions);
+    connections_parked_->Set(connections);
+  }
   // A connection closed for spending request_timeout_s outside handlers (slow-loris).
   void connection_cut() { connections_cut_->Increment(); }
 
@@ -71,6 +76,8 @@ class Metrics final : public MetricsSink {
   prometheus::Gauge* store_healthy_;
   prometheus::Family<prometheus::Counter>& requests_rejected_;
   prometheus::Gauge* connections_;
+  prometheus::Gauge* subscriptions_parked_;
+  prometheus::Gauge* connections_parked_;
   prometheus::Counter* connections_cut_;
   prometheus::Counter* store_records_skipped_;
   prometheus::Counter* plan_errors_;

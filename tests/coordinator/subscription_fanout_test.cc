@@ -130,6 +130,15 @@ double metric(Harness& h, const std::string& name) {
   return -1;
 }
 
+// A gauge as GET /metrics answers it (the route refreshes the parked counts).
+double scraped(httplib::Client& c, const std::string& name) {
+  auto r = c.Get("/metrics");
+  if (!r || r->status != 200) return -1;
+  const std::string line = "\n" + name + " ";
+  const size_t at = r->body.find(line);
+  return at == std::string::npos ? -1 : std::stod(r->body.substr(at + line.size()));
+}
+
 TEST(SubscriptionFanout, AChangeReachesEveryParkedRequestAndParkedOnesHoldNoThread) {
   CoordinatorConfig cfg = test_config();
   cfg.max_waiters = 1000;
@@ -155,7 +164,9 @@ TEST(SubscriptionFanout, AChangeReachesEveryParkedRequestAndParkedOnesHoldNoThre
   // (http_threads, running before) and nothing per parked request.
   EXPECT_TRUE(eventually([&] { return threads_now() <= before + 1; }))
       << threads_now() << " now, " << before << " before";
-  EXPECT_EQ(metric(h, "hotkey_longpoll_waiters"), 600);
+  EXPECT_EQ(scraped(*c, "hotkey_longpoll_waiters"), 600);
+  EXPECT_EQ(scraped(*c, "hotkey_subscriptions_parked"), 400);
+  EXPECT_GE(scraped(*c, "hotkey_http_connections_parked"), 600);
 
   const uint64_t v = pin(*c, "b", "k1");
   for (int fd : subs) {
