@@ -68,9 +68,9 @@ Coordinator::Coordinator(const CoordinatorConfig& config, StateStore& store, Met
   for (const std::string& what : skipped) {
     metrics_.store_record_skipped();
     log_.write(json{{"ts_ms", clock_.now_ms()},
-                      {"level", "error"},
-                      {"event", "store_record_skipped"},
-                      {"error", what}});
+                    {"level", "error"},
+                    {"event", "store_record_skipped"},
+                    {"error", what}});
   }
   for (auto& [name, st] : stored) {
     // Only the version counter of a dropped topic: no topic to track (a topic of that name
@@ -163,8 +163,8 @@ void Coordinator::retire_locked(Topic& t) {
 void Coordinator::discard_if_unused(const std::shared_ptr<Topic>& t) {
   std::unique_lock lock(topics_mu_);
   std::lock_guard topic_lock(t->mu);
-  if (t->removed.load() || t->published || !t->no_operator_state() ||
-      !t->producers.empty() || t->first_report_ms >= 0 || t->partitions > 0) {
+  if (t->removed.load() || t->published || !t->no_operator_state() || !t->producers.empty() ||
+      t->first_report_ms >= 0 || t->partitions > 0) {
     return;
   }
   auto it = topics_.find(t->name);
@@ -225,8 +225,12 @@ bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
     log_store_error(t->name, st);
     return false;
   }
-  log_.write(json{{"ts_ms", now},     {"level", "info"},    {"event", "topic_expired"},
-                    {"topic", t->name}, {"idle_ms", idle_ms}, {"version", version}});
+  log_.write(json{{"ts_ms", now},
+                  {"level", "info"},
+                  {"event", "topic_expired"},
+                  {"topic", t->name},
+                  {"idle_ms", idle_ms},
+                  {"version", version}});
   return true;
 }
 
@@ -240,11 +244,12 @@ AuditEntry delete_audit(int64_t at_ms, const std::string& who, const std::string
   a.who = who;
   a.action = "delete_topic";
   a.topic = topic;
-  a.detail =
-      json{{"reason", reason},         {"pins", pins},
-           {"denies", denies},         {"policies", policies},
-           {"partitions", partitions}}
-          .dump(-1, ' ', false, json::error_handler_t::replace);
+  a.detail = json{{"reason", reason},
+                  {"pins", pins},
+                  {"denies", denies},
+                  {"policies", policies},
+                  {"partitions", partitions}}
+                 .dump(-1, ' ', false, json::error_handler_t::replace);
   a.version = version;
   return a;
 }
@@ -318,8 +323,12 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
   uint64_t floor = op.version;
   if (auto pub = board_.get(topic)) floor = std::max(floor, pub->list.version);
   const auto log_expired = [&](uint64_t version) {
-    log_.write(json{{"ts_ms", clock_.now_ms()}, {"level", "info"},     {"event", "topic_expired"},
-                      {"topic", topic},           {"reason", op.reason}, {"version", version}});
+    log_.write(json{{"ts_ms", clock_.now_ms()},
+                    {"level", "info"},
+                    {"event", "topic_expired"},
+                    {"topic", topic},
+                    {"reason", op.reason},
+                    {"version", version}});
   };
   const auto audit = [&](uint64_t version, size_t pins, size_t denies, size_t policies,
                          int32_t partitions) {
@@ -351,8 +360,7 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
     if (t->removed.load()) continue;
     // An expiry loses to what happened since it was requested: a pin or deny (every member
     // holds the same, so every member keeps the topic), or a report the owner took.
-    if (op.expired &&
-        (!t->no_operator_state() || (owns(topic) && t->last_active_ms > op.at_ms))) {
+    if (op.expired && (!t->no_operator_state() || (owns(topic) && t->last_active_ms > op.at_ms))) {
       lock.unlock();
       if (extra) {
         StoreBatch b;
@@ -371,9 +379,8 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
     StoreBatch b;
     b.put_meta(deleted_mark(topic), std::to_string(counter) + " " + std::to_string(op.at_ms));
     if (extra) extra(b);
-    StoreStatus st = drop_topic_locked(t, lock, std::move(a), std::move(b), [&] {
-      placement_->on_delete(topic, counter, op.at_ms);
-    });
+    StoreStatus st = drop_topic_locked(t, lock, std::move(a), std::move(b),
+                                       [&] { placement_->on_delete(topic, counter, op.at_ms); });
     if (!st.ok) {
       metrics_.set_store_healthy(false);
       return error_result(Status::kUnavailable, "store", st.error);
@@ -385,20 +392,30 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
   }
 }
 
-void Coordinator::release_topic(const std::string& name) {
-  std::shared_ptr<Topic> t = find_topic(name);
-  if (!t) return;
-  std::lock_guard lock(t->mu);
-  if (t->removed.load()) return;
-  t->window = TopicWindow(config_.epoch_ms, config_.window_epochs, config_.sketch_capacity);
-  t->producers.clear();
-  t->hot.clear();
-  t->published = nullptr;
-  t->recent_lists.clear();
-  t->first_report_ms = -1;
-  t->stats = TopicSummary{};
-  t->partition_load.clear();
-  t->replan_wanted = false;
+void Coordinator::release_topics(const std::function<bool(const std::string& topic)>& which) {
+  std::vector<std::shared_ptr<Topic>> released;
+  {
+    std::shared_lock lock(topics_mu_);
+    for (const auto& [name, t] : topics_) {
+      if (which(name)) released.push_back(t);
+    }
+  }
+  for (const auto& t : released) {
+    std::lock_guard lock(t->mu);
+    if (!t->removed.load()) release_locked(*t);
+  }
+}
+
+void Coordinator::release_locked(Topic& t) {
+  t.window = TopicWindow(config_.epoch_ms, config_.window_epochs, config_.sketch_capacity);
+  t.producers.clear();
+  t.hot.clear();
+  t.published = nullptr;
+  t.recent_lists.clear();
+  t.first_report_ms = -1;
+  t.stats = TopicSummary{};
+  t.partition_load.clear();
+  t.replan_wanted = false;
 }
 
 uint64_t Coordinator::adopt_list(HotKeyList list) {

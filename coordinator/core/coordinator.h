@@ -1,8 +1,10 @@
-// The coordinator core, independent of any transport: ingests producer reports (ReportSink),
-// aggregates them per topic over a sliding window, detects hot keys, plans verified salt
-// tables, applies operator pins and denies, persists everything in the Store and publishes
-// versioned lists on the ListBoard. Thread-safe: every public method may be called
-// concurrently (one mutex per topic; the topic map behind a shared mutex).
+// The coordinator core, independent of any transport: ingests producer reports, aggregates them
+// per topic over a sliding window, detects hot keys, plans verified salt tables, applies
+// operator pins and denies, persists everything in the Store and publishes versioned lists on
+// the ListBoard. It implements the core's interfaces by audience (coordinator_api.h: ReportSink,
+// OperatorApi, Reads, Ownership); the transports take those, and only the service (main.cc)
+// and tests hold a Coordinator. Thread-safe: every public method may be called concurrently
+// (one mutex per topic; the topic map behind a shared mutex).
 #pragma once
 
 #include <atomic>
@@ -21,6 +23,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "coordinator_api.h"
 #include "hotkey/api_model.h"
 #include "hotkey/report.h"
 #include "list_board.h"
@@ -30,148 +33,7 @@
 
 namespace hotkey::coordinator {
 
-// What became of an ingest or operator call, in the core's terms; each transport maps it onto
-// its own codes in one place (HTTP: http_status in coordinator/http/responses.cc).
-enum class Status {
-  kOk,
-  kInvalid,      // the input is malformed or violates a rule (e.g. an invalid sketch)
-  kNotFound,     // no such topic, pin or deny
-  kConflict,     // the input contradicts the state (hash family mismatch, too many pins)
-  kLimit,        // a configured capacity is reached (topics, tracked partitions)
-  kUnavailable,  // the store or the Kafka cluster cannot take the write now; retry
-  kUnsupported,  // not available in this mode (e.g. topic delete in cluster mode)
-  kInternal,     // a bug or an unexpected failure (e.g. a plan that failed)
-};
-const char* to_string(Status s);
-
-// Whether `list` shows operator write `action` (pin, unpin, deny, allow) of `key` in force.
-bool list_shows_change(const HotKeyList& list, const std::string& action, const std::string& key);
-
-// Outcome of an ingest or operator call.
-struct CallResult {
-  Status status = Status::kOk;
-  std::string error;     // empty on success
-  std::string reason;    // machine-readable rejection reason (metrics label, JSON "reason")
-  uint64_t version = 0;  // list version after an operator call (0: no list yet)
-  bool duplicate = false;
-  bool ok() const { return status == Status::kOk; }
-};
-
-// Where decoded reports enter; a Kafka reports-topic consumer would call the same.
-class ReportSink {
- public:
-  virtual ~ReportSink() = default;
-  virtual CallResult ingest(Report report) = 0;
-};
-
-struct TopicSummary {
-  std::string topic;
-  int32_t partitions = 0;
-  HashFamily hash = HashFamily::kMurmur2;
-  std::string separator;
-  // Where hash / separator come from: "config" (the topic's settings, authoritative),
-  // "reports" (adopted from the first report or the stored list) or "default".
-  const char* hash_source = "default";
-  const char* separator_source = "default";
-  double rate = 0;
-  double skew = 1.0;
-  double predicted_skew = 1.0;
-  double idle_ratio = 0;
-  uint32_t producers = 0;
-  uint64_t version = 0;
-  uint32_t hot_keys = 0;
-  uint32_t balance_keys = 0;
-  uint32_t pins = 0;
-  uint32_t denies = 0;
-  uint32_t policies = 0;
-  uint64_t window_reports = 0;
-  double window_total = 0;
-};
-
-// One key of the top view: the API's value (hotkey/api_model.h).
-using TopEntry = api::TopEntry;
-// Refused reports of one producer for one reason, in the topic view (hotkey/api_model.h).
-using Rejection = api::Rejection;
-
-// An operator write (pin, unpin, deny, allow, policy_add, policy_remove, delete_topic) as a
-// value: in cluster mode it travels through the state topic and every coordinator applies it
-// (apply_operator).
-struct OperatorOp {
-  std::string op;  // pin, unpin, deny, allow, policy_add, policy_remove, delete_topic
-  std::string topic;
-  std::string key;            // the prefix for policy_add / policy_remove; empty for delete_topic
-  uint32_t salts = 0;         // pin; policy_add: max_salts (0: the topic's)
-  int64_t ttl_s = 0;          // pin (audit detail)
-  int64_t expires_at_ms = 0;  // pin; 0: never
-  std::string reason;
-  std::string who;
-  int64_t at_ms = 0;
-  // delete_topic: the highest version of the topic the writer knew (the counter kept is at
-  // least this); `expired`: the owner's idle expiry, not an operator's delete.
-  uint64_t version = 0;
-  bool expired = false;
-  // policy_add: never salt the prefix's keys, or detect them at this hot_fraction (0: the
-  // topic's).
-  bool never_salt = false;
-  double hot_fraction = 0;
-};
-
-// Where topics live (docs/ARCHITECTURE.md, "Placement"): the one interface the core asks which
-// coordinator owns a topic (plans it, publishes its lists, ingests its reports), where what it
-// does not own goes, and what a publish or delete must also do. Single-node mode uses
-// LocalPlacement (owns everything, forwards nothing); cluster mode KafkaCluster's
-// (kafka_cluster.h). Implementations are thread-safe: the core calls them from any thread.
-class Placement {
- public:
-  virtual ~Placement() = default;
-  // This coordinator owns `topic` now; the others are neither planned nor published here, and
-  // their reports are forwarded.
-  virtual bool owns(const std::string& topic) const = 0;
-  // Every version issued for `topic` is above this (the owner's epoch << 32).
-  virtual uint64_t version_floor(const std::string& topic) const = 0;
-  // The advertised URL of another member that owns `topic` (empty: this one, or unknown); top
-  // keys and loads are asked from there.
-  virtual std::string owner_url(const std::string& topic) const = 0;
-  // A report for a topic this coordinator does not own, handed to its owner (the reports
-  // topic); `wire` is its binary encoding as received, empty when it came in another form. The
-  // result is the caller's answer.
-  virtual CallResult forward_report(const Report& report, std::string_view wire) = 0;
-  // An operator write shared with every member (the state topic, which every member applies
-  // through Coordinator::apply_operator): the caller's answer; nullopt: apply it here.
-  virtual std::optional<CallResult> forward_operator(const OperatorOp& op) = 0;
-  // Every newly published list, called under the topic's lock, in version order.
-  virtual void on_publish(const std::shared_ptr<const PublishedList>& list) = 0;
-  // A delete_topic applied here (`version`: the counter kept; `at_ms`: when it was asked for):
-  // called after the store write and before the topic is dropped from memory, under its lock
-  // when it was live (so nothing of a re-created topic of that name is published before it).
-  virtual void on_delete(const std::string& topic, uint64_t version, int64_t at_ms) = 0;
-  // The owner's idle expiry of a topic: true when taken over (written to the state topic
-  // without waiting; every member drops the topic when it applies it), false: drop it here.
-  virtual bool request_delete(const OperatorOp& op) = 0;
-  // What GET /v1/cluster answers (nullopt: single-node mode).
-  virtual std::optional<api::ClusterView> cluster_view() const = 0;
-  // Nobody has been heard owning `topic` for a while (cluster mode: its partition's ownership
-  // heartbeats stopped): its list is not being kept up to date, and producers salt new surges
-  // locally (docs/API.md, "stale"). Never in single-node mode.
-  virtual bool owner_gone(const std::string& topic) const = 0;
-};
-
-// Single-node mode: this coordinator owns every topic and applies everything itself.
-class LocalPlacement : public Placement {
- public:
-  bool owns(const std::string&) const override { return true; }
-  uint64_t version_floor(const std::string&) const override { return 0; }
-  std::string owner_url(const std::string&) const override { return ""; }
-  CallResult forward_report(const Report&, std::string_view) override;
-  std::optional<CallResult> forward_operator(const OperatorOp&) override { return std::nullopt; }
-  void on_publish(const std::shared_ptr<const PublishedList>&) override {}
-  void on_delete(const std::string&, uint64_t, int64_t) override {}
-  bool request_delete(const OperatorOp&) override { return false; }
-  std::optional<api::ClusterView> cluster_view() const override { return std::nullopt; }
-  bool owner_gone(const std::string&) const override { return false; }
-};
-
-class Coordinator final : public ReportSink {
+class Coordinator final : public ReportSink, public OperatorApi, public Reads, public Ownership {
  public:
   // Loads the store's state and publishes the persisted lists before returning, so a
   // restarted coordinator answers with its last lists before any report arrives.
@@ -182,13 +44,11 @@ class Coordinator final : public ReportSink {
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
 
-  // A report that reached this coordinator (its owner: the reports topic's consumer, tests).
+  // ---- ReportSink ----
   CallResult ingest(Report report) override;
-  // A report from a transport that reaches any member (HTTP): ingested when this coordinator
-  // owns its topic, else forwarded to the owner through the placement. `wire`: the report's
-  // binary encoding as received (forwarded as is), empty when it came in another form.
-  CallResult submit_report(Report report, std::string_view wire = {});
+  CallResult submit_report(Report report, std::string_view wire = {}) override;
 
+  // ---- Scheduling (the background thread; tests drive it with a ManualClock) ----
   // Detection and planning for every topic (the background thread calls this every
   // plan_interval_ms; tests call it directly with a ManualClock).
   void tick();
@@ -200,89 +60,81 @@ class Coordinator final : public ReportSink {
   void start_background();
   void stop_background();
 
-  // Operator calls; `who` is the token's name (audit log).
+  // ---- OperatorApi ----
   CallResult pin(const std::string& topic, const std::string& key, uint32_t salts, int64_t ttl_s,
-                 const std::string& reason, const std::string& who);
-  CallResult unpin(const std::string& topic, const std::string& key, const std::string& who);
+                 const std::string& reason, const std::string& who) override;
+  CallResult unpin(const std::string& topic, const std::string& key,
+                   const std::string& who) override;
   CallResult deny(const std::string& topic, const std::string& key, const std::string& reason,
-                  const std::string& who);
-  CallResult allow(const std::string& topic, const std::string& key, const std::string& who);
-  // Creates or replaces the policy of `policy.prefix` (never_salt, or hot_fraction and/or
-  // max_salts; docs/API.md "Policies"); `who` and the time are set here. kConflict
-  // too_many_policies beyond kMaxPoliciesPerTopic.
-  CallResult set_policy(const std::string& topic, const Policy& policy, const std::string& who);
+                  const std::string& who) override;
+  CallResult allow(const std::string& topic, const std::string& key,
+                   const std::string& who) override;
+  // kConflict too_many_policies beyond kMaxPoliciesPerTopic.
+  CallResult set_policy(const std::string& topic, const Policy& policy,
+                        const std::string& who) override;
   CallResult remove_policy(const std::string& topic, const std::string& prefix,
-                           const std::string& who);
-  // Drops a topic from memory and store with its pins, denies and policies (audited as
-  // delete_topic);
-  // its version counter stays, so a topic of that name returning (a report, a pin) publishes
-  // above every version it had. kNotFound for an unknown topic. Cluster mode: written to the
-  // state topic (operator_write) and applied by every member (apply_operator).
+                           const std::string& who) override;
+  // Audited as delete_topic; a topic of that name returning (a report, a pin) publishes above
+  // every version it had. kNotFound for an unknown topic. Cluster mode: written to the state
+  // topic (operator_write) and applied by every member (apply_operator).
   CallResult delete_topic(const std::string& topic, const std::string& reason,
-                          const std::string& who);
+                          const std::string& who) override;
+  std::vector<AuditEntry> audit(size_t limit) const override { return store_.audit(limit); }
 
-  std::vector<TopicSummary> topics() const;
-  std::optional<TopicSummary> topic(const std::string& name) const;
-  std::optional<std::vector<TopEntry>> top(const std::string& topic, size_t n);
-  // Records per partition over the window as of the last plan (empty before the first).
-  std::optional<std::vector<double>> partition_load(const std::string& topic) const;
-  std::optional<std::map<std::string, Pin>> pins(const std::string& topic) const;
-  // Refused reports by producer and reason (at most kMaxRejectionsPerTopic, the most recent).
-  std::optional<std::vector<Rejection>> rejections(const std::string& topic) const;
-  std::optional<std::map<std::string, Deny>> denies(const std::string& topic) const;
-  std::optional<Policies> policies(const std::string& topic) const;
-  std::vector<AuditEntry> audit(size_t limit) const { return store_.audit(limit); }
+  // ---- Reads ----
+  std::vector<TopicSummary> topics() const override;
+  std::optional<TopicSummary> topic(const std::string& name) const override;
+  std::optional<std::vector<TopEntry>> top(const std::string& topic, size_t n) override;
+  std::optional<std::vector<double>> partition_load(const std::string& topic) const override;
+  std::optional<std::map<std::string, Pin>> pins(const std::string& topic) const override;
+  // At most kMaxRejectionsPerTopic, the most recent.
+  std::optional<std::vector<Rejection>> rejections(const std::string& topic) const override;
+  std::optional<std::map<std::string, Deny>> denies(const std::string& topic) const override;
+  std::optional<Policies> policies(const std::string& topic) const override;
+  std::shared_ptr<const PublishedList> published(const std::string& topic) const override {
+    return board_.get(topic);
+  }
+  std::shared_ptr<const PublishedList> current_list(const std::string& topic) const override;
+  uint64_t list_version(const std::string& topic) const override;
+  bool owns(const std::string& topic) const override { return placement_->owns(topic); }
+  std::string owner_url(const std::string& topic) const override {
+    return placement_->owner_url(topic);
+  }
+  bool owner_gone(const std::string& topic) const override { return placement_->owner_gone(topic); }
+  std::optional<api::ClusterView> cluster_view() const override {
+    return placement_->cluster_view();
+  }
+  StoreStatus probe_store(double* latency_s) override { return store_.probe(latency_s); }
+  bool store_healthy() const override { return store_.healthy(); }
 
+  // ---- Ownership ----
+  void release_topics(const std::function<bool(const std::string& topic)>& which) override;
+  uint64_t adopt_list(HotKeyList list) override;
+  CallResult apply_operator(const OperatorOp& op,
+                            const std::function<void(StoreBatch&)>& extra) override;
+  bool follow_list(std::shared_ptr<const PublishedList> list) override;
+  void unfollow_list(const std::string& topic, uint64_t last) override;
+  void republish() override;
+  uint64_t deleted_version(const std::string& topic, int64_t* at_ms = nullptr) const override;
+  void nudge_readers(const std::function<bool(std::string_view topic)>& which) override {
+    board_.nudge(which);
+  }
+  // The audit entries this member wrote for pins, unpins, denies and allows of a topic while
+  // another member planned it carry version 0 (the version is the owner's to choose); the first
+  // followed list showing such a change gives the entry its version. Kept in memory until
+  // then, up to kMaxUnstampedAudits per topic: an entry of a change superseded before any list
+  // showed it, or written before a restart, keeps 0.
+  static constexpr size_t kMaxUnstampedAudits = 256;
+
+  // ---- Wiring (the service and tests) ----
   // Cluster mode: `placement` (which outlives the coordinator's use of it) replaces the
   // single-node LocalPlacement. Set once, before start_background() and before any other
   // thread uses the coordinator.
   void set_placement(Placement& placement) { placement_ = &placement; }
-  Placement& placement() const { return *placement_; }
-  // Ownership of `topic` lost (or about to be rebuilt): forgets its window, producers,
-  // detection state and published list; pins, denies and the version counter stay.
-  void release_topic(const std::string& topic);
-  // Ownership of list.topic gained: the last list found on the lists topic becomes the
-  // topic's published list again, re-issued with a version above both the topic's counter and
-  // the version floor, and published. Returns that version.
-  uint64_t adopt_list(HotKeyList list);
-  // Applies an operator write (read from the state topic in cluster mode); `extra` adds records
-  // to the same atomic store batch (the state-topic checkpoint), also when the write changes
-  // nothing (an unpin of a key not pinned: kNotFound).
-  CallResult apply_operator(const OperatorOp& op,
-                            const std::function<void(StoreBatch&)>& extra = nullptr);
-  // Cluster mode: `list` (its topic's owner's, read from the lists topic) reached this member.
-  // The audit entries this member wrote for pins, unpins, denies and allows of the topic while
-  // another member planned it carry version 0 (the version is the owner's to choose); the first
-  // list showing such a change gives the entry its version (the version a write through this
-  // member answers: StateLog::owners_version). Kept in memory until then, up to
-  // kMaxUnstampedAudits per topic: an entry of a change superseded before any list showed it,
-  // or written before a restart, keeps 0.
-  void list_followed(const HotKeyList& list);
-  static constexpr size_t kMaxUnstampedAudits = 256;
-  // The highest version `topic` had when it was last deleted or expired in cluster mode (0:
-  // never); a list on the lists topic at or below it belongs to the deleted topic. `at_ms`
-  // receives when that delete was asked for (0: never).
-  uint64_t deleted_version(const std::string& topic, int64_t* at_ms = nullptr) const;
-  // The current published list of every topic that has one.
-  std::vector<std::shared_ptr<const PublishedList>> published_lists() const;
-  // What a producer asking for `topic` gets now: the published list, or (no list yet) an empty
-  // version-0 list with the topic's known or configured partitions, hash and separator, so
-  // clients route everything normally and a configured hash holds from the first answer on.
-  std::shared_ptr<const PublishedList> current_list(const std::string& topic) const;
-  // The version of `topic`'s published list (0: none yet).
-  uint64_t list_version(const std::string& topic) const;
-
-  // Readiness: a small synced store write (at most as often as the caller asks); `latency_s`
-  // receives its duration. store_healthy: the last write or probe succeeded.
-  StoreStatus probe_store(double* latency_s) { return store_.probe(latency_s); }
-  bool store_healthy() const { return store_.healthy(); }
-  // Shutdown: wakes every long-poll waiter (they answer with what they have) and refuses new
-  // ones; called before the transports stop.
-  void close_waiters() { board_.close(); }
-
+  // The lists readers wait on (HTTP long-polls and subscriptions); the core alone publishes
+  // on it.
   ListBoard& board() { return board_; }
   const CoordinatorConfig& config() const { return config_; }
-  StateStore& store() { return store_; }
 
  private:
   struct Topic;
@@ -347,7 +199,7 @@ class Coordinator final : public ReportSink {
   // Re-plans `t` (caller holds t.mu) and, when the list changed materially or the batch
   // carries operator writes, persists and publishes. On a store failure nothing changed.
   ReplanResult replan_locked(Topic& t, Replan r);
-  // list_followed's part under t.mu: the unstamped audit entries `list` shows get its version.
+  // follow_list's part under t.mu: the unstamped audit entries `list` shows get its version.
   void stamp_audits_locked(Topic& t, const HotKeyList& list);
   // True when `r` (caller holds t.mu) shows an unlisted key far enough above the hot
   // threshold to plan before the next tick.
@@ -377,6 +229,10 @@ class Coordinator final : public ReportSink {
   static std::optional<CallResult> policy_limit(const std::string& topic, const Policies& policies,
                                                 const std::string& prefix);
   CallResult forward_or_apply(const OperatorOp& op);
+  // Applies an operator write here (single-node mode, or read from the state topic).
+  CallResult apply_write(const OperatorOp& op, const std::function<void(StoreBatch&)>& extra);
+  // Forgets what this member knew of `t` as its owner (release_topics), under its lock.
+  void release_locked(Topic& t);
   // The kConflict too_many_pins refusal when pinning `key` would put more than max_hot_keys pins on
   // `topic`; nullopt when the pin fits (or replaces one).
   std::optional<CallResult> pin_limit(const std::string& topic,
@@ -384,8 +240,6 @@ class Coordinator final : public ReportSink {
                                       const std::string& key) const;
   void log_list_change(const HotKeyList& before, const HotKeyList& after,
                        const std::string& cause) const;
-
-  bool owns(const std::string& topic) const { return placement_->owns(topic); }
 
   const CoordinatorConfig config_;
   LocalPlacement local_placement_;

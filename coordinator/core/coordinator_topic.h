@@ -117,7 +117,7 @@ struct Coordinator::Topic {
     return surge_reports >= std::max<size_t>(2, (producers.size() + 3) / 4);
   }
   // Cluster mode, on a member that does not plan the topic: audit entries (seq assigned) of
-  // listed operator changes still at version 0, oldest first (Coordinator::list_followed).
+  // listed operator changes still at version 0, oldest first (Coordinator::follow_list).
   std::vector<AuditEntry> unstamped_audits;
   std::atomic<size_t> unstamped{0};  // its size, read without the lock
   std::unique_ptr<TopicMetrics> m;   // reset when the topic is dropped (retire_locked)

@@ -1,5 +1,6 @@
-// Operator calls (pin, unpin, deny, allow, policy_add, policy_remove): validation, limits, the store commit with the
-// audit entry and re-planned list, and cluster-mode forwarding to the state topic.
+// Operator calls (pin, unpin, deny, allow, policy_add, policy_remove): validation, limits, the
+// store commit with the audit entry and re-planned list, and cluster-mode forwarding to the state
+// topic.
 #include "coordinator_topic.h"
 
 #include <algorithm>
@@ -14,9 +15,8 @@ namespace hotkey::coordinator {
 CallResult Coordinator::operator_change(
     const std::string& topic, const std::string& key, const std::string& who,
     const std::string& action, const std::string& detail, bool creates,
-    const std::function<std::optional<CallResult>(std::map<std::string, Pin>&,
-                                                  std::map<std::string, Deny>&, Policies&,
-                                                  StoreBatch&)>& mutate,
+    const std::function<std::optional<CallResult>(
+        std::map<std::string, Pin>&, std::map<std::string, Deny>&, Policies&, StoreBatch&)>& mutate,
     const std::function<void(StoreBatch&)>& extra) {
   // A refused write still moves the caller's checkpoint (cluster mode's state topic).
   auto refuse = [&](CallResult refusal) {
@@ -43,8 +43,10 @@ CallResult Coordinator::operator_change(
       t = find_topic(topic);
       // Nothing to remove from a topic the coordinator does not know; do not create it.
       if (!t) {
-        return refuse(not_found(
-            action == "unpin" ? "pin" : action == "allow" ? "deny" : "policy", topic));
+        return refuse(not_found(action == "unpin"   ? "pin"
+                                : action == "allow" ? "deny"
+                                                    : "policy",
+                                topic));
       }
     }
     topic_lock = std::unique_lock(t->mu);
@@ -117,8 +119,7 @@ std::optional<CallResult> Coordinator::policy_limit(const std::string& topic,
                           " policies, the most a topic may have: remove one first");
 }
 
-bool list_shows_change(const HotKeyList& list, const std::string& action,
-                       const std::string& key) {
+bool list_shows_change(const HotKeyList& list, const std::string& action, const std::string& key) {
   const auto listed = std::find_if(list.keys.begin(), list.keys.end(),
                                    [&](const HotKey& k) { return k.key == key; });
   const bool pinned = listed != list.keys.end() && listed->source == KeySource::kPinned;
@@ -130,20 +131,27 @@ bool list_shows_change(const HotKeyList& list, const std::string& action,
   return false;
 }
 
-void Coordinator::list_followed(const HotKeyList& list) {
+bool Coordinator::follow_list(std::shared_ptr<const PublishedList> list) {
+  const bool on_board = board_.publish_if_newer(list);
   // The lists tailer's thread: it takes the topic's lock only when an entry waits for a list,
   // and never waits for the lock of a topic this member publishes (a list write may hold it for
   // seconds while brokers fail); such an entry (written before this member took the topic
   // over) is stamped by a later list.
-  std::shared_ptr<Topic> t = find_topic(list.topic);
-  if (!t || t->unstamped.load() == 0) return;
+  std::shared_ptr<Topic> t = find_topic(list->list.topic);
+  if (!t || t->unstamped.load() == 0) return on_board;
   std::unique_lock lock(t->mu, std::defer_lock);
-  if (owns(list.topic)) {
-    if (!lock.try_lock()) return;
+  if (owns(list->list.topic)) {
+    if (!lock.try_lock()) return on_board;
   } else {
     lock.lock();
   }
-  if (!t->removed.load()) stamp_audits_locked(*t, list);
+  if (!t->removed.load()) stamp_audits_locked(*t, list->list);
+  return on_board;
+}
+
+void Coordinator::unfollow_list(const std::string& topic, uint64_t last) {
+  auto pub = board_.get(topic);
+  if (pub && pub->list.version <= last && !owns(topic)) board_.unpublish(topic);
 }
 
 void Coordinator::stamp_audits_locked(Topic& t, const HotKeyList& list) {
@@ -160,6 +168,18 @@ void Coordinator::stamp_audits_locked(Topic& t, const HotKeyList& list) {
 
 CallResult Coordinator::apply_operator(const OperatorOp& op,
                                        const std::function<void(StoreBatch&)>& extra) {
+  CallResult r = apply_write(op, extra);
+  if (!r.ok()) return r;
+  // The list on the board here: this member's (it owns the topic) or the owner's, followed.
+  if (std::shared_ptr<const PublishedList> pub = board_.get(op.topic)) {
+    r.version = std::max(r.version, pub->list.version);
+    r.shown = list_shows_change(pub->list, op.op, op.key);
+  }
+  return r;
+}
+
+CallResult Coordinator::apply_write(const OperatorOp& op,
+                                    const std::function<void(StoreBatch&)>& extra) {
   const std::string& topic = op.topic;
   const std::string& key = op.key;
   using Refusal = std::optional<CallResult>;
@@ -247,8 +267,8 @@ CallResult Coordinator::apply_operator(const OperatorOp& op,
 
 CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
   // Refusals this member's materialized state can decide are answered here, before the write
-  // is shared (cluster mode: the state topic decides the rest); apply_operator makes the same
-  // checks under the topic's lock.
+  // is shared (cluster mode: the state topic decides the rest); apply_write makes the same
+  // checks under the topic's lock (apply_write).
   if (op.op == "pin") {
     if (std::shared_ptr<Topic> t = find_topic(op.topic)) {
       std::lock_guard lock(t->mu);
@@ -277,7 +297,7 @@ CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
     }
   }
   if (std::optional<CallResult> shared = placement_->forward_operator(op)) return *shared;
-  return apply_operator(op);
+  return apply_write(op, nullptr);
 }
 
 CallResult Coordinator::pin(const std::string& topic, const std::string& key, uint32_t salts,
@@ -304,8 +324,8 @@ CallResult Coordinator::allow(const std::string& topic, const std::string& key,
 
 CallResult Coordinator::set_policy(const std::string& topic, const Policy& policy,
                                    const std::string& who) {
-  OperatorOp op{"policy_add", topic, policy.prefix, policy.max_salts, 0, 0, policy.reason, who,
-                clock_.now_ms()};
+  OperatorOp op{"policy_add",  topic, policy.prefix,  policy.max_salts, 0, 0,
+                policy.reason, who,   clock_.now_ms()};
   op.never_salt = policy.never_salt;
   op.hot_fraction = policy.hot_fraction;
   return forward_or_apply(op);

@@ -85,6 +85,18 @@ std::shared_ptr<const PublishedList> Coordinator::publish_locked(Topic& t, const
   return pub;
 }
 
+void Coordinator::republish() {
+  std::vector<std::shared_ptr<Topic>> all;
+  {
+    std::shared_lock lock(topics_mu_);
+    for (const auto& [name, t] : topics_) all.push_back(t);
+  }
+  for (const auto& t : all) {
+    std::lock_guard lock(t->mu);
+    if (!t->removed.load() && t->published) placement_->on_publish(t->published);
+  }
+}
+
 Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
   StoreBatch& batch = r.batch;
   const std::map<std::string, Pin>* pins_override = r.pins;
@@ -209,8 +221,8 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     metrics_.set_store_healthy(st.ok);
     if (!st.ok) return {st, 0};
     // Cluster mode, another member plans the topic: the owner's first list showing the change
-    // gives the entry its version (list_followed), or the list here already does (the owner
-    // applied and published it first), as the write's answer (StateLog::owners_version).
+    // gives the entry its version (follow_list), or the list here already does (the owner
+    // applied and published it first), as the write's answer (StateLog::write).
     if (follows_owner) {
       for (const AuditEntry& a : batch.audits()) {
         if (a.action != "pin" && a.action != "unpin" && a.action != "deny" && a.action != "allow") {
@@ -249,10 +261,10 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
 void Coordinator::plan_failed(const std::string& topic, const std::string& what) const {
   metrics_.plan_failed();
   log_.write(json{{"ts_ms", clock_.now_ms()},
-                    {"level", "error"},
-                    {"event", "plan_failed"},
-                    {"topic", topic},
-                    {"error", what}});
+                  {"level", "error"},
+                  {"event", "plan_failed"},
+                  {"topic", topic},
+                  {"error", what}});
 }
 
 }  // namespace hotkey::coordinator

@@ -11,20 +11,6 @@
 
 namespace hotkey::coordinator {
 
-std::vector<std::shared_ptr<const PublishedList>> Coordinator::published_lists() const {
-  std::vector<std::shared_ptr<Topic>> all;
-  {
-    std::shared_lock lock(topics_mu_);
-    for (auto& [name, t] : topics_) all.push_back(t);
-  }
-  std::vector<std::shared_ptr<const PublishedList>> out;
-  for (const auto& t : all) {
-    std::lock_guard lock(t->mu);
-    if (!t->removed.load() && t->published) out.push_back(t->published);
-  }
-  return out;
-}
-
 namespace {
 // The configured hash/separator win over what reports or the store brought (they are what
 // planning uses); then the first report's; then the defaults.

@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "config.h"
-#include "coordinator.h"
+#include "coordinator_api.h"
 #include "responses.h"
 #include "routes.h"
 
@@ -17,7 +17,7 @@ void get_audit(const RouteContext& ctx, Call& c) {
   }
   limit = std::min<uint64_t>(limit, ctx.cfg.audit_max_limit);
   api::AuditAnswer answer;
-  for (const auto& a : ctx.coord.audit(limit)) answer.entries.push_back(to_api(a));
+  for (const auto& a : ctx.operators.audit(limit)) answer.entries.push_back(to_api(a));
   send_json(c.res, 200, answer);
 }
 

@@ -23,17 +23,17 @@ constexpr int kListenBacklog = 4096;
 
 }  // namespace
 
-HttpServer::HttpServer(Coordinator& coordinator, Metrics& metrics)
-    : coord_(coordinator),
+HttpServer::HttpServer(const HttpCore& core, Metrics& metrics)
+    : core_(core),
       metrics_(metrics),
-      admission_(coordinator.config(), metrics),
+      admission_(core.config, metrics),
       parking_(std::make_unique<ParkWatch>(
-          ParkWatch::Limits{std::chrono::seconds(coordinator.config().write_timeout_s),
-                            std::chrono::seconds(std::min(coordinator.config().keep_alive_timeout_s,
-                                                          coordinator.config().request_timeout_s))},
-          [this] { metrics_.set_waiters(coord_.board().waiters()); })),
-      server_(make_server(coordinator.config())) {
-  const CoordinatorConfig& c = coord_.config();
+          ParkWatch::Limits{std::chrono::seconds(core.config.write_timeout_s),
+                            std::chrono::seconds(std::min(core.config.keep_alive_timeout_s,
+                                                          core.config.request_timeout_s))},
+          [this] { metrics_.set_waiters(core_.board.waiters()); })),
+      server_(make_server(core.config)) {
+  const CoordinatorConfig& c = core_.config;
   ConnectionPool::Limits limits;
   // A parked long-poll or subscription, and a kept-alive connection between requests, leave
   // their worker (park_watch.h): http_threads workers serve the requests being read, handled
@@ -134,7 +134,8 @@ void HttpServer::start() {
 }
 
 void HttpServer::stop() {
-  coord_.close_waiters();
+  // Wakes every long-poll waiter (they answer with what they have) and refuses new ones.
+  core_.board.close();
   // The parked requests' answers are written before the worker pool goes.
   if (parking_) parking_->stop();
   if (server_) server_->stop();
@@ -142,7 +143,8 @@ void HttpServer::stop() {
 }
 
 void HttpServer::install_routes() {
-  const RouteContext ctx{coord_, metrics_, coord_.config(), *parking_};
+  const RouteContext ctx{core_.reports, core_.operators, core_.reads, core_.board,
+                         metrics_,      core_.config,    *parking_};
   add_report_routes(routes_, ctx);
   add_list_routes(routes_, ctx);
   add_topic_routes(routes_, ctx);
@@ -218,7 +220,7 @@ void HttpServer::install_routes() {
           break;
         case 413:
           msg = "request body larger than max_body_bytes=" +
-                std::to_string(coord_.config().max_body_bytes);
+                std::to_string(core_.config.max_body_bytes);
           break;
         case 400:
           msg = "malformed HTTP request";

@@ -1,4 +1,4 @@
-// The HTTP(S)/JSON adapter over the Coordinator (docs/API.md): reports in, lists out (with
+// The HTTP(S)/JSON adapter over the coordinator core (docs/API.md): reports in, lists out (with
 // long-poll), operator calls, metrics, health and the embedded dashboard. The routes are a table
 // (routes.h, one file per resource) behind one admission chain (admission.h); TLS setup is in
 // tls.h, the worker pool with its connection limits in connection_pool.h. One instance per
@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "admission.h"
-#include "coordinator.h"
+#include "config.h"
+#include "coordinator_api.h"
+#include "list_board.h"
 #include "metrics.h"
 #include "routes.h"
 
@@ -21,12 +23,21 @@ class Server;
 namespace hotkey::coordinator {
 
 class ParkWatch;
+// The core as the HTTP transport sees it (coordinator_api.h): reports in, operator calls,
+// reads, and the board its long-polls wait on. References outlive the server.
+struct HttpCore {
+  ReportSink& reports;
+  OperatorApi& operators;
+  Reads& reads;
+  ListBoard& board;
+  const CoordinatorConfig& config;
+};
 
 class HttpServer {
  public:
   // Serves HTTPS when the config names a certificate; throws std::invalid_argument with a message
   // naming the file when the TLS files cannot be used.
-  HttpServer(Coordinator& coordinator, Metrics& metrics);
+  HttpServer(const HttpCore& core, Metrics& metrics);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -45,7 +56,7 @@ class HttpServer {
  private:
   void install_routes();
 
-  Coordinator& coord_;
+  const HttpCore core_;
   Metrics& metrics_;
   AdmissionChain admission_;
   Routes routes_;

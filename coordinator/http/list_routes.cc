@@ -9,7 +9,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "coordinator.h"
+#include "config.h"
+#include "coordinator_api.h"
 #include "hotkey/hotkey_list.h"
 #include "list_board.h"
 #include "metrics.h"
@@ -32,7 +33,7 @@ std::vector<std::string> stale_topics(const RouteContext& ctx,
                                       const std::vector<ListBoard::Want>& wants) {
   std::vector<std::string> out;
   for (const ListBoard::Want& w : wants) {
-    if (ctx.coord.placement().owner_gone(w.topic)) out.push_back(w.topic);
+    if (ctx.reads.owner_gone(w.topic)) out.push_back(w.topic);
   }
   return out;
 }
@@ -150,9 +151,9 @@ void get_hotkeys(const RouteContext& ctx, Call& c) {
   }
   if (!since) {
     // No list yet: the core's empty version-0 list (clients route everything normally).
-    return send_answer(*list_answer(ctx.coord.current_list(topic)), res);
+    return send_answer(*list_answer(ctx.reads.current_list(topic)), res);
   }
-  ListBoard& board = ctx.coord.board();
+  ListBoard& board = ctx.board;
   auto build = [&board, topic](const ListBoard::AnyResult& r) {
     if (r.status == ListBoard::WaitStatus::kTooManyWaiters) return too_many_waiters();
     if (r.status == ListBoard::WaitStatus::kNewer) return list_answer(r.lists.front());
@@ -251,7 +252,7 @@ void post_subscribe(const RouteContext& ctx, Call& c) {
     }
     return subscription_answer(r.lists, stale);
   };
-  auto answer = ctx.parking.wait(ctx.coord.board(), *wants, wait_ms, true, std::move(build));
+  auto answer = ctx.parking.wait(ctx.board, *wants, wait_ms, true, std::move(build));
   if (answer) send_answer(*answer, c.res);
 }
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <mutex>
 
-#include "coordinator.h"
+#include "coordinator_api.h"
 #include "metrics.h"
 #include "park_watch.h"
 #include "responses.h"
@@ -30,9 +30,9 @@ void get_ready(const RouteContext& ctx, ReadyCache& cache, Call& c) {
   // The cached answer is reused for a second, unless a write has failed since: readiness must turn
   // 503 the moment the store is known to be failing (full disk), not a second later.
   if (cache.checked_at_ms == 0 || now - cache.probed >= std::chrono::seconds(1) ||
-      (cache.status.ok && !ctx.coord.store_healthy())) {
+      (cache.status.ok && !ctx.reads.store_healthy())) {
     double latency = 0;
-    cache.status = ctx.coord.probe_store(&latency);
+    cache.status = ctx.reads.probe_store(&latency);
     if (cache.status.ok) ctx.metrics.store_write_latency(latency);  // a synced write like any
     cache.probed = now;
     cache.checked_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -48,7 +48,7 @@ void get_ready(const RouteContext& ctx, ReadyCache& cache, Call& c) {
 
 void get_cluster(const RouteContext& ctx, Call& c) {
   // Single-node mode: one member that owns every topic it knows.
-  send_json(c.res, 200, ctx.coord.placement().cluster_view().value_or(api::ClusterView{}));
+  send_json(c.res, 200, ctx.reads.cluster_view().value_or(api::ClusterView{}));
 }
 
 }  // namespace
@@ -57,7 +57,7 @@ void add_observability_routes(Routes& routes, const RouteContext& ctx) {
   Admission metrics;
   metrics.auth = Auth::kMetrics;
   routes.push_back({"GET", "/metrics", metrics, [ctx](Call& c) {
-                      ctx.metrics.set_waiters(ctx.coord.board().waiters());
+                      ctx.metrics.set_waiters(ctx.board.waiters());
                       ctx.metrics.set_parked(static_cast<double>(ctx.parking.subscriptions()),
                                              static_cast<double>(ctx.parking.connections()));
                       c.res.set_content(ctx.metrics.serialize(),

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "config.h"
-#include "coordinator.h"
+#include "coordinator_api.h"
 #include "responses.h"
 #include "routes.h"
 
@@ -33,7 +33,7 @@ void post_pin(const RouteContext& ctx, Call& c) {
     }
     ttl_s = static_cast<int64_t>(it->get<uint64_t>());
   }
-  send_operator_result(c.res, ctx.coord.pin(c.topic(), c.key, salts, ttl_s, c.reason, c.who));
+  send_operator_result(c.res, ctx.operators.pin(c.topic(), c.key, salts, ttl_s, c.reason, c.who));
 }
 
 void policy_refused(httplib::Response& res, const std::string& reason, const std::string& message) {
@@ -81,12 +81,11 @@ void post_policy(const RouteContext& ctx, Call& c) {
                           "never salted)");
   }
   if (!p.never_salt && !has_hot && !has_salts) {
-    return policy_refused(
-        c.res, "bad_policy",
-        std::string(has_never ? "never_salt false needs" : "a policy needs") +
-            " never_salt true, or hot_fraction and/or max_salts");
+    return policy_refused(c.res, "bad_policy",
+                          std::string(has_never ? "never_salt false needs" : "a policy needs") +
+                              " never_salt true, or hot_fraction and/or max_salts");
   }
-  send_operator_result(c.res, ctx.coord.set_policy(c.topic(), p, c.who));
+  send_operator_result(c.res, ctx.operators.set_policy(c.topic(), p, c.who));
 }
 
 }  // namespace
@@ -114,23 +113,23 @@ void add_operator_routes(Routes& routes, const RouteContext& ctx) {
 
   routes.push_back({"POST", topic + "/pins", write, [ctx](Call& c) { post_pin(ctx, c); }});
   routes.push_back({"DELETE", topic + "/pins", removal, [ctx](Call& c) {
-                      send_operator_result(c.res, ctx.coord.unpin(c.topic(), c.key, c.who));
+                      send_operator_result(c.res, ctx.operators.unpin(c.topic(), c.key, c.who));
                     }});
   routes.push_back({"POST", topic + "/denies", write, [ctx](Call& c) {
                       send_operator_result(c.res,
-                                           ctx.coord.deny(c.topic(), c.key, c.reason, c.who));
+                                           ctx.operators.deny(c.topic(), c.key, c.reason, c.who));
                     }});
   routes.push_back({"DELETE", topic + "/denies", removal, [ctx](Call& c) {
-                      send_operator_result(c.res, ctx.coord.allow(c.topic(), c.key, c.who));
+                      send_operator_result(c.res, ctx.operators.allow(c.topic(), c.key, c.who));
                     }});
   routes.push_back({"POST", topic + "/policies", write, [ctx](Call& c) { post_policy(ctx, c); }});
   routes.push_back({"DELETE", topic + "/policies", removal, [ctx](Call& c) {
                       send_operator_result(c.res,
-                                           ctx.coord.remove_policy(c.topic(), c.key, c.who));
+                                           ctx.operators.remove_policy(c.topic(), c.key, c.who));
                     }});
   routes.push_back({"DELETE", topic, forget, [ctx](Call& c) {
                       send_operator_result(c.res,
-                                           ctx.coord.delete_topic(c.topic(), c.reason, c.who));
+                                           ctx.operators.delete_topic(c.topic(), c.reason, c.who));
                     }});
 }
 

@@ -3,8 +3,9 @@
 #include <string_view>
 #include <utility>
 
+#include "config.h"
 #include "connection_pool.h"
-#include "coordinator.h"
+#include "coordinator_api.h"
 #include "hotkey/report.h"
 #include "hotkey/report_batch.h"
 #include "metrics.h"
@@ -34,9 +35,9 @@ std::pair<int, api::Json> ingest_one(const RouteContext& ctx,
     return {400, api::Error{std::string("bad report: ") + e.what(), ""}};
   }
   const std::string topic = report.topic;
-  CallResult r = ctx.coord.submit_report(std::move(report), wire);
+  CallResult r = ctx.reports.submit_report(std::move(report), wire);
   if (!r.ok()) return {http_status(r), error_body(r)};
-  return {200, api::ReportResult{r.duplicate, ctx.coord.list_version(topic)}};
+  return {200, api::ReportResult{r.duplicate, ctx.reads.list_version(topic)}};
 }
 
 void unsupported_type(const RouteContext& ctx, httplib::Response& res, const std::string& ct,

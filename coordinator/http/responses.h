@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "coordinator.h"
+#include "coordinator_api.h"
 #include "hotkey/api_model.h"
 
 namespace httplib {

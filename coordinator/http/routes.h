@@ -18,9 +18,12 @@
 
 namespace hotkey::coordinator {
 
-class Coordinator;
+class ListBoard;
 class Metrics;
 class ParkWatch;
+class OperatorApi;
+class Reads;
+class ReportSink;
 struct CoordinatorConfig;
 
 // The steps of the admission chain a route asks for. They run in this order, after the connection
@@ -63,9 +66,13 @@ using Routes = std::vector<Route>;
 // /v1/topics/{topic}: a Kafka topic name.
 inline constexpr std::string_view kTopicPath = R"(/v1/topics/([A-Za-z0-9._-]{1,249}))";
 
-// What the route files serve from. References outlive the server.
+// What the route files serve from: the core's interfaces (coordinator_api.h) and the board the
+// list routes' long-polls and subscriptions wait on. References outlive the server.
 struct RouteContext {
-  Coordinator& coord;
+  ReportSink& reports;
+  OperatorApi& operators;
+  Reads& reads;
+  ListBoard& board;
   Metrics& metrics;
   const CoordinatorConfig& cfg;
   ParkWatch& parking;  // parked long-polls (park_watch.h)

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "config.h"
-#include "coordinator.h"
+#include "coordinator_api.h"
 #include "responses.h"
 #include "routes.h"
 
@@ -47,7 +47,7 @@ api::Json effective_settings_json(const CoordinatorConfig& cfg, const TopicSumma
 // false when this member owns the topic (or in single-node mode).
 bool proxy_to_owner(const RouteContext& ctx, const httplib::Request& req, httplib::Response& res,
                     const std::string& topic, const std::string& target) {
-  const std::string url = ctx.coord.placement().owner_url(topic);
+  const std::string url = ctx.reads.owner_url(topic);
   if (url.empty()) return false;
   httplib::Client owner(url);
   owner.set_connection_timeout(2, 0);
@@ -72,9 +72,9 @@ bool proxy_to_owner(const RouteContext& ctx, const httplib::Request& req, httpli
 // (the lists topic, which every member tails) and the pins and denies it applied.
 api::TopicSummary summary_without_owner(const RouteContext& ctx, const std::string& topic) {
   api::TopicSummary t;
-  if (auto s = ctx.coord.topic(topic)) t = to_api(*s);
+  if (auto s = ctx.reads.topic(topic)) t = to_api(*s);
   t.topic = topic;
-  if (auto pub = ctx.coord.board().get(topic)) {
+  if (auto pub = ctx.reads.published(topic)) {
     const HotKeyList& list = pub->list;
     t.partitions = list.partitions;
     t.hash = std::string(to_string(list.hash));
@@ -114,15 +114,15 @@ std::optional<api::TopicsAnswer> ask_member(const std::string& url, const httpli
 // nobody owns: pins only) from what this member knows of it.
 void get_topics(const RouteContext& ctx, Call& c) {
   api::TopicsAnswer answer;
-  const std::optional<api::ClusterView> view = ctx.coord.placement().cluster_view();
+  const std::optional<api::ClusterView> view = ctx.reads.cluster_view();
   if (!view || !view->cluster()) {
-    for (const auto& s : ctx.coord.topics()) answer.topics.push_back(to_api(s));
+    for (const auto& s : ctx.reads.topics()) answer.topics.push_back(to_api(s));
     return send_json(c.res, 200, answer);
   }
   std::map<std::string, api::TopicSummary> by_topic;
-  std::vector<TopicSummary> local = ctx.coord.topics();
+  std::vector<TopicSummary> local = ctx.reads.topics();
   for (const auto& s : local) {
-    if (!ctx.coord.placement().owns(s.topic)) continue;
+    if (!ctx.reads.owns(s.topic)) continue;
     api::TopicSummary t = to_api(s);
     t.owner = view->url;
     by_topic[s.topic] = std::move(t);
@@ -168,19 +168,19 @@ void get_topic(const RouteContext& ctx, Call& c) {
   const std::string topic = c.topic();
   // Cluster mode: window, loads and plan are the owner's; answer with its answer.
   if (proxy_to_owner(ctx, c.req, c.res, topic, c.req.path)) return;
-  auto s = ctx.coord.topic(topic);
+  auto s = ctx.reads.topic(topic);
   if (!s) return send_error(c.res, 404, "unknown topic '" + topic + "'");
   api::TopicDetail detail;
   detail.summary = to_api(*s);
-  if (auto p = ctx.coord.pins(topic)) {
+  if (auto p = ctx.reads.pins(topic)) {
     for (const auto& [k, pin] : *p) detail.pinned.push_back(pin);
   }
-  if (auto d = ctx.coord.denies(topic)) {
+  if (auto d = ctx.reads.denies(topic)) {
     for (const auto& [k, deny] : *d) detail.denied.push_back(deny);
   }
-  detail.partition_load = ctx.coord.partition_load(topic).value_or(std::vector<double>{});
+  detail.partition_load = ctx.reads.partition_load(topic).value_or(std::vector<double>{});
   detail.settings = effective_settings_json(ctx.cfg, *s);
-  detail.rejected = ctx.coord.rejections(topic).value_or(std::vector<api::Rejection>{});
+  detail.rejected = ctx.reads.rejections(topic).value_or(std::vector<api::Rejection>{});
   send_json(c.res, 200, detail);
 }
 
@@ -193,12 +193,12 @@ void get_top(const RouteContext& ctx, Call& c) {
   n = std::min<uint64_t>(n, 1000);
   // Cluster mode: only the owner has the topic's window; answer with its answer.
   if (proxy_to_owner(ctx, c.req, c.res, topic, c.req.path + "?n=" + std::to_string(n))) return;
-  auto top = ctx.coord.top(topic, n);
+  auto top = ctx.reads.top(topic, n);
   if (!top) return send_error(c.res, 404, "unknown topic '" + topic + "'");
   api::TopAnswer answer;
   answer.topic = topic;
   for (const auto& e : *top) answer.items.push_back(e);
-  if (auto s = ctx.coord.topic(topic)) {
+  if (auto s = ctx.reads.topic(topic)) {
     answer.rate = s->rate;
     answer.window_total = s->window_total;
   }
@@ -207,7 +207,7 @@ void get_top(const RouteContext& ctx, Call& c) {
 
 void get_pins(const RouteContext& ctx, Call& c) {
   api::PinsAnswer answer;
-  if (auto pins = ctx.coord.pins(c.topic())) {
+  if (auto pins = ctx.reads.pins(c.topic())) {
     for (const auto& [k, p] : *pins) answer.pins.push_back(p);
   }
   send_json(c.res, 200, answer);
@@ -215,7 +215,7 @@ void get_pins(const RouteContext& ctx, Call& c) {
 
 void get_policies(const RouteContext& ctx, Call& c) {
   api::PoliciesAnswer answer;
-  if (auto policies = ctx.coord.policies(c.topic())) {
+  if (auto policies = ctx.reads.policies(c.topic())) {
     for (const auto& [prefix, p] : *policies) answer.policies.push_back(p);
   }
   send_json(c.res, 200, answer);
@@ -223,7 +223,7 @@ void get_policies(const RouteContext& ctx, Call& c) {
 
 void get_denies(const RouteContext& ctx, Call& c) {
   api::DeniesAnswer answer;
-  if (auto denies = ctx.coord.denies(c.topic())) {
+  if (auto denies = ctx.reads.denies(c.topic())) {
     for (const auto& [k, d] : *denies) answer.denies.push_back(d);
   }
   send_json(c.res, 200, answer);

@@ -24,21 +24,22 @@ using namespace kafka;
 // The cluster's placement: ownership from the lists writer, operator writes through the state
 // log, reports through the relay, owners of other topics from the tailer.
 struct KafkaCluster::Parts final : Placement {
-  Parts(const CoordinatorConfig& c, Coordinator& coord, LogSink& log_sink,
-        std::string advertised_url)
+  Parts(const CoordinatorConfig& c, ReportSink& reports, const Reads& core_reads,
+        Ownership& core_ownership, StateStore& store, LogSink& log_sink, std::string advertised_url)
       : config(c),
-        coordinator(coord),
+        reads(core_reads),
+        ownership(core_ownership),
         log(log_sink),
         url(std::move(advertised_url)),
         writer(c.cluster, log, this->url),
-        relay(c, coord),
-        state(c.cluster, coord, log, this->url, stop_flag),
-        tailer(c, coord, writer, this->url, stop_flag),
+        relay(c, reports, ownership),
+        tailer(c, ownership, writer, this->url, stop_flag),
+        state(c.cluster, ownership, reads, store, writer, tailer, log, this->url, stop_flag),
         takeover(
-            c, coord, log, handles, writer, stop_flag,
+            c, ownership, log, handles, writer, stop_flag,
             [this](const std::string& topic, uint64_t version) { deleted(topic, version, 0); },
             [this] { return membership.member_id(); }, [this] { return membership.generation(); }),
-        membership(c, coord, log, handles, writer, relay, takeover, stop_flag) {}
+        membership(c, ownership, log, handles, writer, relay, takeover, stop_flag) {}
 
   bool owns(const std::string& topic) const override { return writer.owns(topic); }
   uint64_t version_floor(const std::string& topic) const override {
@@ -89,7 +90,7 @@ struct KafkaCluster::Parts final : Placement {
     std::set_symmetric_difference(gone.begin(), gone.end(), gone_partitions.begin(),
                                   gone_partitions.end(), std::inserter(changed, changed.end()));
     gone_partitions = std::move(gone);
-    coordinator.board().nudge([&](std::string_view topic) {
+    ownership.nudge_readers([&](std::string_view topic) {
       return changed.contains(writer.partition_of(std::string(topic)));
     });
   }
@@ -143,7 +144,7 @@ struct KafkaCluster::Parts final : Placement {
     v.members.assign(live.begin(), live.end());
     v.owners = tailer.owners();
     // This member's own view of what it owns wins over the tailer's (which lags).
-    for (const auto& s : coordinator.topics()) {
+    for (const auto& s : reads.topics()) {
       if (writer.owns(s.topic)) v.owners[s.topic] = url;
     }
     v.url = url;
@@ -159,7 +160,8 @@ struct KafkaCluster::Parts final : Placement {
   }
 
   const CoordinatorConfig& config;
-  Coordinator& coordinator;
+  const Reads& reads;
+  Ownership& ownership;
   LogSink& log;
   const std::string url;
   int32_t partitions = 0;
@@ -169,8 +171,8 @@ struct KafkaCluster::Parts final : Placement {
   Handles handles;
   ListsWriter writer;
   ReportRelay relay;
-  StateLog state;
   ListsTailer tailer;
+  StateLog state;
   Takeover takeover;
   Membership membership;
   std::thread loop_thread;
@@ -182,9 +184,13 @@ struct KafkaCluster::Parts final : Placement {
   std::thread state_thread;
 };
 
-KafkaCluster::KafkaCluster(const CoordinatorConfig& config, Coordinator& coordinator, LogSink& log,
+KafkaCluster::KafkaCluster(const CoordinatorConfig& config, ReportSink& reports, const Reads& reads,
+                           Ownership& ownership, StateStore& store, LogSink& log,
                            std::string advertised_url)
-    : parts_(std::make_unique<Parts>(config, coordinator, log, std::move(advertised_url))) {}
+    : parts_(std::make_unique<Parts>(config, reports, reads, ownership, store, log,
+                                     std::move(advertised_url))) {}
+
+Placement& KafkaCluster::placement() { return *parts_; }
 
 KafkaCluster::~KafkaCluster() { stop(); }
 
@@ -202,7 +208,6 @@ bool KafkaCluster::start(std::string* error) {
   d.relay.attach(d.handles.producer, layout.partitions);
   d.state.attach(d.handles.producer, d.handles.state, layout.state_partitions);
   d.tailer.attach(d.handles.tailer, layout.partitions);
-  d.coordinator.set_placement(d);
   // Operator state first: a member that takes over a topic plans with every pin it can know.
   d.state.resume();
   if (!d.state.seed(error)) return false;

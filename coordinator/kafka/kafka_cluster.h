@@ -20,23 +20,31 @@
 #include <memory>
 #include <string>
 
-#include "coordinator.h"
+#include "config.h"
+#include "coordinator_api.h"
+#include "log_sink.h"
+#include "state_store.h"
 
 namespace hotkey::coordinator {
 
 class KafkaCluster {
  public:
+  // The core as the cluster's roles see it: reports read from the reports topic go to
+  // `reports`, ownership and shared operator writes to `ownership`, the seed and GET
+  // /v1/cluster read `reads`; the state topic's checkpoints are kept in `store` (the core's).
   // `advertised_url` is how the other members and operators reach this coordinator's HTTP API.
   // Log events go to `log`.
-  KafkaCluster(const CoordinatorConfig& config, Coordinator& coordinator, LogSink& log,
-               std::string advertised_url);
+  KafkaCluster(const CoordinatorConfig& config, ReportSink& reports, const Reads& reads,
+               Ownership& ownership, StateStore& store, LogSink& log, std::string advertised_url);
   ~KafkaCluster();
   KafkaCluster(const KafkaCluster&) = delete;
   KafkaCluster& operator=(const KafkaCluster&) = delete;
 
-  // Connects, installs itself as the coordinator's placement, checks the internal topics (creating
-  // them when missing and the broker supports CreateTopics) and joins the group. False and
-  // *error (what is wrong and what to do) when it cannot.
+  // The core's placement in cluster mode (Coordinator::set_placement, before start()).
+  Placement& placement();
+  // Connects, checks the internal topics (creating them when missing and the broker supports
+  // CreateTopics) and joins the group. False and *error (what is wrong and what to do) when it
+  // cannot.
   bool start(std::string* error);
   // Leaves the group (the partitions move to the other members) and flushes.
   void stop();

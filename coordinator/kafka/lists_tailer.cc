@@ -47,8 +47,8 @@ void ListsTailer::run() {
           std::string text(static_cast<const char*>(m->payload), m->len);
           auto pub =
               std::make_shared<PublishedList>(PublishedList{std::move(list), std::move(text)});
-          coordinator_.board().publish_if_newer(pub);
-          coordinator_.list_followed(pub->list);
+          ownership_.follow_list(pub);
+          shown(pub->list);
         }
       } catch (const std::exception&) {
         // Not a list any client would accept: ignored the same way.
@@ -95,10 +95,44 @@ void ListsTailer::on_tombstone(const std::string& topic) {
     last = it->second.version;
     it->second.member.clear();
   }
-  auto pub = coordinator_.board().get(topic);
-  if (pub && pub->list.version <= last && !writer_.owns(topic)) {
-    coordinator_.board().unpublish(topic);
+  ownership_.unfollow_list(topic, last);
+}
+
+void ListsTailer::shown(const HotKeyList& list) {
+  {
+    std::lock_guard lock(mu_);
+    const auto [begin, end] = waits_.equal_range(list.topic);
+    if (begin == end) return;
+    for (auto it = begin; it != end; ++it) {
+      ChangeWait& w = *it->second;
+      if (w.shown == 0 && list_shows_change(list, w.action, w.key)) w.shown = list.version;
+    }
   }
+  listed_.notify_all();
+}
+
+std::shared_ptr<ListsTailer::ChangeWait> ListsTailer::begin_wait(std::string topic,
+                                                                 std::string action,
+                                                                 std::string key) {
+  auto w = std::make_shared<ChangeWait>(
+      ChangeWait{std::move(topic), std::move(action), std::move(key), 0});
+  std::lock_guard lock(mu_);
+  waits_.emplace(w->topic, w);
+  return w;
+}
+
+uint64_t ListsTailer::end_wait(const std::shared_ptr<ChangeWait>& w,
+                               std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  listed_.wait_for(lock, timeout, [&] { return w->shown > 0 || stop_.load(); });
+  const auto [begin, end] = waits_.equal_range(w->topic);
+  for (auto it = begin; it != end; ++it) {
+    if (it->second == w) {
+      waits_.erase(it);
+      break;
+    }
+  }
+  return w->shown;
 }
 
 std::string ListsTailer::owner_elsewhere(const std::string& topic) const {

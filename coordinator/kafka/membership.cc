@@ -52,7 +52,7 @@ void Membership::run() {
     rd_kafka_poll(handles_.producer, 0);
     const auto now = Steady::now();
     if (now >= next_republish) {
-      for (const auto& list : coordinator_.published_lists()) writer_.publish(list);
+      ownership_.republish();
       next_republish = now + std::chrono::milliseconds(cc_.republish_interval_ms);
     }
   }
@@ -101,11 +101,9 @@ void Membership::run() {
 }
 
 void Membership::release_topics(const std::vector<int32_t>& parts) {
-  for (const auto& s : coordinator_.topics()) {
-    if (std::find(parts.begin(), parts.end(), writer_.partition_of(s.topic)) != parts.end()) {
-      coordinator_.release_topic(s.topic);
-    }
-  }
+  ownership_.release_topics([&](const std::string& topic) {
+    return std::find(parts.begin(), parts.end(), writer_.partition_of(topic)) != parts.end();
+  });
 }
 
 void Membership::lose_ownership(const std::vector<int32_t>& parts) {

@@ -17,9 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "coordinator.h"
+#include "config.h"
+#include "coordinator_api.h"
 #include "kafka_io.h"
 #include "lists_writer.h"
+#include "log_sink.h"
 #include "report_relay.h"
 #include "takeover.h"
 
@@ -27,12 +29,12 @@ namespace hotkey::coordinator::kafka {
 
 class Membership {
  public:
-  Membership(const CoordinatorConfig& config, Coordinator& coordinator, LogSink& log,
+  Membership(const CoordinatorConfig& config, Ownership& ownership, LogSink& log,
              const Handles& handles, ListsWriter& writer, ReportRelay& relay, Takeover& takeover,
              const std::atomic<bool>& stop)
       : config_(config),
         cc_(config.cluster),
-        coordinator_(coordinator),
+        ownership_(ownership),
         log_(log),
         handles_(handles),
         writer_(writer),
@@ -62,7 +64,7 @@ class Membership {
 
   const CoordinatorConfig& config_;
   const ClusterConfig& cc_;
-  Coordinator& coordinator_;
+  Ownership& ownership_;
   LogSink& log_;
   const Handles& handles_;
   ListsWriter& writer_;

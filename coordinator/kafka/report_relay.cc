@@ -53,7 +53,7 @@ bool ReportRelay::reported_before_delete(const std::string& topic, const rd_kafk
   if (it == deleted_at_.end()) {
     if (deleted_at_.size() >= 100000) deleted_at_.clear();  // topic names are unbounded
     int64_t at = 0;
-    coordinator_.deleted_version(topic, &at);
+    ownership_.deleted_version(topic, &at);
     it = deleted_at_.emplace(topic, at).first;
   }
   return ts <= it->second;
@@ -86,7 +86,7 @@ void ReportRelay::ingest(const rd_kafka_message_t* m) {
     skipped_.fetch_add(1);
     return;
   }
-  CallResult res = coordinator_.ingest(std::move(r));
+  CallResult res = reports_.ingest(std::move(r));
   if (res.ok()) {
     ingested_.fetch_add(1);
   } else {

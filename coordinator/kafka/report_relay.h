@@ -13,14 +13,18 @@
 #include <string>
 #include <string_view>
 
-#include "coordinator.h"
+#include "config.h"
+#include "coordinator_api.h"
+#include "log_sink.h"
 
 namespace hotkey::coordinator::kafka {
 
 class ReportRelay {
  public:
-  ReportRelay(const CoordinatorConfig& config, Coordinator& coordinator)
-      : config_(config), coordinator_(coordinator) {}
+  // Reports read from the reports topic go to `reports`; when a topic was deleted, `ownership`
+  // says.
+  ReportRelay(const CoordinatorConfig& config, ReportSink& reports, const Ownership& ownership)
+      : config_(config), reports_(reports), ownership_(ownership) {}
   // Before any other call: the producer and the reports topic's partition count.
   void attach(rd_kafka_t* producer, int32_t partitions) {
     producer_ = producer;
@@ -46,7 +50,8 @@ class ReportRelay {
   bool reported_before_delete(const std::string& topic, const rd_kafka_message_t* m);
 
   const CoordinatorConfig& config_;
-  Coordinator& coordinator_;
+  ReportSink& reports_;
+  const Ownership& ownership_;
   rd_kafka_t* producer_ = nullptr;
   int32_t partitions_ = 0;
 

@@ -89,6 +89,19 @@ std::string seeded_name(const std::string& topic) { return "cluster/state_seeded
 }  // namespace
 
 CallResult StateLog::write(const OperatorOp& op) {
+  // Pins and denies show in the list itself: on a member that does not own the topic, the
+  // answer names the version of the owner's first list that shows the write in force (read from
+  // the lists topic by the tailer), waited for from before the record is written.
+  const bool listed = op.op == "pin" || op.op == "unpin" || op.op == "deny" || op.op == "allow";
+  std::shared_ptr<ListsTailer::ChangeWait> owners_list =
+      listed ? tailer_.begin_wait(op.topic, op.op, op.key) : nullptr;
+  struct EndWait {
+    ListsTailer& tailer;
+    std::shared_ptr<ListsTailer::ChangeWait>& w;
+    ~EndWait() {
+      if (w) tailer.end_wait(w, std::chrono::milliseconds(0));
+    }
+  } end_wait{tailer_, owners_list};
   const Sent sent =
       produce_and_wait(producer_, cc_.state_topic, RD_KAFKA_PARTITION_UA, record_key(op),
                        encode_record(op), kMemberHeader, member_url_, kStateAckTimeout);
@@ -107,55 +120,33 @@ CallResult StateLog::write(const OperatorOp& op) {
     }
     return r;
   }
-  // Acknowledged. Answer once this member applied it, so a read that follows sees it.
+  // Acknowledged. Answer once this member applied it, so a read that follows sees it; the
+  // apply's answer carries the version of the list on the board here and whether it shows the
+  // write.
   const std::pair<int32_t, int64_t> at{sent.partition, sent.offset};
-  std::unique_lock lock(mu_);
-  const bool applied =
-      cv_.wait_for(lock, kStateApplyTimeout, [&] { return next_[at.first] > at.second; });
-  if (applied) {
-    auto it = results_.find(at);
-    if (it != results_.end()) {
-      r = it->second;
-      results_.erase(it);
+  {
+    std::unique_lock lock(mu_);
+    const bool applied =
+        cv_.wait_for(lock, kStateApplyTimeout, [&] { return next_[at.first] > at.second; });
+    if (applied) {
+      auto it = results_.find(at);
+      if (it != results_.end()) {
+        r = it->second;
+        results_.erase(it);
+      }
     }
   }
-  if (r.ok()) {
-    auto pub = coordinator_.board().get(op.topic);
-    r.version = std::max(r.version, pub ? pub->list.version : 0);
-    // Pins and denies show in the list itself; other writes (a delete, a policy) answer with the
-    // newest version known here.
-    const bool listed = op.op == "pin" || op.op == "unpin" || op.op == "deny" || op.op == "allow";
-    if (listed && !coordinator_.placement().owns(op.topic) &&
-        !coordinator_.placement().owner_url(op.topic).empty()) {
-      r.version = owners_version(op, r.version);
-    }
+  if (r.ok() && listed && !r.shown && !writer_.owns(op.topic) &&
+      !tailer_.owner_elsewhere(op.topic).empty()) {
+    // The owner applies the record as this member does and publishes the change at once; its
+    // list reaches this member through the lists topic (one fetch, well under 2 s). Not longer:
+    // while brokers fail (leaders moving, requests refused) every write through a member that
+    // does not own its topic would wait the whole bound.
+    constexpr auto kOwnerWait = std::chrono::seconds(2);
+    r.version = std::max(r.version, tailer_.end_wait(owners_list, kOwnerWait));
+    owners_list = nullptr;
   }
   return r;
-}
-
-uint64_t StateLog::owners_version(const OperatorOp& op, uint64_t known) {
-  // The owner applies the record as this member does and publishes the change at once; its list
-  // reaches this member through the lists topic (one fetch, well under 2 s). Not longer: while
-  // brokers fail (leaders moving, requests refused) every write through a member that does not
-  // own its topic would wait the whole bound.
-  constexpr auto kOwnerWait = std::chrono::seconds(2);
-  const auto deadline = Steady::now() + kOwnerWait;
-  std::shared_ptr<const PublishedList> pub = coordinator_.board().get(op.topic);
-  while (!pub || !list_shows_change(pub->list, op.op, op.key)) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
-    if (left.count() <= 0) return known;
-    const uint64_t since = pub ? pub->list.version : 0;
-    ListBoard::WaitResult w = coordinator_.board().wait_newer(op.topic, since, left);
-    if (w.status == ListBoard::WaitStatus::kTooManyWaiters) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      pub = coordinator_.board().get(op.topic);
-      continue;
-    }
-    if (w.status != ListBoard::WaitStatus::kNewer) return known;
-    pub = w.list;
-  }
-  return std::max(known, pub->list.version);
 }
 
 bool StateLog::apply(bool until_end, Steady::time_point deadline) {
@@ -199,12 +190,12 @@ void StateLog::apply_record(const rd_kafka_message_t* m) {
   try {
     if (!m->payload) throw std::invalid_argument("tombstone");
     OperatorOp op = decode_record(std::string_view(static_cast<const char*>(m->payload), m->len));
-    r = coordinator_.apply_operator(op, checkpoint);
+    r = ownership_.apply_operator(op, checkpoint);
   } catch (const std::exception& e) {
     // Not a record this version understands: skipped, and the checkpoint moves past it.
     StoreBatch b;
     checkpoint(b);
-    coordinator_.store().write(b);
+    store_.write(b);
     log_now(log_, {{"level", "warn"},
                    {"event", "state_record_skipped"},
                    {"partition", p},
@@ -224,23 +215,23 @@ void StateLog::apply_record(const rd_kafka_message_t* m) {
 void StateLog::resume() {
   // A data directory that never applied a state record starts in cluster mode for the first
   // time: what it holds (a single node's pins and denies) is seeded after the resume.
-  const auto seeded = coordinator_.store().meta(seeded_name(cc_.state_topic));
+  const auto seeded = store_.meta(seeded_name(cc_.state_topic));
   bool member_before = false;
   for (int32_t p = 0; p < partitions_; ++p) {
-    member_before |= coordinator_.store().meta(checkpoint_name(cc_.state_topic, p)).has_value();
+    member_before |= store_.meta(checkpoint_name(cc_.state_topic, p)).has_value();
   }
   seeding_ = seeded ? *seeded == "pending" : !member_before;
   if (seeding_ && !seeded) {
     StoreBatch b;
     b.put_meta(seeded_name(cc_.state_topic), "pending");
-    coordinator_.store().write(b);
+    store_.write(b);
   }
   collect_keys_ = seeding_;
   PartitionList parts(partitions_);
   json from = json::object();
   for (int32_t p = 0; p < partitions_; ++p) {
     int64_t next = RD_KAFKA_OFFSET_BEGINNING;
-    if (auto v = coordinator_.store().meta(checkpoint_name(cc_.state_topic, p))) {
+    if (auto v = store_.meta(checkpoint_name(cc_.state_topic, p))) {
       try {
         next = std::stoll(*v);
       } catch (const std::exception&) {
@@ -286,7 +277,7 @@ bool StateLog::seed(std::string* error) {
   const int64_t now = wall_ms();
   std::vector<OperatorOp> ops;
   size_t in_topic = 0;
-  for (const TopicSummary& s : coordinator_.topics()) {
+  for (const TopicSummary& s : reads_.topics()) {
     auto add = [&](OperatorOp op) {
       if (keys_in_topic_.contains(record_key(op))) {
         ++in_topic;
@@ -294,17 +285,16 @@ bool StateLog::seed(std::string* error) {
       }
       ops.push_back(std::move(op));
     };
-    for (const auto& [key, d] :
-         coordinator_.denies(s.topic).value_or(std::map<std::string, Deny>{})) {
+    for (const auto& [key, d] : reads_.denies(s.topic).value_or(std::map<std::string, Deny>{})) {
       add(OperatorOp{"deny", s.topic, key, 0, 0, 0, d.reason, d.by, d.created_at_ms});
     }
-    for (const auto& [key, p] : coordinator_.pins(s.topic).value_or(std::map<std::string, Pin>{})) {
+    for (const auto& [key, p] : reads_.pins(s.topic).value_or(std::map<std::string, Pin>{})) {
       if (p.expires_at_ms != 0 && p.expires_at_ms <= now) continue;
       const int64_t ttl_s = p.expires_at_ms == 0 ? 0 : (p.expires_at_ms - now + 999) / 1000;
       add(OperatorOp{"pin", s.topic, key, p.salts, ttl_s, p.expires_at_ms, p.reason, p.by,
                      p.created_at_ms});
     }
-    for (const auto& [prefix, r] : coordinator_.policies(s.topic).value_or(Policies{})) {
+    for (const auto& [prefix, r] : reads_.policies(s.topic).value_or(Policies{})) {
       OperatorOp op{"policy_add", s.topic, prefix,         r.max_salts, 0, 0,
                     r.reason,     r.by,    r.created_at_ms};
       op.never_salt = r.never_salt;
@@ -349,7 +339,7 @@ bool StateLog::seed(std::string* error) {
   }
   StoreBatch b;
   b.put_meta(seeded_name(cc_.state_topic), "done");
-  coordinator_.store().write(b);
+  store_.write(b);
   seeding_ = false;
   keys_in_topic_.clear();
   log_now(log_, {{"level", "info"},

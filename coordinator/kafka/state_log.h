@@ -1,7 +1,10 @@
 // The state topic (docs/CLUSTER.md, "Operator state"): operator writes (pin, unpin, deny, allow,
 // delete_topic) as records every member applies in order to its own store, with the applied
-// offset checkpointed in the same store batch. Thread-safe: write() and request_delete() from
-// any thread; resume() once at start, then run() on one thread until the stop flag is set.
+// offset checkpointed in the same store batch. A write through this member crosses into the core
+// once (Ownership::apply_operator, on the state thread); who owns the topic and the owner's list
+// that shows the write come from the lists writer and tailer. Thread-safe: write() and
+// request_delete() from any thread; resume() once at start, then run() on one thread until the
+// stop flag is set.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
@@ -16,16 +19,28 @@
 #include <string>
 #include <utility>
 
-#include "coordinator.h"
+#include "cluster_config.h"
+#include "coordinator_api.h"
+#include "lists_tailer.h"
+#include "lists_writer.h"
+#include "log_sink.h"
+#include "state_store.h"
 
 namespace hotkey::coordinator::kafka {
 
 class StateLog {
  public:
-  StateLog(const ClusterConfig& cc, Coordinator& coordinator, LogSink& log, std::string member_url,
+  // Records are applied through `ownership`; checkpoints and the seed's marks are kept in
+  // `store`; the seed reads this member's pins, denies and policies from `reads`.
+  StateLog(const ClusterConfig& cc, Ownership& ownership, const Reads& reads, StateStore& store,
+           const ListsWriter& writer, ListsTailer& tailer, LogSink& log, std::string member_url,
            const std::atomic<bool>& stop)
       : cc_(cc),
-        coordinator_(coordinator),
+        ownership_(ownership),
+        reads_(reads),
+        store_(store),
+        writer_(writer),
+        tailer_(tailer),
         log_(log),
         member_url_(std::move(member_url)),
         stop_(stop) {}
@@ -50,7 +65,7 @@ class StateLog {
   void run() { apply(false, std::chrono::steady_clock::time_point::max()); }
   // An operator write: acknowledged once Kafka has it (acks=all) and this member applied it;
   // the answer is the apply's result, with the version that shows the change (on a member that
-  // does not own the topic, the owner's list with it: owners_version).
+  // does not own the topic, the owner's first list with it, read by the tailer).
   CallResult write(const OperatorOp& op);
   // The owner's idle expiry: the delete_topic record is written without waiting, at most once
   // per topic every 30 s until a member applied it.
@@ -63,12 +78,13 @@ class StateLog {
   // taken at the start are reached (or the deadline passes: false).
   bool apply(bool until_end, std::chrono::steady_clock::time_point deadline);
   void apply_record(const rd_kafka_message_t* m);
-  // On a member that does not own op.topic: the version of the owner's first list that shows
-  // `op` in force (read from the lists topic), waited for up to 2 s; `known` when none came.
-  uint64_t owners_version(const OperatorOp& op, uint64_t known);
 
   const ClusterConfig& cc_;
-  Coordinator& coordinator_;
+  Ownership& ownership_;
+  const Reads& reads_;
+  StateStore& store_;
+  const ListsWriter& writer_;
+  ListsTailer& tailer_;
   LogSink& log_;
   const std::string member_url_;
   const std::atomic<bool>& stop_;

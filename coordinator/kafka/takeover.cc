@@ -131,12 +131,12 @@ void Takeover::own(int32_t p, const PartitionLists& pl) {
     // The list of a topic deleted since (its owner then did not write the tombstone: it
     // lost the partition first): not adopted, and tombstoned now.
     const uint64_t gone =
-        std::max(coordinator_.deleted_version(topic), writer_.deleted_version(topic));
+        std::max(ownership_.deleted_version(topic), writer_.deleted_version(topic));
     if (list.version <= gone) {
       stale_list_(topic, gone);
       continue;
     }
-    coordinator_.adopt_list(list);
+    ownership_.adopt_list(list);
     ++adopted;
   }
   log_now(log_, {{"level", "info"},

@@ -20,10 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "coordinator.h"
+#include "config.h"
+#include "coordinator_api.h"
 #include "hotkey/hotkey_list.h"
 #include "kafka_io.h"
 #include "lists_writer.h"
+#include "log_sink.h"
 
 namespace hotkey::coordinator::kafka {
 
@@ -32,13 +34,13 @@ class Takeover {
   // `stale_list(topic, version)`: a list found on an assigned lists partition belongs to a topic
   // deleted since (at `version`); the owner tombstones it. `member_id()`: the group member id
   // the heartbeats carry. `generation()`: for the log.
-  Takeover(const CoordinatorConfig& config, Coordinator& coordinator, LogSink& log,
+  Takeover(const CoordinatorConfig& config, Ownership& ownership, LogSink& log,
            const Handles& handles, ListsWriter& writer, const std::atomic<bool>& stop,
            std::function<void(const std::string& topic, uint64_t version)> stale_list,
            std::function<std::string()> member_id, std::function<uint64_t()> generation)
       : config_(config),
         cc_(config.cluster),
-        coordinator_(coordinator),
+        ownership_(ownership),
         log_(log),
         handles_(handles),
         writer_(writer),
@@ -84,7 +86,7 @@ class Takeover {
 
   const CoordinatorConfig& config_;
   const ClusterConfig& cc_;
-  Coordinator& coordinator_;
+  Ownership& ownership_;
   LogSink& log_;
   const Handles& handles_;  // its reader: assign() only, no group
   ListsWriter& writer_;

@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<HttpServer> server_owner;
   try {
-    server_owner = std::make_unique<HttpServer>(*coordinator, metrics);
+    server_owner = std::make_unique<HttpServer>(
+        HttpCore{*coordinator, *coordinator, *coordinator, coordinator->board(), *config}, metrics);
   } catch (const std::invalid_argument& e) {
     log_line({{"level", "fatal"}, {"event", "tls_setup_failed"}, {"error", e.what()}});
     std::cerr << "hotkey-coordinator: " << e.what() << "\n";
@@ -114,7 +115,9 @@ int main(int argc, char** argv) {
       url = std::string(config->tls() ? "https://" : "http://") + config->listen_host + ":" +
             std::to_string(server.port());
     }
-    cluster = std::make_unique<KafkaCluster>(*config, *coordinator, log, url);
+    cluster = std::make_unique<KafkaCluster>(*config, *coordinator, *coordinator, *coordinator,
+                                             *store, log, url);
+    coordinator->set_placement(cluster->placement());
     if (!cluster->start(&error)) {
       log_line({{"level", "fatal"}, {"event", "cluster_start_failed"}, {"error", error}});
       std::cerr << "hotkey-coordinator: " << error << "\n";

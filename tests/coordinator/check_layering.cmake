@@ -11,6 +11,9 @@
 # - A folder includes headers of its own and of the folders below it only:
 #   core <- store, metrics, kafka; metrics <- http; everything <- service. So no two folders
 #   include each other.
+# - The transports (http/, kafka/) and metrics/ see the core through its interfaces by audience
+#   (core/coordinator_api.h): none includes coordinator.h, the Coordinator class, nor calls
+#   store() or board() on it.
 # cmake -DCXX=... -DCOORDINATOR_DIR=... -DCOMMON_INCLUDE=... -P check_layering.cmake
 set(CORE_DIR ${COORDINATOR_DIR}/core)
 file(GLOB headers ${CORE_DIR}/*.h)
@@ -82,6 +85,19 @@ foreach(folder IN LISTS folders)
                "${allowed_${folder}}")
       endif()
     endforeach()
+  endforeach()
+endforeach()
+
+foreach(folder http kafka metrics)
+  file(GLOB files ${COORDINATOR_DIR}/${folder}/*.h ${COORDINATOR_DIR}/${folder}/*.cc)
+  foreach(f IN LISTS files)
+    file(READ ${f} text)
+    string(REGEX REPLACE "//[^\n]*" "" text "${text}")
+    if(text MATCHES "#include \"coordinator\\.h\"" OR text MATCHES "[^A-Za-z_]Coordinator[ ]*&"
+       OR text MATCHES "\\.(store|board)\\(\\)")
+      string(APPEND failed "\n${f} reaches the Coordinator itself (coordinator.h, Coordinator&, "
+             "store() or board()): ${folder}/ takes the core's interfaces (coordinator_api.h)")
+    endif()
   endforeach()
 endforeach()
 

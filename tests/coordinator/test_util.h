@@ -65,7 +65,8 @@ class Harness {
     metrics_ = std::make_unique<Metrics>();
     coord_ = std::make_unique<Coordinator>(config_, *store_, *metrics_, clock_, log_);
     if (http_) {
-      server_ = std::make_unique<HttpServer>(*coord_, *metrics_);
+      server_ = std::make_unique<HttpServer>(
+          HttpCore{*coord_, *coord_, *coord_, coord_->board(), coord_->config()}, *metrics_);
       if (!server_->bind("127.0.0.1", 0, &error)) throw std::runtime_error(error);
       server_->start();
     }
