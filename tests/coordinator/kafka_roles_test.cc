@@ -1,0 +1,571 @@
+// The cluster's Kafka roles (coordinator/kafka/) one at a time, against the core's interfaces
+// (coordinator_api.h) played by a recording fake, over librdkafka's mock cluster (real Kafka
+// protocol on loopback TCP; a fast transport, as docs/CLUSTER.md "Tests" allows). What only a
+// real broker shows stays in tests/cluster/ (label "cluster"). Each test drives one role: the
+// report relay, the lists tailer, the state log (a write through a member that does not own its
+// topic), the takeover, and the membership's republish and release.
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coordinator_api.h"
+#include "hotkey/hotkey_list.h"
+#include "hotkey/kafka_contract.h"
+#include "hotkey/report.h"
+#include "kafka_io.h"
+#include "lists_tailer.h"
+#include "lists_writer.h"
+#include "membership.h"
+#include "report_relay.h"
+#include "state_log.h"
+#include "store.h"
+#include "support/eventually.h"
+#include "support/lists.h"
+#include "support/reports.h"
+#include "support/temp_dir.h"
+#include "takeover.h"
+
+namespace hotkey::coordinator {
+namespace {
+
+using namespace std::chrono_literals;
+using test_support::eventually;
+
+constexpr int32_t kPartitions = 4;
+
+// librdkafka's mock cluster with the coordinator's three internal topics.
+class MockKafka {
+ public:
+  MockKafka() {
+    char errstr[256];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "log_level", "3", errstr, sizeof(errstr));
+    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (rk_ == nullptr) throw std::runtime_error(errstr);
+    mc_ = rd_kafka_mock_cluster_new(rk_, 1);
+    if (mc_ == nullptr) throw std::runtime_error("rd_kafka_mock_cluster_new failed");
+    cc.bootstrap = rd_kafka_mock_cluster_bootstraps(mc_);
+    cc.group = "roles-test";
+    cc.replication_factor = 1;
+    for (const std::string& t : {cc.reports_topic, cc.lists_topic}) {
+      rd_kafka_mock_topic_create(mc_, t.c_str(), kPartitions, 1);
+    }
+    rd_kafka_mock_topic_create(mc_, cc.state_topic.c_str(), 1, 1);
+  }
+  ~MockKafka() {
+    rd_kafka_mock_cluster_destroy(mc_);
+    rd_kafka_destroy(rk_);
+  }
+  MockKafka(const MockKafka&) = delete;
+  MockKafka& operator=(const MockKafka&) = delete;
+
+  ClusterConfig cc;
+
+ private:
+  rd_kafka_t* rk_ = nullptr;
+  rd_kafka_mock_cluster_t* mc_ = nullptr;
+};
+
+class NullLog : public LogSink {
+ public:
+  void write(const api::Json&) override {}
+};
+
+// Threads of a test, stopped (the roles' stop flag) and joined when it ends, also when an
+// assertion ends it early.
+class Threads {
+ public:
+  explicit Threads(std::atomic<bool>& stop) : stop_(stop) {}
+  ~Threads() { join(); }
+  void start(std::function<void()> f) { threads_.emplace_back(std::move(f)); }
+  void join() {
+    stop_.store(true);
+    for (std::thread& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+ private:
+  std::atomic<bool>& stop_;
+  std::vector<std::thread> threads_;
+};
+
+void no_rebalance(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*, void*) {}
+
+// The core as the Kafka roles see it, recording what they ask.
+class FakeCore final : public ReportSink, public Reads, public Ownership {
+ public:
+  // ReportSink
+  CallResult ingest(Report report) override {
+    std::lock_guard lock(mu);
+    ingested.push_back(std::move(report));
+    ++calls;
+    return {};
+  }
+  CallResult submit_report(Report, std::string_view) override { return {}; }
+
+  // Reads (the state log's seed reads these; nothing else is held here)
+  std::vector<TopicSummary> topics() const override { return {}; }
+  std::optional<TopicSummary> topic(const std::string&) const override { return std::nullopt; }
+  std::optional<std::vector<TopEntry>> top(const std::string&, size_t) override {
+    return std::nullopt;
+  }
+  std::optional<std::vector<double>> partition_load(const std::string&) const override {
+    return std::nullopt;
+  }
+  std::optional<std::map<std::string, Pin>> pins(const std::string&) const override {
+    return std::nullopt;
+  }
+  std::optional<std::vector<Rejection>> rejections(const std::string&) const override {
+    return std::nullopt;
+  }
+  std::optional<std::map<std::string, Deny>> denies(const std::string&) const override {
+    return std::nullopt;
+  }
+  std::optional<Policies> policies(const std::string&) const override { return std::nullopt; }
+  std::shared_ptr<const PublishedList> published(const std::string&) const override {
+    return nullptr;
+  }
+  std::shared_ptr<const PublishedList> current_list(const std::string&) const override {
+    return nullptr;
+  }
+  uint64_t list_version(const std::string&) const override { return 0; }
+  bool owns(const std::string&) const override { return false; }
+  std::string owner_url(const std::string&) const override { return ""; }
+  bool owner_gone(const std::string&) const override { return false; }
+  std::optional<api::ClusterView> cluster_view() const override { return std::nullopt; }
+  StoreStatus probe_store(double*) override { return StoreStatus::Ok(); }
+  bool store_healthy() const override { return true; }
+
+  // Ownership
+  void release_topics(const std::function<bool(const std::string&)>& which) override {
+    std::lock_guard lock(mu);
+    ++calls;
+    for (const std::string& t : known_topics) {
+      if (which(t)) released.push_back(t);
+    }
+  }
+  uint64_t adopt_list(HotKeyList list) override {
+    std::lock_guard lock(mu);
+    ++calls;
+    adopted.push_back(list);
+    return list.version;
+  }
+  CallResult apply_operator(const OperatorOp& op,
+                            const std::function<void(StoreBatch&)>& extra) override {
+    StoreBatch b;
+    if (extra) extra(b);
+    if (store) store->write(b);
+    std::lock_guard lock(mu);
+    ++calls;
+    applied.push_back(op);
+    return apply_answer;
+  }
+  bool follow_list(std::shared_ptr<const PublishedList> list) override {
+    std::lock_guard lock(mu);
+    ++calls;
+    followed.push_back(list->list);
+    return true;
+  }
+  void unfollow_list(const std::string& topic, uint64_t last) override {
+    std::lock_guard lock(mu);
+    ++calls;
+    unfollowed.emplace_back(topic, last);
+  }
+  void republish() override {
+    std::lock_guard lock(mu);
+    ++calls;
+    ++republished;
+  }
+  uint64_t deleted_version(const std::string& topic, int64_t* at_ms) const override {
+    std::lock_guard lock(mu);
+    auto it = deleted.find(topic);
+    if (at_ms) *at_ms = it == deleted.end() ? 0 : it->second.second;
+    return it == deleted.end() ? 0 : it->second.first;
+  }
+  void nudge_readers(const std::function<bool(std::string_view)>&) override {}
+
+  template <typename T>
+  T read(const std::function<T()>& f) const {
+    std::lock_guard lock(mu);
+    return f();
+  }
+
+  mutable std::mutex mu;
+  size_t calls = 0;  // every Ownership and ReportSink call
+  std::vector<Report> ingested;
+  std::vector<std::string> known_topics;
+  std::vector<std::string> released;
+  std::vector<HotKeyList> adopted;
+  std::vector<OperatorOp> applied;
+  CallResult apply_answer;
+  StateStore* store = nullptr;
+  std::vector<HotKeyList> followed;
+  std::vector<std::pair<std::string, uint64_t>> unfollowed;
+  size_t republished = 0;
+  std::map<std::string, std::pair<uint64_t, int64_t>> deleted;  // version, at_ms
+};
+
+// Writes `value` (null: a tombstone) keyed `key` to partition `p` of `topic`, with the
+// hotkey.member header `member` (empty: none), and waits for it.
+void produce(rd_kafka_t* producer, const std::string& topic, int32_t p, const std::string& key,
+             const std::string* value, const std::string& member) {
+  rd_kafka_resp_err_t err;
+  if (member.empty()) {
+    err = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(p),
+                            RD_KAFKA_V_KEY(key.data(), key.size()),
+                            RD_KAFKA_V_VALUE(value ? const_cast<char*>(value->data()) : nullptr,
+                                             value ? value->size() : 0),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+  } else {
+    err = rd_kafka_producev(
+        producer, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(p),
+        RD_KAFKA_V_KEY(key.data(), key.size()),
+        RD_KAFKA_V_VALUE(value ? const_cast<char*>(value->data()) : nullptr,
+                         value ? value->size() : 0),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_HEADER(kMemberHeader.data(), member.data(), static_cast<ssize_t>(member.size())),
+        RD_KAFKA_V_END);
+  }
+  ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_EQ(rd_kafka_flush(producer, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+}
+
+// The owner's list of `topic` at `version`, with `pinned` pinned.
+std::shared_ptr<PublishedList> owners_list(const std::string& topic, uint64_t version,
+                                           const std::vector<std::string>& pinned) {
+  auto pl = std::make_shared<PublishedList>();
+  pl->list = test_support::make_list(topic, version, 12, HashFamily::kMurmur2, pinned, 2);
+  for (HotKey& k : pl->list.keys) k.source = KeySource::kPinned;
+  pl->json = list_to_json(pl->list);
+  return pl;
+}
+
+// Reads `topic` partition `p` from the beginning until `want` records came (or 10 s).
+std::vector<rd_kafka_message_t*> read_back(rd_kafka_t* reader, const std::string& topic, int32_t p,
+                                           size_t want) {
+  kafka::PartitionList parts(1);
+  rd_kafka_topic_partition_list_add(parts.p, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_assign(reader, parts.p);
+  std::vector<rd_kafka_message_t*> out;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(reader, 100);
+    if (m == nullptr) continue;
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      out.push_back(m);
+    } else {
+      rd_kafka_message_destroy(m);
+    }
+  }
+  rd_kafka_assign(reader, nullptr);
+  return out;
+}
+
+struct Messages {
+  std::vector<rd_kafka_message_t*> m;
+  ~Messages() {
+    for (auto* x : m) rd_kafka_message_destroy(x);
+  }
+};
+
+// The report relay: a report forwarded to the reports topic lands on its topic's partition with
+// the report-version header, and the owner's side hands it to the core's ReportSink; a record
+// on a partition the contract does not give its topic, and a report stamped before its topic's
+// delete, are skipped.
+TEST(KafkaRoles, ReportRelayForwardsToTheTopicsPartitionAndIngestsOnlyWhatTheContractAllows) {
+  MockKafka kafka;
+  NullLog log;
+  std::string error;
+  kafka::Handles h;
+  ASSERT_TRUE(h.create(kafka.cc, log, &no_rebalance, nullptr, &error)) << error;
+  h.release_log();
+  CoordinatorConfig config;
+  config.cluster = kafka.cc;
+  FakeCore core;
+  kafka::ReportRelay relay(config, core, core);
+  relay.attach(h.producer, kPartitions);
+  std::atomic<bool> stop{false};
+  Threads threads(stop);
+  threads.start([&] {  // serves the producer's delivery reports
+    while (!stop.load()) rd_kafka_poll(h.producer, 20);
+  });
+  const Report r = test_support::make_report("p1", "orders", 12, 1, {{"k", 10}});
+  const Report gone = test_support::make_report("p1", "gone", 12, 1, {{"k", 10}});
+  CallResult fr = relay.forward(r, {});
+  CallResult fg = relay.forward(gone, {});
+  threads.join();
+  ASSERT_TRUE(fr.ok()) << fr.error;
+  ASSERT_TRUE(fg.ok()) << fg.error;
+  EXPECT_EQ(relay.forwarded(), 2u);
+
+  const int32_t p = topic_partition("orders", kPartitions);
+  Messages got{read_back(h.reader, kafka.cc.reports_topic, p, 1)};
+  ASSERT_EQ(got.m.size(), 1u);
+  EXPECT_EQ(kafka::header(got.m[0], kReportVersionHeader).value_or(""), kReportVersion);
+  relay.ingest(got.m[0]);
+  ASSERT_EQ(core.ingested.size(), 1u);
+  EXPECT_EQ(core.ingested[0].topic, "orders");
+  EXPECT_EQ(core.ingested[0].producer, "p1");
+
+  // The same record as if read from another partition: not this topic's, skipped.
+  got.m[0]->partition = (p + 1) % kPartitions;
+  relay.ingest(got.m[0]);
+  EXPECT_EQ(core.ingested.size(), 1u);
+  EXPECT_EQ(relay.skipped(), 1u);
+
+  // A topic deleted after its report was written: the report is skipped.
+  core.deleted["gone"] = {7, kafka::wall_ms() + 60000};
+  Messages old{
+      read_back(h.reader, kafka.cc.reports_topic, topic_partition("gone", kPartitions), 1)};
+  ASSERT_EQ(old.m.size(), 1u);
+  relay.ingest(old.m[0]);
+  EXPECT_EQ(core.ingested.size(), 1u);
+  EXPECT_EQ(relay.skipped(), 2u);
+  EXPECT_EQ(relay.ingested(), 1u);
+}
+
+// The lists tailer: another owner's lists reach the core through follow_list (only newer ones),
+// a tombstone through unfollow_list with the last version read, and the author of a topic's
+// newest list is its owner elsewhere; a wait begun for an operator write ends with the first
+// list that shows it.
+TEST(KafkaRoles, ListsTailerHandsOtherOwnersListsToTheCoreAndEndsWaitsOnTheListShowingAChange) {
+  MockKafka kafka;
+  NullLog log;
+  std::string error;
+  kafka::Handles h;
+  ASSERT_TRUE(h.create(kafka.cc, log, &no_rebalance, nullptr, &error)) << error;
+  h.release_log();
+  CoordinatorConfig config;
+  config.cluster = kafka.cc;
+  FakeCore core;
+  std::atomic<bool> stop{false};
+  kafka::ListsWriter writer(kafka.cc, log, "http://a");
+  writer.attach(h.producer, kPartitions);
+  kafka::ListsTailer tailer(config, core, writer, "http://a", stop);
+  tailer.attach(h.tailer, kPartitions);
+  Threads threads(stop);
+  threads.start([&] { tailer.run(); });
+
+  const std::string topic = "orders";
+  const int32_t p = topic_partition(topic, kPartitions);
+  auto wait = tailer.begin_wait(topic, "pin", "vip");
+  auto v1 = owners_list(topic, 5, {});
+  auto v2 = owners_list(topic, 6, {"vip"});
+  auto v3 = owners_list(topic, 7, {"vip"});
+  produce(h.producer, kafka.cc.lists_topic, p, topic, &v1->json, "http://b");
+  produce(h.producer, kafka.cc.lists_topic, p, topic, &v2->json, "http://b");
+  produce(h.producer, kafka.cc.lists_topic, p, topic, &v1->json, "http://b");  // older: not newer
+  produce(h.producer, kafka.cc.lists_topic, p, topic, &v3->json, "http://b");
+  EXPECT_EQ(tailer.end_wait(wait, 10s), 6u) << "the first list showing the pin";
+  ASSERT_TRUE(eventually(
+      [&] { return core.read<size_t>([&] { return core.followed.size(); }) == 3; }, 10s));
+  EXPECT_EQ(core.followed[0].version, 5u);
+  EXPECT_EQ(core.followed[1].version, 6u);
+  EXPECT_EQ(core.followed[2].version, 7u);
+  EXPECT_EQ(tailer.owner_elsewhere(topic), "http://b");
+
+  produce(h.producer, kafka.cc.lists_topic, p, topic, nullptr, "");
+  ASSERT_TRUE(eventually(
+      [&] { return core.read<size_t>([&] { return core.unfollowed.size(); }) == 1; }, 10s));
+  EXPECT_EQ(core.unfollowed[0], std::make_pair(topic, uint64_t{7}));
+  EXPECT_EQ(tailer.owner_elsewhere(topic), "");
+}
+
+// The state log, a write through a member that does not own its topic: the record is applied
+// through the core's Ownership once, the checkpoint lands in the store in the apply's batch, and
+// the answer names the owner's first list that shows the write, which the tailer reads; no
+// other call reaches the core.
+TEST(KafkaRoles, StateLogWriteThroughANonOwnerCrossesIntoTheCoreOnceAndAnswersTheOwnersVersion) {
+  MockKafka kafka;
+  NullLog log;
+  std::string error;
+  kafka::Handles h;
+  ASSERT_TRUE(h.create(kafka.cc, log, &no_rebalance, nullptr, &error)) << error;
+  h.release_log();
+  CoordinatorConfig config;
+  config.cluster = kafka.cc;
+  test_support::TempDir dir;
+  std::unique_ptr<Store> store = Store::open(dir.path(), &error);
+  ASSERT_TRUE(store) << error;
+  FakeCore core;
+  core.store = store.get();
+  std::atomic<bool> stop{false};
+  kafka::ListsWriter writer(kafka.cc, log, "http://a");
+  writer.attach(h.producer, kPartitions);
+  kafka::ListsTailer tailer(config, core, writer, "http://a", stop);
+  tailer.attach(h.tailer, kPartitions);
+  kafka::StateLog state(kafka.cc, core, core, *store, writer, tailer, log, "http://a", stop);
+  state.attach(h.producer, h.state, 1);
+  state.resume();
+  ASSERT_TRUE(state.seed(&error)) << error;
+  Threads threads(stop);
+  threads.start([&] { tailer.run(); });
+  threads.start([&] { state.run(); });
+  threads.start([&] {
+    while (!stop.load()) rd_kafka_poll(h.producer, 20);
+  });
+
+  // b owns the topic: its list (without the pin yet) is read first.
+  const std::string topic = "orders";
+  const int32_t p = topic_partition(topic, kPartitions);
+  auto before = owners_list(topic, 11, {});
+  produce(h.producer, kafka.cc.lists_topic, p, topic, &before->json, "http://b");
+  ASSERT_TRUE(eventually([&] { return tailer.owner_elsewhere(topic) == "http://b"; }, 10s));
+  const size_t calls_before = core.read<size_t>([&] { return core.calls; });
+
+  // The owner publishes the pin as soon as it applied it: here, once this member applied it.
+  core.apply_answer.version = 11;  // the list on this member's board: b's, without the pin
+  std::atomic<bool> owner_done{false};
+  threads.start([&] {
+    if (eventually([&] { return core.read<size_t>([&] { return core.applied.size(); }) == 1; },
+                   10s)) {
+      auto with_pin = owners_list(topic, 12, {"vip"});
+      produce(h.producer, kafka.cc.lists_topic, p, topic, &with_pin->json, "http://b");
+    }
+    owner_done.store(true);
+  });
+  OperatorOp op{"pin", topic, "vip", 2, 0, 0, "launch", "ops", kafka::wall_ms()};
+  CallResult r = state.write(op);
+  ASSERT_TRUE(eventually([&] { return owner_done.load(); }, 10s));
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.version, 12u) << "the owner's first list showing the pin";
+  ASSERT_EQ(core.applied.size(), 1u);
+  EXPECT_EQ(core.applied[0].op, "pin");
+  EXPECT_EQ(core.applied[0].key, "vip");
+  EXPECT_EQ(core.applied[0].who, "ops");
+  // Into the core: the apply, and the owner's list followed by the tailer; nothing else.
+  ASSERT_TRUE(eventually(
+      [&] { return core.read<size_t>([&] { return core.followed.size(); }) == 2; }, 10s));
+  EXPECT_EQ(core.read<size_t>([&] { return core.calls; }), calls_before + 2);
+  EXPECT_TRUE(store->meta("cluster/state_offset/" + kafka.cc.state_topic + "/0").has_value());
+
+  // A list already showing the write (the apply says so): answered at once with its version.
+  core.apply_answer.version = 12;
+  core.apply_answer.shown = true;
+  CallResult again = state.write(op);
+  ASSERT_TRUE(again.ok()) << again.error;
+  EXPECT_EQ(again.version, 12u);
+}
+
+// The takeover: an assigned partition is owned with an epoch above every epoch its lists
+// partition holds, each topic's newest list there is adopted through the core, and a list of a
+// topic deleted since is not adopted but handed back to be tombstoned.
+TEST(KafkaRoles, TakeoverOwnsAboveThePartitionsEpochsAdoptsItsListsAndSkipsDeletedTopics) {
+  MockKafka kafka;
+  NullLog log;
+  std::string error;
+  kafka::Handles h;
+  ASSERT_TRUE(h.create(kafka.cc, log, &no_rebalance, nullptr, &error)) << error;
+  h.release_log();
+  CoordinatorConfig config;
+  config.cluster = kafka.cc;
+  FakeCore core;
+  std::atomic<bool> stop{false};
+  kafka::ListsWriter writer(kafka.cc, log, "http://a");
+  writer.attach(h.producer, kPartitions);
+
+  // Two topics of one partition, written by a former owner at epoch 3; one deleted since.
+  std::string kept = "orders", deleted;
+  const int32_t p = topic_partition(kept, kPartitions);
+  for (int i = 0; deleted.empty(); ++i) {
+    const std::string t = "t" + std::to_string(i);
+    if (topic_partition(t, kPartitions) == p) deleted = t;
+  }
+  auto kept_old = owners_list(kept, kafka::epoch_floor(3) | 1, {});
+  auto kept_new = owners_list(kept, kafka::epoch_floor(3) | 2, {"vip"});
+  auto gone = owners_list(deleted, kafka::epoch_floor(3) | 3, {});
+  produce(h.producer, kafka.cc.lists_topic, p, kept, &kept_old->json, "http://old");
+  produce(h.producer, kafka.cc.lists_topic, p, kept, &kept_new->json, "http://old");
+  produce(h.producer, kafka.cc.lists_topic, p, deleted, &gone->json, "http://old");
+  core.deleted[deleted] = {kafka::epoch_floor(3) | 3, 0};
+
+  std::mutex stale_mu;
+  std::vector<std::pair<std::string, uint64_t>> stale;
+  kafka::Takeover takeover(
+      config, core, log, h, writer, stop,
+      [&](const std::string& topic, uint64_t version) {
+        std::lock_guard lock(stale_mu);
+        stale.emplace_back(topic, version);
+      },
+      [] { return std::string("member-a"); }, [] { return uint64_t{1}; });
+  Threads threads(stop);
+  threads.start([&] { takeover.run(); });
+  takeover.assigned({p});
+  ASSERT_TRUE(eventually([&] { return writer.owned().contains(p); }, 20s));
+  threads.join();
+  EXPECT_EQ(writer.owned().at(p), 4u) << "above the epoch the partition held";
+  ASSERT_EQ(core.adopted.size(), 1u);
+  EXPECT_EQ(core.adopted[0].topic, kept);
+  EXPECT_EQ(core.adopted[0].version, kept_new->list.version);
+  ASSERT_EQ(stale.size(), 1u);
+  EXPECT_EQ(stale[0], std::make_pair(deleted, gone->list.version));
+}
+
+// The membership: an assignment releases the assigned partitions' topics in the core before the
+// takeover (their window is rebuilt from the reports topic), and the poll loop asks the core to
+// republish every republish interval.
+TEST(KafkaRoles, MembershipReleasesAssignedTopicsAndRepublishesThroughTheCore) {
+  MockKafka kafka;
+  kafka.cc.republish_interval_ms = 50;
+  NullLog log;
+  std::string error;
+  CoordinatorConfig config;
+  config.cluster = kafka.cc;
+  FakeCore core;
+  std::atomic<bool> stop{false};
+  kafka::ListsWriter writer(config.cluster, log, "http://a");
+  kafka::ReportRelay relay(config, core, core);
+  kafka::Handles h;
+  kafka::Takeover takeover(
+      config, core, log, h, writer, stop, [](const std::string&, uint64_t) {},
+      [] { return std::string("member-a"); }, [] { return uint64_t{1}; });
+  kafka::Membership membership(config, core, log, h, writer, relay, takeover, stop);
+  ASSERT_TRUE(h.create(config.cluster, log, &kafka::Membership::rebalance_cb, &membership, &error))
+      << error;
+  h.release_log();
+  writer.attach(h.producer, kPartitions);
+  relay.attach(h.producer, kPartitions);
+  // One topic per partition, known to the core.
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    for (int i = 0;; ++i) {
+      const std::string t = "m" + std::to_string(i);
+      if (topic_partition(t, kPartitions) != p) continue;
+      core.known_topics.push_back(t);
+      break;
+    }
+  }
+  ASSERT_TRUE(membership.subscribe(&error)) << error;
+  Threads threads(stop);
+  threads.start([&] { membership.run(); });
+  // The only member: every partition is assigned, so every topic is released.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return core.read<size_t>([&] { return core.released.size(); }) >= core.known_topics.size();
+      },
+      30s));
+  ASSERT_TRUE(
+      eventually([&] { return core.read<size_t>([&] { return core.republished; }) >= 2; }, 10s));
+  threads.join();
+  std::vector<std::string> released = core.released;
+  std::sort(released.begin(), released.end());
+  released.erase(std::unique(released.begin(), released.end()), released.end());
+  std::vector<std::string> known = core.known_topics;
+  std::sort(known.begin(), known.end());
+  EXPECT_EQ(released, known);
+}
+
+}  // namespace
+}  // namespace hotkey::coordinator
