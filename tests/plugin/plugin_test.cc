@@ -227,6 +227,11 @@ TEST(PluginConf, HotkeyPropertiesAreValidatedAtConfSet) {
   EXPECT_EQ(c.set("hotkey.salt.policy", "value_hash"), RD_KAFKA_CONF_INVALID);
   EXPECT_EQ(c.set("hotkey.startup.wait.ms", "-1"), RD_KAFKA_CONF_INVALID);
   EXPECT_NE(c.err.find("hotkey.startup.wait.ms"), std::string::npos) << c.err;
+  // The merge contract version: 1 or 2 (the plugin writes no merge header under either).
+  EXPECT_EQ(c.set("hotkey.merge.contract", "3"), RD_KAFKA_CONF_INVALID);
+  EXPECT_NE(c.err.find("hotkey.merge.contract"), std::string::npos) << c.err;
+  c.must("hotkey.merge.contract", "1");
+  c.must("hotkey.merge.contract", "2");
   // Good values are taken; the order of pairing properties does not matter.
   c.must("hotkey.sample.rate", "0.5");
   c.must("hotkey.backoff.max.ms", "50");
@@ -347,6 +352,43 @@ TEST(PluginProducer, TwoProducersWithDifferentCoordinatorsAndPropertyOrders) {
     EXPECT_EQ(b[k], home(k)) << k;
   }
   EXPECT_EQ(pa.failed() + pb.failed(), 0);
+}
+
+// Merge contract, either version (docs/CLIENT.md, rule 2): the plugin routes in route mode and
+// adds no header; the records keep their logical keys, read back as such.
+TEST(PluginProducer, RecordsCarryNoMergeHeaderUnderEitherContractVersion) {
+  test::MockCluster cluster;
+  cluster.create_topic("marks", kPartitions);
+  Peer peer;
+  HotKeyList list = make_list("marks", 3, kPartitions, HashFamily::kMurmur2, {"hot"}, 4);
+  peer.serve(list);
+  size_t sent = 0;
+  for (const char* contract : {"1", "2"}) {
+    Conf c;
+    c.must("bootstrap.servers", cluster.bootstraps());
+    c.must("partitioner", "murmur2_random");
+    c.must("plugin.library.paths", kPlugin);
+    c.must("hotkey.coordinator.url", peer.url());
+    c.must("hotkey.topics", "marks");
+    c.must("hotkey.startup.wait.ms", "30000");
+    c.must("hotkey.merge.contract", contract);
+    CProducer p(c);
+    for (int i = 0; i < 100; ++i) {
+      p.produce("marks", "hot");
+      p.produce("marks", "user-" + std::to_string(i % 10));
+      sent += 2;
+    }
+    p.flush();
+    EXPECT_EQ(p.partitions()["hot"], salt_partitions(list, "hot")) << contract;
+  }
+  const auto records = test::consume_all(cluster.bootstraps(), "marks", kPartitions, sent);
+  ASSERT_EQ(records.size(), sent);
+  for (const auto& r : records) {
+    EXPECT_TRUE(r.headers.empty()) << r.key;
+    const RecoveredKey k = r.recovered();
+    EXPECT_FALSE(k.salted) << r.key;
+    EXPECT_EQ(k.logical_key, r.key);
+  }
 }
 
 // An application that hands librdkafka a whole default topic configuration after loading the

@@ -48,6 +48,7 @@ public final class HotkeyConfig {
   public static final String BACKOFF_INITIAL_MS_CONFIG = "hotkey.backoff.initial.ms";
   public static final String BACKOFF_MAX_MS_CONFIG = "hotkey.backoff.max.ms";
   public static final String SALT_HEADERS_CONFIG = "hotkey.salt.headers";
+  public static final String MERGE_CONTRACT_CONFIG = "hotkey.merge.contract";
   public static final String SURGE_INTERVAL_MS_CONFIG = "hotkey.surge.interval.ms";
   public static final String SURGE_FACTOR_CONFIG = "hotkey.surge.factor";
   public static final String REPORT_QUEUE_MAX_CONFIG = "hotkey.report.queue.max";
@@ -155,7 +156,13 @@ public final class HotkeyConfig {
           "retry delay cap (delays double, jittered in [d/2, d])"),
       new Row(SALT_HEADERS_CONFIG, Type.BOOLEAN, true, null, Validators.shown("`true`, `false`"),
           Importance.LOW,
-          "rekey mode: add the `hotkey.salt` / `hotkey.version` headers to salted records"),
+          "rekey mode: add the merge contract's headers (`hotkey.merge.contract`); `false`"
+              + " leaves every one off"),
+      new Row(MERGE_CONTRACT_CONFIG, Type.INT, MergeContract.VERSION, null, Validators.range(1, 2), Importance.LOW,
+          "rekey mode: the merge contract version written (docs/CLIENT.md \"Merge contract\"):"
+              + " `2` marks a rekeyed record by its key's suffix alone and an unsalted record"
+              + " whose key ends in `<separator><digits>` with `hotkey.unsalted`; `1` puts"
+              + " `hotkey.salt` / `hotkey.version` on every salted record"),
       new Row(SURGE_INTERVAL_MS_CONFIG, Type.INT, 100, null,
           Validators.range(0, 3600000, "0-3600000 (0: off)"), Importance.LOW,
           "at most one early (surge) report per topic per this interval"),

@@ -1,20 +1,28 @@
 package dev.hotkey.kafka;
 
 /**
- * The merge contract, version 1 (docs/CLIENT.md "Merge contract", docs/CONTRACTS.md section 3):
- * the record headers a salted record carries and the separator its rekeyed key uses unless the
- * topic's list names another. Producers write them ({@link HotkeyInterceptor}); consumers read
+ * The merge contract, versions 1 and 2 (docs/CLIENT.md "Merge contract", docs/CONTRACTS.md
+ * section 3): the record headers and the separator a rekeyed key uses unless the topic's list
+ * names another. Producers write them ({@link HotkeyInterceptor}); consumers read
  * them ({@code dev.hotkey.kafka.consumer}). The one place these literals are written.
  */
 public final class MergeContract {
   private MergeContract() {}
 
-  /** The contract's version ({@code hotkey::client::kMergeContractVersion}). */
-  public static final int VERSION = 1;
+  /**
+   * The version written by default ({@code hotkey::client::kMergeContractVersion},
+   * {@code hotkey.merge.contract}); readers read 1 and 2.
+   */
+  public static final int VERSION = 2;
   /** Header: the salt, ASCII decimal (unsigned 32-bit, no sign). */
   public static final String SALT_HEADER = "hotkey.salt";
   /** Header: the list version the record was routed with, ASCII decimal (unsigned 64-bit). */
   public static final String VERSION_HEADER = "hotkey.version";
+  /**
+   * Header (version 2, empty value): the record went out with its logical key although that key
+   * ends in {@code <separator><digits>}; readers of both versions keep such a key whole.
+   */
+  public static final String UNSALTED_HEADER = "hotkey.unsalted";
   /** The separator of {@code <key><separator><salt>} when the topic's list names none. */
   public static final String DEFAULT_SEPARATOR = "#";
 

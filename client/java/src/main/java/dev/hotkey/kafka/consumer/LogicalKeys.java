@@ -9,15 +9,17 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
 /**
- * Recovers a consumed record's logical key by merge contract version 1 (docs/CLIENT.md "Merge
- * contract", rule 3), byte for byte as the C++ client's {@code recover_logical_key}:
+ * Recovers a consumed record's logical key by merge contract versions 1 and 2 (docs/CLIENT.md
+ * "Merge contract", rule 3), byte for byte as the C++ client's {@code recover_logical_key}:
  *
  * <ol>
  *   <li>a valid {@code hotkey.salt} header (ASCII decimal, unsigned 32-bit) marks the record
  *       salted with that salt; the logical key is the key without the suffix
  *       {@code <separator><salt>} when the key ends with exactly that (rekey mode), else the key
  *       itself (route mode);
- *   <li>without a valid header, {@link KeyRecovery#HEADERS_THEN_SUFFIX} reads a key ending in
+ *   <li>else a {@code hotkey.unsalted} header (version 2) means the key is the logical key,
+ *       unsalted;
+ *   <li>else {@link KeyRecovery#HEADERS_THEN_SUFFIX} reads a key ending in
  *       the separator and a canonical decimal salt as salted; {@link KeyRecovery#HEADERS_ONLY}
  *       never looks at the key.
  * </ol>
@@ -40,7 +42,9 @@ public final class LogicalKeys {
   public static RecoveredKey recover(byte[] key, Headers headers, String separator,
       KeyRecovery mode) {
     return recover(key, text(headers, MergeContract.SALT_HEADER),
-        text(headers, MergeContract.VERSION_HEADER), separator, mode);
+        text(headers, MergeContract.VERSION_HEADER),
+        headers != null && headers.lastHeader(MergeContract.UNSALTED_HEADER) != null, separator,
+        mode);
   }
 
   private static String text(Headers headers, String name) {
@@ -52,12 +56,21 @@ public final class LogicalKeys {
   }
 
   /**
-   * The pure form ({@code recover_logical_key(key, salt_header, version_header, separator,
-   * mode)}): the header values as text, null when absent. A header that is not a plain decimal
-   * number in range is ignored, as if absent.
+   * The pure form of version 1 ({@code recover_logical_key(key, salt_header, version_header,
+   * separator, mode)}): the header values as text, null when absent. A header that is not a
+   * plain decimal number in range is ignored, as if absent.
    */
   public static RecoveredKey recover(byte[] key, String saltHeader, String versionHeader,
       String separator, KeyRecovery mode) {
+    return recover(key, saltHeader, versionHeader, false, separator, mode);
+  }
+
+  /**
+   * The pure form of both versions ({@code recover_logical_key(key, MergeHeaders, separator,
+   * mode)}): {@code unsalted} is whether the record carries {@code hotkey.unsalted}.
+   */
+  public static RecoveredKey recover(byte[] key, String saltHeader, String versionHeader,
+      boolean unsalted, String separator, KeyRecovery mode) {
     long version = versionHeader == null ? 0 : decimal(versionHeader, -1L).orElse(0);
     if (key == null) {
       return new RecoveredKey(null, false, 0, version, false);
@@ -73,7 +86,7 @@ public final class LogicalKeys {
         return new RecoveredKey(logical, true, salt, version, true);
       }
     }
-    if (mode == KeyRecovery.HEADERS_THEN_SUFFIX) {
+    if (!unsalted && mode == KeyRecovery.HEADERS_THEN_SUFFIX) {
       int at = lastIndexOf(key, sep);
       if (at >= 0) {
         long salt = canonicalSalt(key, at + sep.length);

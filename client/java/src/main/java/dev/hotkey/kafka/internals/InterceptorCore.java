@@ -23,9 +23,11 @@ import org.apache.kafka.common.utils.Bytes;
  * What {@code dev.hotkey.kafka.HotkeyInterceptor} does (it is this class under its public
  * name: a subclass, not a delegate, so the send path has no extra call): in rekey mode (the default) a record whose key is on the topic's
  * hot-key list leaves {@code onSend} as a new record with the salted key
- * {@code <key><separator><salt>} and the merge headers {@code hotkey.salt} and
- * {@code hotkey.version} (docs/CONTRACTS.md section 3), so Kafka's murmur2 of the salted key
- * puts it on the salt's partition and any tool can recompute it. Keys of type String (with
+ * {@code <key><separator><salt>} and the merge contract's headers (docs/CONTRACTS.md section 3:
+ * version 2, the default, none unless a local table salted it; version 1 {@code hotkey.salt}
+ * and {@code hotkey.version}), so Kafka's murmur2 of the salted key puts it on the salt's
+ * partition and any tool can recompute it. Under version 2 a record left unsalted whose key
+ * ends in {@code <separator><digits>} gets {@code hotkey.unsalted}. Keys of type String (with
  * StringSerializer, UTF-8), byte[] and Bytes are rekeyed; the partitioner routes any other
  * listed key in route mode. In route mode this interceptor changes nothing.
  */
@@ -33,6 +35,12 @@ public abstract class InterceptorCore implements ProducerInterceptor<Object, Obj
   private HotkeyClient client;
   private boolean rekey;
   private boolean headers;
+  // Merge contract version 2 (hotkey.merge.contract, with hotkey.salt.headers): no header on a
+  // record rekeyed by the coordinator's list, hotkey.unsalted on a cold key that looks salted.
+  private boolean v2;
+  private static final Header UNSALTED = new RecordHeader(MergeContract.UNSALTED_HEADER, new byte[0]);
+  private static final byte[] DEFAULT_SEPARATOR =
+      MergeContract.DEFAULT_SEPARATOR.getBytes(StandardCharsets.UTF_8);
   private Settings.SaltPolicy policy;
 
   /** The salted key object of the record this thread just rekeyed, and its logical key bytes. */
@@ -133,6 +141,7 @@ public abstract class InterceptorCore implements ProducerInterceptor<Object, Obj
     client = HotkeyClient.acquire(configs);
     rekey = client.config.routingMode == Settings.RoutingMode.REKEY;
     headers = client.config.saltHeaders;
+    v2 = headers && client.config.mergeContract >= 2;
     policy = client.config.saltPolicy;
     if (rekey) {
       String ser = className(configs.get("key.serializer"));
@@ -182,7 +191,7 @@ public abstract class InterceptorCore implements ProducerInterceptor<Object, Obj
     int live = r.livePartitions();
     RoutingTable t = live > 0 ? r.tableFor(live) : r.table();
     if (t == null || t.isEmpty()) {
-      return record;
+      return v2 ? markUnsalted(record, key, t) : record;
     }
     RoutingTable.Entry e;
     if (key instanceof String) {
@@ -197,9 +206,100 @@ public abstract class InterceptorCore implements ProducerInterceptor<Object, Obj
       return record;
     }
     if (e == null) {
-      return record;
+      return v2 ? markUnsalted(record, key, t) : record;
     }
     return rekeyed(record, key, t, e);
+  }
+
+  /**
+   * Merge contract version 2: a record that keeps its key, when that key ends in
+   * {@code <separator><digits>} as a salted key does, leaves as a copy with the
+   * {@code hotkey.unsalted} header after its own (the application's record is not changed).
+   */
+  private static ProducerRecord<Object, Object> markUnsalted(ProducerRecord<Object, Object> record,
+      Object key, RoutingTable t) {
+    byte[] sep = t == null ? DEFAULT_SEPARATOR : t.separator;
+    boolean looks;
+    if (key instanceof String) {
+      looks = endsLikeSalted((String) key,
+          t == null ? MergeContract.DEFAULT_SEPARATOR : t.separatorText);
+    } else if (key instanceof byte[]) {
+      looks = endsLikeSalted((byte[]) key, sep);
+    } else if (key instanceof Bytes) {
+      looks = endsLikeSalted(((Bytes) key).get(), sep);
+    } else {
+      return record;
+    }
+    if (!looks) {
+      return record;
+    }
+    Header[] given = record.headers().toArray();
+    Header[] all = Arrays.copyOf(given, given.length + 1);
+    all[given.length] = UNSALTED;
+    return new ProducerRecord<>(record.topic(), null, record.timestamp(), record.key(),
+        record.value(), new RecordHeaders(all));
+  }
+
+  /**
+   * {@code ends_like_salted} (merge.h): the key ends in the separator and 1-10 digits, canonical
+   * ("0" or no leading zero), at most 2^32-1; as {@code split_salted_key} and
+   * {@link dev.hotkey.kafka.consumer.LogicalKeys} read a salted key.
+   */
+  /** {@link #endsLikeSalted(byte[], byte[])} on a String key's text (digits are ASCII). */
+  static boolean endsLikeSalted(String key, String separator) {
+    int n = key.length();
+    int lo = Math.max(0, n - 11);
+    int i = n;
+    while (i > lo && (char) (key.charAt(i - 1) - '0') < 10) {
+      i--;
+    }
+    int digits = n - i;
+    // The separator's last character first: it rules out nearly every cold key at once.
+    int sl = separator.length();
+    if (digits == 0 || sl == 0 || i < sl || key.charAt(i - 1) != separator.charAt(sl - 1)) {
+      return false;
+    }
+    if (digits > 10 || (digits > 1 && key.charAt(i) == '0')) {
+      return false;
+    }
+    if (digits == 10 && Long.parseLong(key, i, n, 10) > 0xffffffffL) {
+      return false;
+    }
+    int start = i - separator.length();
+    return !separator.isEmpty() && start >= 0
+        && key.regionMatches(start, separator, 0, separator.length());
+  }
+
+  static boolean endsLikeSalted(byte[] key, byte[] separator) {
+    int n = key.length;
+    int lo = Math.max(0, n - 11);
+    int i = n;
+    while (i > lo && key[i - 1] >= '0' && key[i - 1] <= '9') {
+      i--;
+    }
+    int digits = n - i;
+    if (digits == 0 || digits > 10 || (digits > 1 && key[i] == '0')) {
+      return false;
+    }
+    if (digits == 10) {
+      long v = 0;
+      for (int j = i; j < n; j++) {
+        v = v * 10 + (key[j] - '0');
+      }
+      if (v > 0xffffffffL) {
+        return false;
+      }
+    }
+    int start = i - separator.length;
+    if (separator.length == 0 || start < 0) {
+      return false;
+    }
+    for (int j = 0; j < separator.length; j++) {
+      if (key[start + j] != separator[j]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // Out of line: the cold path above stays small enough to inline into the producer's send().
@@ -228,18 +328,22 @@ public abstract class InterceptorCore implements ProducerInterceptor<Object, Obj
     } else {
       salted = new Bytes(Salts.saltedKey(((Bytes) key).get(), t.separator, salt));
     }
-    Header[] given = record.headers().toArray();
     Iterable<Header> h;
-    if (!headers) {
+    if (!headers || (v2 && !MergeContract.isLocalTableVersion(t.version))) {
+      // No merge header: version 2 marks a record rekeyed by the list with its key's suffix.
       h = record.headers();
-    } else if (given.length == 0 && precomputed) {
-      h = e.mergeHeaders[idx];
     } else {
-      Header[] all = Arrays.copyOf(given, given.length + 2);
-      all[given.length] = precomputed ? e.saltHeaders[idx] : new RecordHeader(MergeContract.SALT_HEADER,
-          Integer.toUnsignedString(salt).getBytes(StandardCharsets.US_ASCII));
-      all[given.length + 1] = t.versionHeader;
-      h = new RecordHeaders(all);
+      Header[] given = record.headers().toArray();
+      if (given.length == 0 && precomputed) {
+        h = e.mergeHeaders[idx];
+      } else {
+        Header[] all = Arrays.copyOf(given, given.length + 2);
+        all[given.length] = precomputed ? e.saltHeaders[idx]
+            : new RecordHeader(MergeContract.SALT_HEADER,
+                Integer.toUnsignedString(salt).getBytes(StandardCharsets.US_ASCII));
+        all[given.length + 1] = t.versionHeader;
+        h = new RecordHeaders(all);
+      }
     }
     Rekeyed mark = REKEYED.get();
     mark.saltedKey = salted;

@@ -49,6 +49,7 @@ public final class Settings {
   public int backoffInitialMs;
   public int backoffMaxMs;
   public boolean saltHeaders;
+  public int mergeContract;
   public int surgeIntervalMs;
   public double surgeFactor;
   public int reportQueueMax;
@@ -154,6 +155,7 @@ public final class Settings {
     c.backoffInitialMs = (Integer) v.get(HotkeyConfig.BACKOFF_INITIAL_MS_CONFIG);
     c.backoffMaxMs = (Integer) v.get(HotkeyConfig.BACKOFF_MAX_MS_CONFIG);
     c.saltHeaders = (Boolean) v.get(HotkeyConfig.SALT_HEADERS_CONFIG);
+    c.mergeContract = (Integer) v.get(HotkeyConfig.MERGE_CONTRACT_CONFIG);
     c.surgeIntervalMs = (Integer) v.get(HotkeyConfig.SURGE_INTERVAL_MS_CONFIG);
     c.surgeFactor = (Double) v.get(HotkeyConfig.SURGE_FACTOR_CONFIG);
     c.reportQueueMax = (Integer) v.get(HotkeyConfig.REPORT_QUEUE_MAX_CONFIG);

@@ -107,6 +107,47 @@ class MergeContractTest {
     assertTrue(n > 100, n + " vectors");
   }
 
+  /**
+   * tests/data/vectors/merge_contract.json (from the C++ code): key recovery of both contract
+   * versions, the hotkey.unsalted header of version 2 included, through the pure form and
+   * through the record's headers.
+   */
+  @Test
+  void theSharedMergeContractVectorsRecoverAsTheCppClient() throws Exception {
+    int n = 0;
+    int unsalted = 0;
+    for (Object o : TestData.list(TestData.vectors("merge_contract.json").get("recover"))) {
+      Map<?, ?> v = TestData.map(o);
+      byte[] key = TestData.hex(v.get("key"));
+      String sep = new String(TestData.hex(v.get("separator")), StandardCharsets.UTF_8);
+      Map<?, ?> h = TestData.map(v.get("headers"));
+      String salt = (String) h.get("hotkey.salt");
+      String version = (String) h.get("hotkey.version");
+      boolean isUnsalted = h.containsKey("hotkey.unsalted");
+      KeyRecovery mode = "headers_only".equals(v.get("mode"))
+          ? KeyRecovery.HEADERS_ONLY : KeyRecovery.HEADERS_THEN_SUFFIX;
+      RecoveredKey want = new RecoveredKey(TestData.hex(v.get("logical_key")),
+          (Boolean) v.get("salted"), TestData.num(v.get("salt")),
+          Long.parseUnsignedLong((String) v.get("version")), (Boolean) v.get("from_headers"));
+      assertEquals(want, LogicalKeys.recover(key, salt, version, isUnsalted, sep, mode),
+          v.toString());
+      RecordHeaders headers = new RecordHeaders();
+      if (salt != null) {
+        headers.add(MergeContract.SALT_HEADER, salt.getBytes(StandardCharsets.US_ASCII));
+      }
+      if (version != null) {
+        headers.add(MergeContract.VERSION_HEADER, version.getBytes(StandardCharsets.US_ASCII));
+      }
+      if (isUnsalted) {
+        headers.add(MergeContract.UNSALTED_HEADER, new byte[0]);
+        unsalted++;
+      }
+      assertEquals(want, LogicalKeys.recover(key, headers, sep, mode), v.toString());
+      n++;
+    }
+    assertTrue(n >= 10 && unsalted >= 2, n + " vectors, " + unsalted + " unsalted");
+  }
+
   private static ConsumerRecord<String, String> rec(String key, int partition, long offset,
       long ts, String value) {
     return new ConsumerRecord<>("t", partition, offset, ts, TimestampType.CREATE_TIME, -1, -1,

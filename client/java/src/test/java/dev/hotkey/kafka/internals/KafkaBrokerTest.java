@@ -4,6 +4,9 @@ import dev.hotkey.kafka.HotkeyConfig;
 import dev.hotkey.kafka.HotkeyInterceptor;
 import dev.hotkey.kafka.HotkeyPartitioner;
 import dev.hotkey.kafka.MergeContract;
+import dev.hotkey.kafka.consumer.KeyRecovery;
+import dev.hotkey.kafka.consumer.LogicalKeys;
+import dev.hotkey.kafka.consumer.RecoveredKey;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -71,8 +74,12 @@ class KafkaBrokerTest {
     }
   }
 
-  private static KafkaProducer<String, String> producer(String url, String mode) {
+  private static KafkaProducer<String, String> producer(String url, String mode,
+      String... extra) {
     Properties p = new Properties();
+    for (int i = 0; i < extra.length; i += 2) {
+      p.put(extra[i], extra[i + 1]);
+    }
     p.put("bootstrap.servers", bootstrap);
     p.put("key.serializer", StringSerializer.class.getName());
     p.put("value.serializer", StringSerializer.class.getName());
@@ -137,7 +144,10 @@ class KafkaBrokerTest {
     try (CoordinatorProcess coordinator = new CoordinatorProcess(Files.createDirectories(
         tmp.resolve("coordinator-rekey")))) {
       coordinator.start();
-      try (KafkaProducer<String, String> producer = producer(coordinator.url(), "rekey")) {
+      // Merge contract version 1 here (both headers on every salted record); a version-2
+      // producer (the default) shares the topic below.
+      try (KafkaProducer<String, String> producer = producer(coordinator.url(), "rekey",
+          "hotkey.merge.contract", "1")) {
         sendUntilSalted(producer, topic);
         // A marked run: 2,000 hot and 3,000 cold records after the list arrived. The cold keys
         // are new ones: the warm-up's may have been listed (a first report of a few records
@@ -155,9 +165,39 @@ class KafkaBrokerTest {
           k.salts.forEach(s -> saltPartition.put(Integer.toUnsignedLong(s.salt), s.partition));
         }
       }
+      // Then version 2 on the same topic (the list above is the version-1 run's): rekeyed
+      // records without headers, cold keys that end like salted ones (each sent once, so never
+      // listed) marked hotkey.unsalted; the value carries the logical key.
+      try (KafkaProducer<String, String> producer = producer(coordinator.url(), "rekey")) {
+        sendUntilSalted(producer, topic);
+        for (int i = 0; i < 1000; i++) {
+          String key = i % 2 == 0 ? "hot" : "order#" + i;
+          producer.send(new ProducerRecord<>(topic, key, "v2:" + key), KafkaBrokerTest::delivered);
+        }
+        producer.flush();
+      }
       int hot = 0;
       Set<Integer> hotPartitions = new HashSet<>();
+      int v2Hot = 0;
+      int v2Cold = 0;
       for (ConsumerRecord<String, String> r : readAll(topic)) {
+        if (r.value().startsWith("v2:")) {
+          RecoveredKey k = LogicalKeys.recover(r.key().getBytes(StandardCharsets.UTF_8),
+              r.headers(), MergeContract.DEFAULT_SEPARATOR, KeyRecovery.HEADERS_THEN_SUFFIX);
+          String logical = r.value().substring(3);
+          assertEquals(logical, k.logicalKeyText(), r.key());
+          assertEquals(logical.equals("hot"), k.salted(), r.key());
+          if (k.salted()) {
+            v2Hot++;
+            assertNull(r.headers().lastHeader("hotkey.salt"), "version 2: no header");
+            assertEquals(BuiltInPartitioner.partitionForKey(
+                r.key().getBytes(StandardCharsets.UTF_8), PARTITIONS), r.partition());
+          } else {
+            v2Cold++;
+            assertNotNull(r.headers().lastHeader("hotkey.unsalted"), r.key());
+          }
+          continue;
+        }
         if (!r.value().equals("mark")) {
           continue;
         }
@@ -185,6 +225,8 @@ class KafkaBrokerTest {
       Assumptions.assumeTrue(FAILED.isEmpty(), "sends that failed: " + FAILED.size()
           + (FAILED.isEmpty() ? "" : ", first: " + FAILED.get(0)));
       assertEquals(2000, hot);
+      assertEquals(500, v2Hot);
+      assertEquals(500, v2Cold);
       assertTrue(hotPartitions.size() > 1, "salted over " + hotPartitions);
       assertTrue(new HashSet<>(saltPartition.values()).containsAll(hotPartitions),
           hotPartitions + " not within the list's salts " + saltPartition);

@@ -88,6 +88,8 @@ class LocalTablesEndToEndTest {
     p.put("linger.ms", "5");
     p.put("hotkey.coordinator.url", coordinator.url());
     p.put("hotkey.topics", TOPIC);
+    // Every salted record with its list version (merge contract 1), as the checks below read.
+    p.put("hotkey.merge.contract", "1");
     p.put("hotkey.report.interval.ms", "100");
     p.put("hotkey.poll.wait.ms", "500");
     p.put("hotkey.backoff.initial.ms", "20");

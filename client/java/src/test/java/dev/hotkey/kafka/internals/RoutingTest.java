@@ -200,6 +200,70 @@ class RoutingTest {
     assertEquals(2, c.headers().toArray().length);
   }
 
+  /**
+   * Merge contract version 2 (the default): a record rekeyed by the list carries no merge header
+   * (its application headers only); a cold key ending in {@code #<digits>} leaves as a copy
+   * with {@code hotkey.unsalted} after its own headers; other cold records pass untouched.
+   */
+  @Test
+  void rekeyModeOnContractVersion2MarksOnlyWhatTheSuffixCannotSay() throws Exception {
+    open("hotkey.merge.contract", "2");
+    partitioner.client().topic("orders").publish(Lists.list("orders", 7, 12, "hot", 1, 1));
+    ProducerRecord<Object, Object> in = new ProducerRecord<>("orders", "hot", "v");
+    in.headers().add("trace", new byte[] {1});
+    ProducerRecord<Object, Object> out = interceptor.onSend(in);
+    assertTrue(((String) out.key()).startsWith("hot#"), (String) out.key());
+    Header[] h = out.headers().toArray();
+    assertEquals(1, h.length);
+    assertEquals("trace", h[0].key());
+    assertEquals(0, interceptor.onSend(new ProducerRecord<>("orders", "hot", "v")).headers()
+        .toArray().length);
+    for (String key : new String[] {"order#7", "order#0", "a#4294967295"}) {
+      ProducerRecord<Object, Object> cold = new ProducerRecord<>("orders", key, "v");
+      cold.headers().add("trace", new byte[] {1});
+      ProducerRecord<Object, Object> marked = interceptor.onSend(cold);
+      assertNotSame(cold, marked, key);
+      assertEquals(key, marked.key());
+      Header[] m = marked.headers().toArray();
+      assertEquals(2, m.length, key);
+      assertEquals("trace", m[0].key());
+      assertEquals(MergeContract.UNSALTED_HEADER, m[1].key());
+      assertEquals(1, cold.headers().toArray().length, "the application's record is unchanged");
+    }
+    for (String key : new String[] {"cold", "order-7", "order#07", "a#4294967296", "#"}) {
+      ProducerRecord<Object, Object> cold = new ProducerRecord<>("orders", key, "v");
+      assertSame(cold, interceptor.onSend(cold), key);
+    }
+  }
+
+  /** tests/data/vectors/merge_contract.json: the writer's marks of version 2, as the C++ client. */
+  @Test
+  void theSharedMergeContractMarksAreTheInterceptors() throws Exception {
+    int unsalted = 0;
+    for (Object o : TestData.list(TestData.vectors("merge_contract.json").get("marks"))) {
+      Map<?, ?> v = TestData.map(o);
+      if (TestData.num(v.get("contract")) != 2 || !"rekey".equals(v.get("mode"))) {
+        continue; // the interceptor writes rekey mode; route mode has no interceptor work
+      }
+      byte[] key = TestData.hex(v.get("key"));
+      byte[] sep = TestData.hex(v.get("separator"));
+      List<?> headers = TestData.list(v.get("headers"));
+      if (Boolean.TRUE.equals(v.get("salted"))) {
+        boolean local = MergeContract.isLocalTableVersion(
+            Long.parseUnsignedLong((String) v.get("version")));
+        assertEquals(local ? List.of("hotkey.salt", "hotkey.version") : List.of(), headers,
+            v.toString());
+        continue;
+      }
+      boolean marked = headers.equals(List.of(MergeContract.UNSALTED_HEADER));
+      assertEquals(marked, InterceptorCore.endsLikeSalted(key, sep), v.toString());
+      assertEquals(marked, InterceptorCore.endsLikeSalted(new String(key, StandardCharsets.UTF_8),
+          new String(sep, StandardCharsets.UTF_8)), v.toString());
+      unsalted += marked ? 1 : 0;
+    }
+    assertTrue(unsalted >= 3, unsalted + " marked");
+  }
+
   @Test
   void aListedTextKeyIsFoundAmongManyAndColdTextKeysAreNot() throws Exception {
     open();

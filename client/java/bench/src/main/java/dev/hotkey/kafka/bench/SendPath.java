@@ -82,6 +82,11 @@ public class SendPath {
     configs.put("hotkey.coordinator.url", "http://127.0.0.1:1");
     configs.put("hotkey.routing.mode", mode);
     configs.put("hotkey.sample.rate", sampleRate);
+    // -Dhotkey.merge.contract=1: the writer of merge contract version 1 (default: the client's).
+    String contract = System.getProperty("hotkey.merge.contract");
+    if (contract != null) {
+      configs.put("hotkey.merge.contract", contract);
+    }
     interceptor = new HotkeyInterceptor();
     interceptor.configure(configs);
     partitioner = new HotkeyPartitioner();
