@@ -397,7 +397,8 @@ const std::vector<SettingInfo>& config_settings() {
           "longest stretch a connection may spend outside a request handler: waiting in "
           "the queue, idle between requests, sending its request headers and body, reading "
           "the answer (1..86400). Then it is closed (`hotkey_http_connections_cut_total`; "
-          "an idle one, at the shorter of this and `keep_alive_timeout_s`, is not counted). "
+          "an idle one, or one still sending its request head, is closed at the shorter of "
+          "this and `keep_alive_timeout_s` and not counted). "
           "A parked long-poll is inside its handler and is not cut. This is what bounds "
           "slow-loris clients, which stay under `read_timeout_s` by sending a byte at a "
           "time."),

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "connection_pool.h"
 
@@ -97,6 +98,42 @@ class ConnStream final : public httplib::Stream {
     return (body_declared_ && !body_allowed_) || overflow_ != connection::Overflow::kNone;
   }
   bool buffered() const { return off_ < len_ || (ssl_ != nullptr && SSL_pending(ssl_) > 0); }
+
+  // Between requests, without blocking: reads what the socket has behind what is buffered.
+  // 1 when a whole request head is buffered or the buffer is full (a worker takes it from
+  // there), 0 when more is needed, -1 when the peer closed or the connection failed.
+  int read_head() {
+    if (off_ != 0) {
+      std::memmove(buf_, buf_ + off_, len_ - off_);
+      len_ -= off_;
+      off_ = 0;
+    }
+    for (;;) {
+      if (len_ == sizeof(buf_)) return 1;
+      ssize_t n = 0;
+      if (ssl_ != nullptr) {
+        ERR_clear_error();
+        const int r = SSL_read(ssl_, buf_ + len_, static_cast<int>(sizeof(buf_) - len_));
+        if (r <= 0) {
+          const int e = SSL_get_error(ssl_, r);
+          if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) break;
+          return len_ != 0 ? 1 : -1;  // a worker answers what came before the end
+        }
+        n = r;
+      } else {
+        n = ::recv(fd_, buf_ + len_, sizeof(buf_) - len_, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        if (n <= 0) return len_ != 0 ? 1 : -1;
+      }
+      len_ += static_cast<size_t>(n);
+    }
+    const std::string_view got(buf_, len_);
+    return got.find("\r\n\r\n") != std::string_view::npos ||
+                   got.find("\n\n") != std::string_view::npos
+               ? 1
+               : 0;
+  }
 
   // ---- httplib::Stream ----
   bool is_readable() const override { return buffered() || wait_for(fd_, POLLIN, read_ms_); }
@@ -359,6 +396,7 @@ class Session final : public connection::Detached {
   const std::string& connection_header() const override { return connection_header_; }
   bool keep_alive() const override { return keep_alive_; }
   bool buffered() const override { return strm_.buffered(); }
+  int read_head() override { return strm_.read_head(); }
 
   ConnStream& stream() { return strm_; }
   std::unique_ptr<ConnectionPool::Detached> pool;  // set while detached from a pool's worker
@@ -385,14 +423,18 @@ void Session::run(std::unique_ptr<Session> self) {
   tl_stream = &s.strm_;
   tl_session = &s;
   while (s.left_ > 0) {
-    if (s.keeper_ && !s.strm_.buffered() && !wait_for(s.fd_, POLLIN, 0)) {
-      // Nothing to read yet: wait off the worker.
-      if (auto pool = ConnectionPool::detach()) {
-        s.pool = std::move(pool);
-        tl_stream = nullptr;
-        tl_session = nullptr;
-        s.keeper_(std::move(self));
-        return;
+    if (s.keeper_) {
+      // Until the request head is whole, it waits off the worker.
+      const int head = s.strm_.read_head();
+      if (head < 0) break;
+      if (head == 0) {
+        if (auto pool = ConnectionPool::detach()) {
+          s.pool = std::move(pool);
+          tl_stream = nullptr;
+          tl_session = nullptr;
+          s.keeper_(std::move(self));
+          return;
+        }
       }
     }
     if (!next_request(s.strm_, s.fd_, s.s_)) break;

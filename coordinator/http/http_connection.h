@@ -57,6 +57,10 @@ class Detached {
   virtual bool keep_alive() const = 0;
   // Bytes of the next request are already read (pipelined).
   virtual bool buffered() const = 0;
+  // Reads what the socket has of the next request without blocking: 1 when its head (request
+  // line and headers) is whole, or as much as one read buffer holds; 0 when more must come;
+  // -1 when the peer closed before a byte of it, or the connection failed.
+  virtual int read_head() = 0;
   // The keep-alive loop goes on with the next request, on a worker of the pool.
   static void resume(std::unique_ptr<Detached> connection);
 };

@@ -325,7 +325,13 @@ void ParkWatch::on_event(const std::shared_ptr<Ticket>& t, uint32_t events) {
       if ((events & EPOLLOUT) != 0) continue_write(t);
       return;
     case Ticket::Stage::kIdle:
-      if ((events & EPOLLIN) != 0) return resume(t);
+      if ((events & EPOLLIN) != 0) {
+        // A worker gets the connection once its request head is here: a client sending it
+        // slowly holds none (it is closed at its idle deadline).
+        const int head = t->conn->read_head();
+        if (head > 0) return resume(t);
+        if (head == 0) return;
+      }
       return close(t);  // hung up or failed while idle
   }
 }

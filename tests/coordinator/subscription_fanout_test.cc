@@ -242,6 +242,37 @@ TEST(SubscriptionFanout, ClientsThatHangUpOrNeverReadHoldNoThreadAndDelayNobody)
   for (int fd : good) close(fd);
 }
 
+TEST(SubscriptionFanout, ClientsSendingTheirRequestSlowlyHoldNoThread) {
+  Harness h(test_config(), true);
+  auto c = h.client();
+  ASSERT_TRUE(c->Get("/healthz"));  // the server's pool is up
+  const size_t before = threads_now();
+  // Six times http_threads connections trickle a request head, a header byte at a time.
+  std::vector<int> slow;
+  for (int i = 0; i < 48; ++i) {
+    slow.push_back(connect_to(h.port()));
+    ASSERT_GE(slow.back(), 0);
+    ASSERT_TRUE(send_all(slow.back(), "GET /healthz HTTP/1.1\r\nHost: c\r\nX-Slow: "));
+  }
+  // Their heads are never whole: they wait off the workers (any started for the burst of
+  // connections end once idle), and the others are served meanwhile.
+  ASSERT_TRUE(eventually([&] {
+    for (int fd : slow) (void)send_all(fd, "a");
+    return metric(h, "hotkey_http_connections") == 48;
+  }));
+  EXPECT_TRUE(eventually([&] {
+    for (int fd : slow) (void)send_all(fd, "a");
+    return threads_now() <= before + 1;
+  })) << threads_now() << " threads, " << before << " before";
+  auto r = c->Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  // Finished, a head is answered.
+  ASSERT_TRUE(send_all(slow.front(), "\r\n\r\n"));
+  EXPECT_EQ(read_answer(slow.front()).status, 200);
+  for (int fd : slow) close(fd);
+}
+
 TEST(SubscriptionFanout, LimitsAnswer503WithAReason) {
   CoordinatorConfig cfg = test_config();
   cfg.max_waiters = 50;
@@ -269,9 +300,11 @@ TEST(SubscriptionFanout, LimitsAnswer503WithAReason) {
     close(fd);
   }
   // max_connections: parked connections count, though they hold no thread.
+  // The refused ones above closed: the 50 parked remain; 30 more fill max_connections.
+  ASSERT_TRUE(eventually([&] { return metric(h, "hotkey_http_connections") == 50; }));
   std::vector<int> idle;
   for (int i = 0; i < 30; ++i) idle.push_back(connect_to(h.port()));
-  ASSERT_TRUE(eventually([&] { return metric(h, "hotkey_http_connections") >= 80; }));
+  ASSERT_TRUE(eventually([&] { return metric(h, "hotkey_http_connections") == 80; }));
   const int fd = connect_to(h.port());
   ASSERT_TRUE(send_all(fd, "GET /healthz HTTP/1.1\r\nHost: c\r\n\r\n"));
   const Answer a = read_answer(fd);
