@@ -39,6 +39,9 @@ V = {
     "hotkey_auto600k": ("hotkey", ["--client-prop", "hotkey.sample.rate=0.0546"]),
     "hotkey_noheaders_auto600k": ("hotkey", ["--client-prop", "hotkey.salt.headers=false",
                                              "--client-prop", "hotkey.sample.rate=0.0546"]),
+    "hotkey_v1_auto600k": ("hotkey", ["--client-prop", "hotkey.merge.contract=1",
+                                      "--client-prop", "hotkey.sample.rate=0.0546"]),
+    "producer_auto600k": ("producer", ["--client-prop", "hotkey.sample.rate=0.0546"]),
     "hotkey_rate1": ("hotkey", ["--client-prop", "hotkey.sample.rate=1"]),
     "hotkey_noheaders": ("hotkey", ["--client-prop", "hotkey.salt.headers=false"]),
     "hotkey_noheaders_rate1": ("hotkey", ["--client-prop", "hotkey.salt.headers=false",
@@ -49,10 +52,12 @@ procs = []
 
 # Application-thread functions measured inclusively (substring of callgrind_annotate's name).
 APP_PARTS = [
-    ("strategy send (all of it)", ["RewritingStrategy::send(", "HotkeyStrategy::send("]),
+    ("strategy send (all of it)", ["RewritingStrategy::send(", "HotkeyStrategy::send(",
+                                   "ProducerStrategy::send("]),
     ("librdkafka produce call", ["rd_kafka_producev", "rd_kafka_produceva"]),
     ("librdkafka header build", ["rd_kafka_headers_new", "rd_kafka_header_add"]),
-    ("delivery reports (poll/flush)", ["KafkaProducer::poll(", "KafkaProducer::flush("]),
+    ("delivery reports (poll/flush)", ["KafkaProducer::poll(", "KafkaProducer::flush(",
+                                       "client::Producer::poll(", "client::Producer::flush("]),
 ]
 LINE = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*?)\s*(\[[^\]]*\])?\s*$")
 
@@ -141,7 +146,7 @@ try:
     for n in names:
         strat, extra = V[n]
         topic = f"prof-{n}"
-        if strat == "hotkey":
+        if strat in ("hotkey", "producer"):
             body = json.dumps({"key": "book-0", "reason": "producer profile", "salts": 12}).encode()
             for _ in range(100):
                 try:
@@ -169,7 +174,7 @@ try:
                 "--records", str(N), "--seed", "100", "--json-out", out, "--value-bytes", "16",
                 "--keys", "100000", "--zipf", "0", "--hot-share", "0.9", "--hot-start", "0",
                 "--hot-prefix", "book-", "--kafka-prop", f"linger.ms={LINGER}"] + extra
-        if strat == "hotkey":
+        if strat in ("hotkey", "producer"):
             args += ["--coordinator", url, "--wait-list-ms", "30000"]
         subprocess.run(args, stdout=subprocess.DEVNULL, stderr=open(out + ".log", "w"),
                        timeout=1800)

@@ -1,6 +1,7 @@
-// A consumer merging salted sub-streams back per logical key (merge contract v1, see
-// docs/CLIENT.md): the logical key comes from the hotkey.salt header first, the key suffix
-// second; records are handed over per logical key once the watermark passes them.
+// A consumer merging salted sub-streams back per logical key (merge contract v1 and v2, see
+// docs/CLIENT.md): the logical key comes from the hotkey.salt header first, then
+// hotkey.unsalted (v2: the key is logical), then the key suffix; records are handed over per
+// logical key once the watermark passes them.
 //
 //   hotkey_example_consumer --bootstrap HOST:PORT --topic orders [--seconds 10]
 #include <librdkafka/rdkafka.h>
