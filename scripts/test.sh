@@ -10,8 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 JOBS=${HOTKEY_JOBS:-2}
-# Let ccache share objects between clones of the repository (CI builds a fresh clone).
-export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=true
+# No CCACHE_BASEDIR: with it, ccache (4.7) served one clone's objects to another clone whose
+# headers differed (a Producer built against another tree's ClientConfig crashed), so each clone
+# keeps cache entries of its own.
 
 scripts/deps.sh --browser
 # Validators for the deploy/ tests (promtool, PyYAML, systemd-analyze, ldb).
