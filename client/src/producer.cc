@@ -183,7 +183,7 @@ ProduceResult Producer::produce(std::string_view topic, const void* key, size_t 
   MergeMark mark = MergeMark::kNone;
   if (impl_->salt_headers) {
     bool looks_salted = false;
-    if (!d.salted && impl_->merge_contract >= 2 && keylen > 0) {
+    if (!d.salted && impl_->merge_contract >= 2 && key != nullptr && keylen > 0) {
       const char last = static_cast<const char*>(key)[keylen - 1];
       if (last >= '0' && last <= '9') {
         looks_salted = c.router().looks_salted(t->id, key, keylen);
