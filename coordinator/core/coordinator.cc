@@ -101,7 +101,8 @@ Coordinator::Coordinator(const CoordinatorConfig& config, StateStore& store, Met
         t->hot[k.key] = HotState{started_ms_, -1, k.share, k.source == KeySource::kBalance};
       }
       if (t->partitions > 0) t->window.reset_partitions(t->partitions);
-      publish_locked(*t, *st.list);
+      TopicLock locked(*t);
+      publish(locked, *st.list);
     }
     topics_.emplace(name, std::move(t));
   }
@@ -138,8 +139,8 @@ std::shared_ptr<Coordinator::Topic> Coordinator::get_or_create_topic(const std::
   return t;
 }
 
-bool Coordinator::resize_partitions_locked(Topic& t, int32_t partitions, bool enforce) {
-  const uint64_t now = static_cast<uint64_t>(std::max(t.partitions, 0));
+bool Coordinator::resize_partitions(TopicLock& t, int32_t partitions, bool enforce) {
+  const uint64_t now = static_cast<uint64_t>(std::max(t->partitions, 0));
   const uint64_t want = static_cast<uint64_t>(std::max(partitions, 0));
   if (want > now) {
     uint64_t tracked = tracked_partitions_.load();
@@ -149,34 +150,33 @@ bool Coordinator::resize_partitions_locked(Topic& t, int32_t partitions, bool en
   } else {
     tracked_partitions_ -= now - want;
   }
-  t.partitions = partitions;
+  t->partitions = partitions;
   return true;
 }
 
-void Coordinator::retire_locked(Topic& t) {
-  resize_partitions_locked(t, 0, false);
-  board_.unpublish(t.name);
-  t.m.reset();  // removes the topic's series
-  t.removed.store(true);
+void Coordinator::retire(TopicLock& t) {
+  resize_partitions(t, 0, false);
+  board_.unpublish(t->name);
+  t->m.reset();  // removes the topic's series
+  t->removed.store(true);
 }
 
 void Coordinator::discard_if_unused(const std::shared_ptr<Topic>& t) {
   std::unique_lock lock(topics_mu_);
-  std::lock_guard topic_lock(t->mu);
+  TopicLock topic_lock(*t);
   if (t->removed.load() || t->published || !t->no_operator_state() || !t->producers.empty() ||
       t->first_report_ms >= 0 || t->partitions > 0) {
     return;
   }
   auto it = topics_.find(t->name);
   if (it == topics_.end() || it->second != t) return;
-  retire_locked(*t);
+  retire(topic_lock);
   topics_.erase(it);
 }
 
-StoreStatus Coordinator::drop_topic_locked(const std::shared_ptr<Topic>& t,
-                                           std::unique_lock<std::mutex>& lock,
-                                           std::optional<AuditEntry> audit, StoreBatch batch,
-                                           const std::function<void()>& before_retire) {
+StoreStatus Coordinator::drop_topic(const std::shared_ptr<Topic>& t, TopicLock& lock,
+                                    std::optional<AuditEntry> audit, StoreBatch batch,
+                                    const std::function<void()>& before_retire) {
   for (const auto& [key, pin] : t->pins) batch.delete_pin(t->name, key);
   for (const auto& [key, deny] : t->denies) batch.delete_deny(t->name, key);
   for (const auto& [prefix, policy] : t->policies) batch.delete_policy(t->name, prefix);
@@ -188,7 +188,7 @@ StoreStatus Coordinator::drop_topic_locked(const std::shared_ptr<Topic>& t,
   metrics_.set_store_healthy(st.ok);
   if (!st.ok) return st;
   if (before_retire) before_retire();
-  retire_locked(*t);
+  retire(lock);
   lock.unlock();
   std::unique_lock map_lock(topics_mu_);
   auto it = topics_.find(t->name);
@@ -198,7 +198,7 @@ StoreStatus Coordinator::drop_topic_locked(const std::shared_ptr<Topic>& t,
 
 bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
   if (config_.topic_idle_ttl_ms <= 0) return false;
-  std::unique_lock lock(t->mu);
+  TopicLock lock(*t);
   const auto idle = [&] {
     return !t->removed.load() && t->no_operator_state() &&
            now - t->last_active_ms > config_.topic_idle_ttl_ms;
@@ -220,7 +220,7 @@ bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
   if (!idle()) return false;
   const uint64_t version = t->version;
   const int64_t idle_ms = now - t->last_active_ms;
-  StoreStatus st = drop_topic_locked(t, lock, std::nullopt);
+  StoreStatus st = drop_topic(t, lock, std::nullopt);
   if (!st.ok) {
     log_store_error(t->name, st);
     return false;
@@ -266,7 +266,7 @@ CallResult Coordinator::delete_topic(const std::string& topic, const std::string
   bool known = false;
   uint64_t known_version = 0;
   if (std::shared_ptr<Topic> t = find_topic(topic)) {
-    std::lock_guard lock(t->mu);
+    TopicLock lock(*t);
     known = !t->removed.load();
     known_version = std::max(t->version, t->reported_version);
   }
@@ -285,13 +285,13 @@ CallResult Coordinator::delete_topic(const std::string& topic, const std::string
   if (std::optional<CallResult> shared = placement_->forward_operator(op)) return *shared;
   std::shared_ptr<Topic> t = find_topic(topic);
   if (!t) return unknown();
-  std::unique_lock lock(t->mu);
+  TopicLock lock(*t);
   if (t->removed.load()) return unknown();
   const uint64_t version = t->version;
   StoreStatus st =
-      drop_topic_locked(t, lock,
-                        delete_audit(clock_.now_ms(), who, topic, reason, t->pins.size(),
-                                     t->denies.size(), t->policies.size(), t->partitions, version));
+      drop_topic(t, lock,
+                 delete_audit(clock_.now_ms(), who, topic, reason, t->pins.size(), t->denies.size(),
+                              t->policies.size(), t->partitions, version));
   if (!st.ok) return error_result(Status::kUnavailable, "store", st.error);
   CallResult r;
   r.version = version;
@@ -356,7 +356,7 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
       r.version = counter;
       return r;
     }
-    std::unique_lock lock(t->mu);
+    TopicLock lock(*t);
     if (t->removed.load()) continue;
     // An expiry loses to what happened since it was requested: a pin or deny (every member
     // holds the same, so every member keeps the topic), or a report the owner took.
@@ -379,8 +379,8 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
     StoreBatch b;
     b.put_meta(deleted_mark(topic), std::to_string(counter) + " " + std::to_string(op.at_ms));
     if (extra) extra(b);
-    StoreStatus st = drop_topic_locked(t, lock, std::move(a), std::move(b),
-                                       [&] { placement_->on_delete(topic, counter, op.at_ms); });
+    StoreStatus st = drop_topic(t, lock, std::move(a), std::move(b),
+                                [&] { placement_->on_delete(topic, counter, op.at_ms); });
     if (!st.ok) {
       metrics_.set_store_healthy(false);
       return error_result(Status::kUnavailable, "store", st.error);
@@ -401,31 +401,31 @@ void Coordinator::release_topics(const std::function<bool(const std::string& top
     }
   }
   for (const auto& t : released) {
-    std::lock_guard lock(t->mu);
-    if (!t->removed.load()) release_locked(*t);
+    TopicLock lock(*t);
+    if (!t->removed.load()) release(lock);
   }
 }
 
-void Coordinator::release_locked(Topic& t) {
-  t.window = TopicWindow(config_.epoch_ms, config_.window_epochs, config_.sketch_capacity);
-  t.producers.clear();
-  t.hot.clear();
-  t.published = nullptr;
-  t.recent_lists.clear();
-  t.first_report_ms = -1;
-  t.stats = TopicSummary{};
-  t.partition_load.clear();
-  t.replan_wanted = false;
+void Coordinator::release(TopicLock& t) {
+  t->window = TopicWindow(config_.epoch_ms, config_.window_epochs, config_.sketch_capacity);
+  t->producers.clear();
+  t->hot.clear();
+  t->published = nullptr;
+  t->recent_lists.clear();
+  t->first_report_ms = -1;
+  t->stats = TopicSummary{};
+  t->partition_load.clear();
+  t->replan_wanted = false;
 }
 
 uint64_t Coordinator::adopt_list(HotKeyList list) {
   std::shared_ptr<Topic> t;
   bool created = false;
-  std::unique_lock<std::mutex> lock;
+  TopicLock lock;
   for (;;) {
     t = get_or_create_topic(list.topic, &created);
     if (!t) return 0;
-    lock = std::unique_lock(t->mu);
+    lock = TopicLock(*t);
     if (!t->removed.load()) break;
     lock.unlock();
   }
@@ -444,7 +444,7 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   t->version = list.version;
   // Reports already read into the window keep their counts when the partition count holds.
   const bool repartition = t->partitions != list.partitions;
-  resize_partitions_locked(*t, list.partitions, false);
+  resize_partitions(lock, list.partitions, false);
   t->hash = list.hash;
   t->separator = list.separator;
   const int64_t now = clock_.now_ms();
@@ -457,7 +457,7 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   if (previous->list.version > 0 && previous->list.version < list.version) {
     remember_list(t->recent_lists, previous);
   }
-  publish_locked(*t, list);
+  publish(lock, list);
   return list.version;
 }
 

@@ -138,6 +138,7 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
 
  private:
   struct Topic;
+  class TopicLock;
   // The live topic `name`, or null (unknown, or being removed).
   std::shared_ptr<Topic> find_topic(const std::string& name) const;
   // A refused report: counted in the metrics and, when its topic exists, on the topic's view.
@@ -150,24 +151,23 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
   std::shared_ptr<Topic> get_or_create_topic(const std::string& name, bool* created);
   // Drops `t` again when it is still untouched (no report, pin, deny, list or partitions): a
   // call that created it and then failed leaves nothing behind (no topic slot, no metric
-  // series). Caller holds no lock.
+  // series). Takes the map's and the topic's locks itself.
   void discard_if_unused(const std::shared_ptr<Topic>& t);
-  // The last steps of dropping a topic from memory (caller holds topics_mu_ or t.mu as the
-  // callers document): its list leaves the board, its metric series and partition budget are
-  // released, and `removed` is set last, so a topic of the same name created afterwards starts
-  // clean.
-  void retire_locked(Topic& t);
-  // Sets t.partitions (caller holds t.mu) and keeps tracked_partitions_ the sum over topics.
-  // With `enforce`, a growth beyond max_tracked_partitions is refused: false, nothing changed.
-  bool resize_partitions_locked(Topic& t, int32_t partitions, bool enforce);
-  // Drops `t` (caller holds t->mu, through `lock`, which it releases): one store batch with the
-  // topic's records (and `audit`, if any), then retire_locked and the map entry. The store's
-  // status; on failure nothing changed.
+  // The last steps of dropping a topic from memory: its list leaves the board, its metric
+  // series and partition budget are released, and `removed` is set last, so a topic of the
+  // same name created afterwards starts clean.
+  void retire(TopicLock& t);
+  // Sets t->partitions and keeps tracked_partitions_ the sum over topics. With `enforce`, a
+  // growth beyond max_tracked_partitions is refused: false, nothing changed.
+  bool resize_partitions(TopicLock& t, int32_t partitions, bool enforce);
+  // Drops the topic `t` holds: one store batch with the topic's records (and `audit`, if any),
+  // then retire and, with the topic's lock released, the map entry. The store's status; on
+  // failure nothing changed (and the lock is still held).
   // `batch` adds records to that batch; `before_retire` runs after the store write succeeded,
   // still under the topic's lock.
-  StoreStatus drop_topic_locked(const std::shared_ptr<Topic>& t, std::unique_lock<std::mutex>& lock,
-                                std::optional<AuditEntry> audit, StoreBatch batch = {},
-                                const std::function<void()>& before_retire = nullptr);
+  StoreStatus drop_topic(const std::shared_ptr<Topic>& topic, TopicLock& t,
+                         std::optional<AuditEntry> audit, StoreBatch batch = {},
+                         const std::function<void()>& before_retire = nullptr);
   // Applies a delete_topic write (cluster mode): drops the topic as delete_topic does in
   // single-node mode, keeps the counter at least op.version and marks the deleted version.
   CallResult apply_delete(const OperatorOp& op, const std::function<void(StoreBatch&)>& extra);
@@ -192,18 +192,18 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
     StoreStatus status;
     uint64_t version = 0;  // the published version after the re-plan (0: none)
   };
-  // The one way a list becomes `t`'s published list (caller holds t.mu; the list is stored
-  // already, t.version set by the caller): remembered for the reports routed with it, on the
+  // The one way a list becomes `t`'s published list (the list is stored already, t->version
+  // set by the caller): remembered for the reports routed with it, on the
   // board, handed to the placement (cluster mode: the lists topic), counted. Returns it.
-  std::shared_ptr<const PublishedList> publish_locked(Topic& t, const HotKeyList& list);
-  // Re-plans `t` (caller holds t.mu) and, when the list changed materially or the batch
+  std::shared_ptr<const PublishedList> publish(TopicLock& t, const HotKeyList& list);
+  // Re-plans `t` and, when the list changed materially or the batch
   // carries operator writes, persists and publishes. On a store failure nothing changed.
-  ReplanResult replan_locked(Topic& t, Replan r);
-  // follow_list's part under t.mu: the unstamped audit entries `list` shows get its version.
-  void stamp_audits_locked(Topic& t, const HotKeyList& list);
-  // True when `r` (caller holds t.mu) shows an unlisted key far enough above the hot
+  ReplanResult replan(TopicLock& t, Replan r);
+  // follow_list's part: the unstamped audit entries `list` shows get its version.
+  void stamp_audits(TopicLock& t, const HotKeyList& list);
+  // True when `r` shows an unlisted key far enough above the hot
   // threshold to plan before the next tick.
-  bool shows_new_hot_key(const Topic& t, const Report& r, const TopicSettings& s,
+  bool shows_new_hot_key(const TopicLock& t, const Report& r, const TopicSettings& s,
                          int64_t now) const;
   // How long after a topic's first report keys may enter on the fast path (warm-up).
   int64_t fast_detect_after_ms() const;
@@ -231,8 +231,8 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
   CallResult forward_or_apply(const OperatorOp& op);
   // Applies an operator write here (single-node mode, or read from the state topic).
   CallResult apply_write(const OperatorOp& op, const std::function<void(StoreBatch&)>& extra);
-  // Forgets what this member knew of `t` as its owner (release_topics), under its lock.
-  void release_locked(Topic& t);
+  // Forgets what this member knew of `t` as its owner (release_topics).
+  void release(TopicLock& t);
   // The kConflict too_many_pins refusal when pinning `key` would put more than max_hot_keys pins on
   // `topic`; nullopt when the pin fits (or replaces one).
   std::optional<CallResult> pin_limit(const std::string& topic,

@@ -61,7 +61,6 @@ struct Coordinator::Topic {
         m(std::move(metrics)) {}
 
   const std::string name;
-  mutable std::mutex mu;
   TopicWindow window;
   std::unordered_map<std::string, ProducerInfo> producers;
   std::map<std::string, HotState> hot;
@@ -97,7 +96,7 @@ struct Coordinator::Topic {
   std::vector<double> partition_load;  // the last plan's window, records per partition
   // Refused reports of an existing topic by (producer, reason), for its view (note_rejection).
   std::map<std::pair<std::string, std::string>, Rejection> rejections;
-  // Counts a refused report (mu held): by producer and reason, with the time and the refusal's
+  // Counts a refused report: by producer and reason, with the time and the refusal's
   // message; beyond kMaxRejectionsPerTopic pairs the least recent goes (ingest.cc).
   void note_rejection(const std::string& producer, const std::string& reason,
                       const std::string& error, int64_t now_ms);
@@ -120,10 +119,35 @@ struct Coordinator::Topic {
   // listed operator changes still at version 0, oldest first (Coordinator::follow_list).
   std::vector<AuditEntry> unstamped_audits;
   std::atomic<size_t> unstamped{0};  // its size, read without the lock
-  std::unique_ptr<TopicMetrics> m;   // reset when the topic is dropped (retire_locked)
-  // Set (under mu, last of retire_locked) when the topic is dropped from memory; lookups skip
-  // it and holders of a reference retry with a fresh lookup.
+  std::unique_ptr<TopicMetrics> m;   // reset when the topic is dropped (Coordinator::retire)
+  // Set (under the lock, last of Coordinator::retire) when the topic is dropped from memory;
+  // lookups skip it and holders of a reference retry with a fresh lookup.
   std::atomic<bool> removed{false};
+
+ private:
+  friend class Coordinator::TopicLock;
+  std::mutex mu;  // taken only through a TopicLock
+};
+
+// A topic held under its lock. The Coordinator's functions that read or change a topic's state
+// take one, so the type, not a comment, says the lock is held. Like std::unique_lock: movable,
+// default-constructible empty, unlock() and lock() again.
+class Coordinator::TopicLock {
+ public:
+  TopicLock() = default;
+  explicit TopicLock(Topic& t) : t_(&t), lock_(t.mu) {}
+  TopicLock(Topic& t, std::try_to_lock_t) : t_(&t), lock_(t.mu, std::try_to_lock) {}
+  TopicLock(Topic& t, std::defer_lock_t) : t_(&t), lock_(t.mu, std::defer_lock) {}
+  Topic* operator->() const { return t_; }
+  Topic& operator*() const { return *t_; }
+  bool owns_lock() const { return lock_.owns_lock(); }
+  void lock() { lock_.lock(); }
+  bool try_lock() { return lock_.try_lock(); }
+  void unlock() { lock_.unlock(); }
+
+ private:
+  Topic* t_ = nullptr;
+  std::unique_lock<std::mutex> lock_;
 };
 
 // Reported list versions at or above this are not adopted as a floor (a producer cannot push

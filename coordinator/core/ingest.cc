@@ -63,7 +63,7 @@ CallResult Coordinator::rejected(const Report& r, Status status, const std::stri
   metrics_.rejected(reason);
   // Counted on the topic's view when the topic exists; a refusal never creates one.
   if (std::shared_ptr<Topic> t = find_topic(r.topic)) {
-    std::lock_guard lock(t->mu);
+    TopicLock lock(*t);
     if (!t->removed.load()) t->note_rejection(r.producer, reason, error, clock_.now_ms());
   }
   return error_result(status, reason, error);
@@ -86,7 +86,7 @@ CallResult Coordinator::ingest(Report r) {
   }
   std::shared_ptr<Topic> t;
   bool created = false;
-  std::unique_lock<std::mutex> topic_lock;
+  TopicLock topic_lock;
   for (;;) {
     t = get_or_create_topic(r.topic, &created);
     if (!t) {
@@ -95,7 +95,7 @@ CallResult Coordinator::ingest(Report r) {
                           "the coordinator already tracks max_topics=" +
                               std::to_string(config_.max_topics) + " topics");
     }
-    topic_lock = std::unique_lock(t->mu);
+    topic_lock = TopicLock(*t);
     if (!t->removed.load()) break;
     topic_lock.unlock();
   }
@@ -112,7 +112,7 @@ CallResult Coordinator::ingest(Report r) {
       t->note_rejection(r.producer, "hash_mismatch", error, clock_.now_ms());
       return error_result(Status::kConflict, "hash_mismatch", std::move(error));
     }
-    if (r.partitions > t->partitions && !resize_partitions_locked(*t, r.partitions, true)) {
+    if (r.partitions > t->partitions && !resize_partitions(topic_lock, r.partitions, true)) {
       topic_lock.unlock();
       if (created) discard_if_unused(t);
       metrics_.rejected("too_many_partitions");
@@ -166,7 +166,7 @@ CallResult Coordinator::ingest(Report r) {
     const size_t entries = r.items.size();
     t->window.add(r, std::move(sketch), now, t->partitions, routed_with, p.last_keys);
     t->m->report_accepted(static_cast<double>(entries));
-    if (shows_new_hot_key(*t, r, settings, now)) {
+    if (shows_new_hot_key(topic_lock, r, settings, now)) {
       ++t->surge_reports;
       if (!t->replan_wanted) {
         t->replan_wanted = true;
@@ -190,27 +190,27 @@ CallResult Coordinator::ingest(Report r) {
   return result;
 }
 
-bool Coordinator::shows_new_hot_key(const Topic& t, const Report& r, const TopicSettings& s,
+bool Coordinator::shows_new_hot_key(const TopicLock& t, const Report& r, const TopicSettings& s,
                                     int64_t now) const {
-  if (t.partitions <= 0 || r.sketch_total == 0 || t.first_report_ms < 0) return false;
-  if (now - t.first_report_ms < fast_detect_after_ms()) return false;
+  if (t->partitions <= 0 || r.sketch_total == 0 || t->first_report_ms < 0) return false;
+  if (now - t->first_report_ms < fast_detect_after_ms()) return false;
   // The report's own share is only a hint (one producer's view); the plan decides on the
   // fleet-wide recent view.
   const double bar =
-      kFastEntryFactor * s.hot_fraction / t.partitions * static_cast<double>(r.sketch_total);
+      kFastEntryFactor * s.hot_fraction / t->partitions * static_cast<double>(r.sketch_total);
   for (const auto& item : r.items) {
     if (item.count <= item.error) continue;
     const double g = static_cast<double>(item.count - item.error);
     if (g < bar || scaled_records(r, g) < kFastEntryMinRecords) continue;
-    if (t.hot.contains(item.key) || t.pins.contains(item.key) || t.denies.contains(item.key)) {
+    if (t->hot.contains(item.key) || t->pins.contains(item.key) || t->denies.contains(item.key)) {
       continue;
     }
     // Policies are asked only here, of a key past the topic's bar: a never_salt key, or one
     // under its prefix's higher threshold, would trigger plans that list nothing.
-    if (const Policy* p = t.policy_index.match(item.key)) {
+    if (const Policy* p = t->policy_index.match(item.key)) {
       if (p->never_salt) continue;
       const double own_bar =
-          kFastEntryFactor * p->hot_fraction / t.partitions * static_cast<double>(r.sketch_total);
+          kFastEntryFactor * p->hot_fraction / t->partitions * static_cast<double>(r.sketch_total);
       if (p->hot_fraction > 0 && g < own_bar) continue;
     }
     return true;

@@ -30,7 +30,7 @@ CallResult Coordinator::operator_change(
   };
   std::shared_ptr<Topic> t;
   bool created = false;
-  std::unique_lock<std::mutex> topic_lock;
+  TopicLock topic_lock;
   for (;;) {
     if (creates) {
       t = get_or_create_topic(topic, &created);
@@ -49,7 +49,7 @@ CallResult Coordinator::operator_change(
                                 topic));
       }
     }
-    topic_lock = std::unique_lock(t->mu);
+    topic_lock = TopicLock(*t);
     if (!t->removed.load()) break;
     topic_lock.unlock();
   }
@@ -77,8 +77,8 @@ CallResult Coordinator::operator_change(
   StoreStatus st;
   try {
     ReplanResult done =
-        replan_locked(*t, Replan{std::move(batch), action, &pins, &denies, std::move(a),
-                                 /*triggered=*/false, &policies});
+        replan(topic_lock, Replan{std::move(batch), action, &pins, &denies, std::move(a),
+                                  /*triggered=*/false, &policies});
     st = std::move(done.status);
     version = done.version;
   } catch (const std::exception& e) {
@@ -139,13 +139,13 @@ bool Coordinator::follow_list(std::shared_ptr<const PublishedList> list) {
   // over) is stamped by a later list.
   std::shared_ptr<Topic> t = find_topic(list->list.topic);
   if (!t || t->unstamped.load() == 0) return on_board;
-  std::unique_lock lock(t->mu, std::defer_lock);
+  TopicLock lock(*t, std::defer_lock);
   if (owns(list->list.topic)) {
     if (!lock.try_lock()) return on_board;
   } else {
     lock.lock();
   }
-  if (!t->removed.load()) stamp_audits_locked(*t, list->list);
+  if (!t->removed.load()) stamp_audits(lock, list->list);
   return on_board;
 }
 
@@ -154,15 +154,15 @@ void Coordinator::unfollow_list(const std::string& topic, uint64_t last) {
   if (pub && pub->list.version <= last && !owns(topic)) board_.unpublish(topic);
 }
 
-void Coordinator::stamp_audits_locked(Topic& t, const HotKeyList& list) {
+void Coordinator::stamp_audits(TopicLock& t, const HotKeyList& list) {
   StoreBatch batch;
-  std::erase_if(t.unstamped_audits, [&](AuditEntry& a) {
+  std::erase_if(t->unstamped_audits, [&](AuditEntry& a) {
     if (!list_shows_change(list, a.action, a.key)) return false;
     a.version = list.version;
     batch.restamp_audit(a);
     return true;
   });
-  t.unstamped.store(t.unstamped_audits.size());
+  t->unstamped.store(t->unstamped_audits.size());
   if (!batch.empty()) metrics_.set_store_healthy(store_.write(batch).ok);
 }
 
@@ -271,13 +271,13 @@ CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
   // checks under the topic's lock (apply_write).
   if (op.op == "pin") {
     if (std::shared_ptr<Topic> t = find_topic(op.topic)) {
-      std::lock_guard lock(t->mu);
+      TopicLock lock(*t);
       if (std::optional<CallResult> full = pin_limit(op.topic, t->pins, op.key)) return *full;
     }
   }
   if (op.op == "policy_add") {
     if (std::shared_ptr<Topic> t = find_topic(op.topic)) {
-      std::lock_guard lock(t->mu);
+      TopicLock lock(*t);
       if (std::optional<CallResult> full = policy_limit(op.topic, t->policies, op.key)) {
         return *full;
       }
@@ -287,7 +287,7 @@ CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
     std::shared_ptr<Topic> t = find_topic(op.topic);
     bool present = false;
     if (t) {
-      std::lock_guard lock(t->mu);
+      TopicLock lock(*t);
       present = op.op == "unpin"   ? t->pins.contains(op.key)
                 : op.op == "allow" ? t->denies.contains(op.key)
                                    : t->policies.contains(op.key);

@@ -75,13 +75,13 @@ json surge_plan_line(const std::string& topic, const std::map<std::string, HotSt
 
 }  // namespace
 
-std::shared_ptr<const PublishedList> Coordinator::publish_locked(Topic& t, const HotKeyList& list) {
+std::shared_ptr<const PublishedList> Coordinator::publish(TopicLock& t, const HotKeyList& list) {
   auto pub = std::make_shared<PublishedList>(PublishedList{list, list_to_json(list)});
-  t.published = pub;
-  remember_list(t.recent_lists, pub);
+  t->published = pub;
+  remember_list(t->recent_lists, pub);
   board_.publish(pub);
   placement_->on_publish(pub);
-  t.m->list_published(list.version, list.keys);
+  t->m->list_published(list.version, list.keys);
   return pub;
 }
 
@@ -92,39 +92,39 @@ void Coordinator::republish() {
     for (const auto& [name, t] : topics_) all.push_back(t);
   }
   for (const auto& t : all) {
-    std::lock_guard lock(t->mu);
+    TopicLock lock(*t);
     if (!t->removed.load() && t->published) placement_->on_publish(t->published);
   }
 }
 
-Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
+Coordinator::ReplanResult Coordinator::replan(TopicLock& t, Replan r) {
   StoreBatch& batch = r.batch;
   const std::map<std::string, Pin>* pins_override = r.pins;
   const std::map<std::string, Deny>* denies_override = r.denies;
   std::optional<AuditEntry>& audit = r.audit;
-  const TopicSettings& s = config_.settings_for(t.name);
+  const TopicSettings& s = config_.settings_for(t->name);
   const int64_t now = clock_.now_ms();
   const auto replan_start = std::chrono::steady_clock::now();
-  t.last_plan_ms = now;
-  t.replan_wanted = false;
-  t.surge_reports = 0;
-  const auto& pins = pins_override ? *pins_override : t.pins;
-  const auto& denies = denies_override ? *denies_override : t.denies;
-  const Policies& policies = r.policies ? *r.policies : t.policies;
-  std::map<std::string, HotState> hot = t.hot;
+  t->last_plan_ms = now;
+  t->replan_wanted = false;
+  t->surge_reports = 0;
+  const auto& pins = pins_override ? *pins_override : t->pins;
+  const auto& denies = denies_override ? *denies_override : t->denies;
+  const Policies& policies = r.policies ? *r.policies : t->policies;
+  std::map<std::string, HotState> hot = t->hot;
   std::optional<PlanResult> plan;
   std::optional<json> surge_log;
   bool load_ready = false;
   // Cluster mode: only the owner plans (an operator write on another member only records it).
-  if (t.partitions > 0 && owns(t.name)) {
-    TopicWindow::Snapshot snap = t.window.snapshot(now);
+  if (t->partitions > 0 && owns(t->name)) {
+    TopicWindow::Snapshot snap = t->window.snapshot(now);
     PlanInput in;
     in.settings = &s;
-    in.topic = t.name;
-    in.partitions = t.partitions;
-    in.hash = s.hash ? *s.hash : t.hash.value_or(HashFamily::kMurmur2);
+    in.topic = t->name;
+    in.partitions = t->partitions;
+    in.hash = s.hash ? *s.hash : t->hash.value_or(HashFamily::kMurmur2);
     in.separator =
-        s.separator ? *s.separator : t.separator.value_or(std::string(kDefaultSeparator));
+        s.separator ? *s.separator : t->separator.value_or(std::string(kDefaultSeparator));
     in.items = snap.sketch.unordered_items();  // KeyEstimates ranks them
     in.total = snap.total;
     in.partition_load = std::move(snap.partition_load);
@@ -133,7 +133,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
     // fewer reports give partition loads that are mostly sampling noise, which a plan would
     // chase with a new table each time.
     size_t active = 0;
-    for (const auto& [id, p] : t.producers) {
+    for (const auto& [id, p] : t->producers) {
       if (now - p.last_seen_ms > 2 * static_cast<int64_t>(config_.epoch_ms)) continue;
       ++active;
       in.latest_total += p.last_total;
@@ -145,7 +145,7 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
       }
     }
     in.active_producers = active;
-    in.topic_age_ms = t.first_report_ms >= 0 ? now - t.first_report_ms : 0;
+    in.topic_age_ms = t->first_report_ms >= 0 ? now - t->first_report_ms : 0;
     load_ready = snap.load_reports > 0 && snap.load_reports >= active;
     in.load_scale = snap.total > 0 && load_ready ? snap.load_total / snap.total : 0.0;
     in.recent_items = snap.recent.unordered_items();
@@ -157,62 +157,62 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
       in.oldest_list_ms = snap.oldest_list_ms;
     }
     double rate = 0;
-    for (const auto& [id, p] : t.producers) rate += p.rate;
+    for (const auto& [id, p] : t->producers) rate += p.rate;
     in.rate = rate;
     in.pins = &pins;
     in.denies = &denies;
     in.policies = PolicyIndex(policies);
-    in.published = t.published ? &t.published->list : nullptr;
+    in.published = t->published ? &t->published->list : nullptr;
     in.now_ms = now;
-    in.detect = t.first_report_ms >= 0 && now - t.first_report_ms >= config_.warmup_ms;
-    in.detect_fast = t.first_report_ms >= 0 && now - t.first_report_ms >= fast_detect_after_ms();
+    in.detect = t->first_report_ms >= 0 && now - t->first_report_ms >= config_.warmup_ms;
+    in.detect_fast = t->first_report_ms >= 0 && now - t->first_report_ms >= fast_detect_after_ms();
     in.triggered = r.triggered;
     const auto plan_start = std::chrono::steady_clock::now();
     plan = plan_topic(in, hot);
     if (r.triggered && config_.log_surge_plans) {
-      surge_log = surge_plan_line(t.name, t.hot, in, active, hot);
+      surge_log = surge_plan_line(t->name, t->hot, in, active, hot);
       (*surge_log)["snapshot_ms"] =
           std::chrono::duration<double, std::milli>(plan_start - replan_start).count();
       (*surge_log)["plan_ms"] =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - plan_start)
               .count();
     }
-    t.partition_load = in.partition_load;
-    t.stats.rate = rate;
-    t.stats.window_reports = snap.reports;
-    t.stats.window_total = snap.total;
-    t.m->rate(rate);
+    t->partition_load = in.partition_load;
+    t->stats.rate = rate;
+    t->stats.window_reports = snap.reports;
+    t->stats.window_total = snap.total;
+    t->m->rate(rate);
     // Measured skew and idle partitions only from usable load: right after a new list (an
     // operator pin or deny, a detection) the loads restart empty, and reporting 1.00 / 100%
     // idle for that moment would be a false picture (and a false idle alert).
     if (load_ready) {
-      t.stats.skew = plan->measured_skew;
-      t.stats.idle_ratio = plan->idle_ratio;
-      t.m->measured(plan->measured_skew, plan->idle_ratio);
+      t->stats.skew = plan->measured_skew;
+      t->stats.idle_ratio = plan->idle_ratio;
+      t->m->measured(plan->measured_skew, plan->idle_ratio);
     }
-    t.stats.predicted_skew = plan->predicted_skew;
-    t.m->predicted_skew(plan->predicted_skew);
+    t->stats.predicted_skew = plan->predicted_skew;
+    t->m->predicted_skew(plan->predicted_skew);
   }
   // Producers ahead of every version issued here (a restored backup): publish above them.
-  const bool behind_fleet = t.reported_version > t.version;
+  const bool behind_fleet = t->reported_version > t->version;
   const bool material = plan && (plan->material || behind_fleet);
-  uint64_t version = t.version;
+  uint64_t version = t->version;
   if (material) {
-    version = std::max({t.version, t.reported_version, placement_->version_floor(t.name)}) + 1;
+    version = std::max({t->version, t->reported_version, placement_->version_floor(t->name)}) + 1;
     plan->list.version = version;
     batch.put_list(plan->list);
-    batch.put_topic_meta(t.name,
+    batch.put_topic_meta(t->name,
                          TopicMeta{plan->list.partitions, plan->list.hash, plan->list.separator});
   }
   // Audit entries name the version in force after the change, in the same batch (also the
   // system's own entries already in `batch`, e.g. expired pins).
-  const uint64_t in_force = material ? version : (t.published ? t.published->list.version : 0);
+  const uint64_t in_force = material ? version : (t->published ? t->published->list.version : 0);
   if (audit) {
     audit->version = in_force;
     batch.append_audit(std::move(*audit));
   }
   batch.stamp_audit_versions(in_force);
-  const bool follows_owner = in_force == 0 && !owns(t.name);
+  const bool follows_owner = in_force == 0 && !owns(t->name);
   if (!batch.empty()) {
     double latency = 0;
     StoreStatus st = store_.write(batch, &latency);
@@ -228,34 +228,34 @@ Coordinator::ReplanResult Coordinator::replan_locked(Topic& t, Replan r) {
         if (a.action != "pin" && a.action != "unpin" && a.action != "deny" && a.action != "allow") {
           continue;
         }
-        if (t.unstamped_audits.size() >= kMaxUnstampedAudits) {
-          t.unstamped_audits.erase(t.unstamped_audits.begin());
+        if (t->unstamped_audits.size() >= kMaxUnstampedAudits) {
+          t->unstamped_audits.erase(t->unstamped_audits.begin());
         }
-        t.unstamped_audits.push_back(a);
+        t->unstamped_audits.push_back(a);
       }
-      t.unstamped.store(t.unstamped_audits.size());
+      t->unstamped.store(t->unstamped_audits.size());
       std::shared_ptr<const PublishedList> owners =
-          t.unstamped_audits.empty() ? nullptr : board_.get(t.name);
-      if (owners) stamp_audits_locked(t, owners->list);
+          t->unstamped_audits.empty() ? nullptr : board_.get(t->name);
+      if (owners) stamp_audits(t, owners->list);
     }
   }
-  t.hot = std::move(hot);
-  if (pins_override) t.pins = *pins_override;
-  if (denies_override) t.denies = *denies_override;
-  if (r.policies) t.set_policies(*r.policies);
+  t->hot = std::move(hot);
+  if (pins_override) t->pins = *pins_override;
+  if (denies_override) t->denies = *denies_override;
+  if (r.policies) t->set_policies(*r.policies);
   if (material) {
-    t.version = version;
-    HotKeyList before = t.published ? t.published->list : HotKeyList{};
-    publish_locked(t, plan->list);
-    t.m->list_changed();
+    t->version = version;
+    HotKeyList before = t->published ? t->published->list : HotKeyList{};
+    publish(t, plan->list);
+    t->m->list_changed();
     log_list_change(before, plan->list, r.cause);
   }
   if (surge_log) {
-    (*surge_log)["version"] = t.published ? t.published->list.version : 0;
+    (*surge_log)["version"] = t->published ? t->published->list.version : 0;
     (*surge_log)["published"] = material;
     log_.write(*surge_log);
   }
-  return {StoreStatus::Ok(), t.published ? t.published->list.version : 0};
+  return {StoreStatus::Ok(), t->published ? t->published->list.version : 0};
 }
 
 void Coordinator::plan_failed(const std::string& topic, const std::string& what) const {

@@ -14,11 +14,11 @@ namespace hotkey::coordinator {
 namespace {
 // The configured hash/separator win over what reports or the store brought (they are what
 // planning uses); then the first report's; then the defaults.
-TopicSummary summary_locked(const std::string& name, const TopicSettings& settings,
-                            int32_t partitions, const std::optional<HashFamily>& hash,
-                            const std::optional<std::string>& separator, const TopicSummary& stats,
-                            size_t producers, const std::shared_ptr<const PublishedList>& pub,
-                            size_t pins, size_t denies, size_t policies) {
+TopicSummary summary_of(const std::string& name, const TopicSettings& settings, int32_t partitions,
+                        const std::optional<HashFamily>& hash,
+                        const std::optional<std::string>& separator, const TopicSummary& stats,
+                        size_t producers, const std::shared_ptr<const PublishedList>& pub,
+                        size_t pins, size_t denies, size_t policies) {
   TopicSummary s = stats;
   s.topic = name;
   s.partitions = partitions;
@@ -49,11 +49,11 @@ std::vector<TopicSummary> Coordinator::topics() const {
   }
   std::vector<TopicSummary> out;
   for (const auto& t : all) {
-    std::lock_guard lock(t->mu);
+    TopicLock lock(*t);
     if (t->removed.load()) continue;
-    out.push_back(summary_locked(t->name, config_.settings_for(t->name), t->partitions, t->hash,
-                                 t->separator, t->stats, t->producers.size(), t->published,
-                                 t->pins.size(), t->denies.size(), t->policies.size()));
+    out.push_back(summary_of(t->name, config_.settings_for(t->name), t->partitions, t->hash,
+                             t->separator, t->stats, t->producers.size(), t->published,
+                             t->pins.size(), t->denies.size(), t->policies.size()));
   }
   return out;
 }
@@ -61,17 +61,17 @@ std::vector<TopicSummary> Coordinator::topics() const {
 std::optional<TopicSummary> Coordinator::topic(const std::string& name) const {
   std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
-  std::lock_guard lock(t->mu);
+  TopicLock lock(*t);
   if (t->removed.load()) return std::nullopt;
-  return summary_locked(t->name, config_.settings_for(t->name), t->partitions, t->hash,
-                        t->separator, t->stats, t->producers.size(), t->published, t->pins.size(),
-                        t->denies.size(), t->policies.size());
+  return summary_of(t->name, config_.settings_for(t->name), t->partitions, t->hash, t->separator,
+                    t->stats, t->producers.size(), t->published, t->pins.size(), t->denies.size(),
+                    t->policies.size());
 }
 
 std::optional<std::vector<double>> Coordinator::partition_load(const std::string& name) const {
   std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
-  std::lock_guard lock(t->mu);
+  TopicLock lock(*t);
   if (t->removed.load()) return std::nullopt;
   return t->partition_load;
 }
@@ -79,7 +79,7 @@ std::optional<std::vector<double>> Coordinator::partition_load(const std::string
 std::optional<std::vector<TopEntry>> Coordinator::top(const std::string& name, size_t n) {
   std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
-  std::lock_guard lock(t->mu);
+  TopicLock lock(*t);
   if (t->removed.load()) return std::nullopt;
   TopicWindow::Snapshot snap = t->window.snapshot(clock_.now_ms());
   double rate = 0;
@@ -114,7 +114,7 @@ std::optional<std::vector<TopEntry>> Coordinator::top(const std::string& name, s
 std::optional<std::vector<Rejection>> Coordinator::rejections(const std::string& name) const {
   std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
-  std::lock_guard lock(t->mu);
+  TopicLock lock(*t);
   if (t->removed.load()) return std::nullopt;
   std::vector<Rejection> out;
   for (const auto& [key, r] : t->rejections) out.push_back(r);
@@ -124,7 +124,7 @@ std::optional<std::vector<Rejection>> Coordinator::rejections(const std::string&
 std::optional<std::map<std::string, Pin>> Coordinator::pins(const std::string& name) const {
   std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
-  std::lock_guard lock(t->mu);
+  TopicLock lock(*t);
   if (t->removed.load()) return std::nullopt;
   return t->pins;
 }
@@ -132,7 +132,7 @@ std::optional<std::map<std::string, Pin>> Coordinator::pins(const std::string& n
 std::optional<Policies> Coordinator::policies(const std::string& name) const {
   std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
-  std::lock_guard lock(t->mu);
+  TopicLock lock(*t);
   if (t->removed.load()) return std::nullopt;
   return t->policies;
 }
@@ -140,7 +140,7 @@ std::optional<Policies> Coordinator::policies(const std::string& name) const {
 std::optional<std::map<std::string, Deny>> Coordinator::denies(const std::string& name) const {
   std::shared_ptr<Topic> t = find_topic(name);
   if (!t) return std::nullopt;
-  std::lock_guard lock(t->mu);
+  TopicLock lock(*t);
   if (t->removed.load()) return std::nullopt;
   return t->denies;
 }

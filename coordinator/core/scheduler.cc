@@ -35,7 +35,7 @@ void Coordinator::tick() {
 
 void Coordinator::tick_topic(Topic& topic, int64_t now) {
   Topic* t = &topic;
-  std::lock_guard lock(t->mu);
+  TopicLock lock(*t);
   if (t->removed.load()) return;
   int32_t live_partitions = 0;
   uint64_t oldest = std::numeric_limits<uint64_t>::max(), newest = 0;
@@ -53,7 +53,7 @@ void Coordinator::tick_topic(Topic& topic, int64_t now) {
   }
   // Partition counts only shrink when no live producer still sees the larger count.
   if (live_partitions > 0 && live_partitions != t->partitions) {
-    resize_partitions_locked(*t, live_partitions, false);
+    resize_partitions(lock, live_partitions, false);
   }
   t->m->producers(t->producers.size(), t->producers.empty() ? 0 : oldest, newest);
   StoreBatch batch;
@@ -81,7 +81,7 @@ void Coordinator::tick_topic(Topic& topic, int64_t now) {
       std::move(batch),   expired ? "pin_expired" : "detection", expired ? &pins : nullptr, nullptr,
       std::nullopt,
       /*triggered=*/false};
-  StoreStatus st = replan_locked(*t, std::move(r)).status;
+  StoreStatus st = replan(lock, std::move(r)).status;
   if (!st.ok) log_store_error(t->name, st);
 }
 
@@ -99,7 +99,7 @@ int64_t Coordinator::plan_triggered() {
   std::vector<std::shared_ptr<Topic>> later;
   for (const auto& t : wanted) {
     if (!owns(t->name)) continue;
-    std::lock_guard lock(t->mu);
+    TopicLock lock(*t);
     if (t->removed.load() || !t->replan_wanted) continue;  // dropped, or a tick planned it
     // Only triggered plans count against the gap: a regular tick just before a surge's first
     // reports must not hold its plan back by another quarter tick.
@@ -123,8 +123,8 @@ int64_t Coordinator::plan_triggered() {
     t->triggered_floor_ms = now + std::max<int64_t>(min_gap / 16, 1);
     try {
       const uint64_t before = t->published ? t->published->list.version : 0;
-      ReplanResult res = replan_locked(
-          *t, Replan{StoreBatch{}, "surge", nullptr, nullptr, std::nullopt, /*triggered=*/true});
+      ReplanResult res = replan(
+          lock, Replan{StoreBatch{}, "surge", nullptr, nullptr, std::nullopt, /*triggered=*/true});
       if (!res.status.ok) log_store_error(t->name, res.status);
       if (res.status.ok && res.version == before) {
         t->triggered_hold_ms = now + std::max<int64_t>(min_gap / 4, 1);
