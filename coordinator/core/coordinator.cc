@@ -58,7 +58,8 @@ Coordinator::Coordinator(const CoordinatorConfig& config, StateStore& store, Met
       clock_(clock),
       log_(log),
       board_(config.max_waiters),
-      started_ms_(clock.now_ms()) {
+      started_ms_(clock.now_ms()),
+      topics_(std::make_unique<TopicRegistry>(config.max_topics, config.max_tracked_partitions)) {
   std::string error;
   std::vector<std::string> skipped;
   auto stored = store_.load(&error, &skipped);
@@ -86,13 +87,11 @@ Coordinator::Coordinator(const CoordinatorConfig& config, StateStore& store, Met
     t->last_active_ms = started_ms_;
     if (st.meta && !st.list) {
       t->partitions = st.meta->partitions;
-      tracked_partitions_ += static_cast<uint64_t>(std::max(st.meta->partitions, 0));
       t->hash = st.meta->hash;
       t->separator = st.meta->separator;
     }
     if (st.list) {
       t->partitions = st.list->partitions;
-      tracked_partitions_ += static_cast<uint64_t>(std::max(st.list->partitions, 0));
       t->hash = st.list->hash;
       t->separator = st.list->separator;
       // Detected keys stay listed until fresh reports show them cold for the hold time.
@@ -104,7 +103,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config, StateStore& store, Met
       TopicLock locked(*t);
       publish(locked, *st.list);
     }
-    topics_.emplace(name, std::move(t));
+    topics_->add(std::move(t));
   }
 }
 
@@ -114,44 +113,24 @@ Coordinator::~Coordinator() {
 }
 
 std::shared_ptr<Coordinator::Topic> Coordinator::find_topic(const std::string& name) const {
-  std::shared_lock lock(topics_mu_);
-  auto it = topics_.find(name);
-  if (it == topics_.end() || it->second->removed.load()) return nullptr;
-  return it->second;
+  return topics_->find(name);
 }
 
 std::shared_ptr<Coordinator::Topic> Coordinator::get_or_create_topic(const std::string& name,
                                                                      bool* created) {
-  *created = false;
-  if (auto t = find_topic(name)) return t;
-  std::unique_lock lock(topics_mu_);
-  auto it = topics_.find(name);
-  if (it != topics_.end()) {
-    if (!it->second->removed.load()) return it->second;
-    topics_.erase(it);  // dropped; its remover erases it too when it gets here first
-  }
-  if (topics_.size() >= config_.max_topics) return nullptr;
-  auto t = std::make_shared<Topic>(name, config_, metrics_.topic(name));
-  t->version = store_.version_counter(name).value_or(0);
-  t->last_active_ms = clock_.now_ms();
-  topics_.emplace(name, t);
-  *created = true;
-  return t;
+  return topics_->get_or_create(
+      name,
+      [&] {
+        auto t = std::make_shared<Topic>(name, config_, metrics_.topic(name));
+        t->version = store_.version_counter(name).value_or(0);
+        t->last_active_ms = clock_.now_ms();
+        return t;
+      },
+      created);
 }
 
 bool Coordinator::resize_partitions(TopicLock& t, int32_t partitions, bool enforce) {
-  const uint64_t now = static_cast<uint64_t>(std::max(t->partitions, 0));
-  const uint64_t want = static_cast<uint64_t>(std::max(partitions, 0));
-  if (want > now) {
-    uint64_t tracked = tracked_partitions_.load();
-    do {
-      if (enforce && tracked + (want - now) > config_.max_tracked_partitions) return false;
-    } while (!tracked_partitions_.compare_exchange_weak(tracked, tracked + (want - now)));
-  } else {
-    tracked_partitions_ -= now - want;
-  }
-  t->partitions = partitions;
-  return true;
+  return topics_->resize(t, partitions, enforce);
 }
 
 void Coordinator::retire(TopicLock& t) {
@@ -162,16 +141,14 @@ void Coordinator::retire(TopicLock& t) {
 }
 
 void Coordinator::discard_if_unused(const std::shared_ptr<Topic>& t) {
-  std::unique_lock lock(topics_mu_);
-  TopicLock topic_lock(*t);
-  if (t->removed.load() || t->published || !t->no_operator_state() || !t->producers.empty() ||
-      t->first_report_ms >= 0 || t->partitions > 0) {
-    return;
-  }
-  auto it = topics_.find(t->name);
-  if (it == topics_.end() || it->second != t) return;
-  retire(topic_lock);
-  topics_.erase(it);
+  topics_->erase_if(t, [&](TopicLock& topic) {
+    if (t->removed.load() || t->published || !t->no_operator_state() || !t->producers.empty() ||
+        t->first_report_ms >= 0 || t->partitions > 0) {
+      return false;
+    }
+    retire(topic);
+    return true;
+  });
 }
 
 StoreStatus Coordinator::drop_topic(const std::shared_ptr<Topic>& t, TopicLock& lock,
@@ -190,9 +167,7 @@ StoreStatus Coordinator::drop_topic(const std::shared_ptr<Topic>& t, TopicLock& 
   if (before_retire) before_retire();
   retire(lock);
   lock.unlock();
-  std::unique_lock map_lock(topics_mu_);
-  auto it = topics_.find(t->name);
-  if (it != topics_.end() && it->second == t) topics_.erase(it);
+  topics_->erase(t);
   return st;
 }
 
@@ -393,14 +368,8 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
 }
 
 void Coordinator::release_topics(const std::function<bool(const std::string& topic)>& which) {
-  std::vector<std::shared_ptr<Topic>> released;
-  {
-    std::shared_lock lock(topics_mu_);
-    for (const auto& [name, t] : topics_) {
-      if (which(name)) released.push_back(t);
-    }
-  }
-  for (const auto& t : released) {
+  for (const auto& t : topics_->all()) {
+    if (!which(t->name)) continue;
     TopicLock lock(*t);
     if (!t->removed.load()) release(lock);
   }

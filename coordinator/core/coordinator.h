@@ -139,6 +139,7 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
  private:
   struct Topic;
   class TopicLock;
+  class TopicRegistry;
   // The live topic `name`, or null (unknown, or being removed).
   std::shared_ptr<Topic> find_topic(const std::string& name) const;
   // A refused report: counted in the metrics and, when its topic exists, on the topic's view.
@@ -157,7 +158,7 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
   // series and partition budget are released, and `removed` is set last, so a topic of the
   // same name created afterwards starts clean.
   void retire(TopicLock& t);
-  // Sets t->partitions and keeps tracked_partitions_ the sum over topics. With `enforce`, a
+  // Sets t->partitions and keeps the registry's tracked sum. With `enforce`, a
   // growth beyond max_tracked_partitions is refused: false, nothing changed.
   bool resize_partitions(TopicLock& t, int32_t partitions, bool enforce);
   // Drops the topic `t` holds: one store batch with the topic's records (and `audit`, if any),
@@ -251,11 +252,8 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
   ListBoard board_;
   const int64_t started_ms_;
 
-  // Topics are shared: lookups hand out references that stay valid while a topic is dropped
-  // (idle expiry, DELETE, a failed call's rollback); `Topic::removed` tells the holder.
-  mutable std::shared_mutex topics_mu_;
-  std::map<std::string, std::shared_ptr<Topic>, std::less<>> topics_;
-  std::atomic<uint64_t> tracked_partitions_{0};  // sum of Topic::partitions
+  // The live topics and their limits (coordinator_topic.h).
+  std::unique_ptr<TopicRegistry> topics_;
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -148,6 +150,46 @@ class Coordinator::TopicLock {
  private:
   Topic* t_ = nullptr;
   std::unique_lock<std::mutex> lock_;
+};
+
+// The live topics by name and the limits on them (max_topics, max_tracked_partitions). Topics
+// are shared: lookups hand out references that stay valid while a topic is dropped (idle
+// expiry, DELETE, a failed call's rollback); `Topic::removed` tells the holder, who looks up
+// again. Thread-safe: the map behind a shared mutex, each topic's state under its TopicLock
+// (topic_registry.cc).
+class Coordinator::TopicRegistry {
+ public:
+  TopicRegistry(size_t max_topics, uint64_t max_tracked_partitions)
+      : max_topics_(max_topics), max_tracked_partitions_(max_tracked_partitions) {}
+
+  // A topic loaded from the store at start (its partitions count against the budget).
+  void add(std::shared_ptr<Topic> t);
+  // The live topic `name`, or null (unknown, or being removed).
+  std::shared_ptr<Topic> find(const std::string& name) const;
+  // The live topic `name`, made by `make` when missing; null when max_topics topics are
+  // tracked. *created says whether this call made it. Callers lock the topic and check
+  // `removed` (a topic can be dropped between the lookup and the lock), and retry when set.
+  std::shared_ptr<Topic> get_or_create(const std::string& name,
+                                       const std::function<std::shared_ptr<Topic>()>& make,
+                                       bool* created);
+  // Every topic now (some may be dropped by the time they are locked).
+  std::vector<std::shared_ptr<Topic>> all() const;
+  // Sets t->partitions and keeps the tracked sum over topics. With `enforce`, a growth beyond
+  // max_tracked_partitions is refused: false, nothing changed.
+  bool resize(TopicLock& t, int32_t partitions, bool enforce);
+  uint64_t tracked_partitions() const { return tracked_partitions_.load(); }
+  // Forgets `t` when it is still the topic under its name (it was retired).
+  void erase(const std::shared_ptr<Topic>& t);
+  // Under the map's exclusive lock and `t`'s: when `t` is still the topic under its name and
+  // `drop(lock)` says so (it retired it), forgets it. Nothing can look it up meanwhile.
+  void erase_if(const std::shared_ptr<Topic>& t, const std::function<bool(TopicLock&)>& drop);
+
+ private:
+  const size_t max_topics_;
+  const uint64_t max_tracked_partitions_;
+  mutable std::shared_mutex mu_;
+  std::map<std::string, std::shared_ptr<Topic>, std::less<>> topics_;
+  std::atomic<uint64_t> tracked_partitions_{0};  // sum of Topic::partitions
 };
 
 // Reported list versions at or above this are not adopted as a floor (a producer cannot push

@@ -121,7 +121,7 @@ CallResult Coordinator::ingest(Report r) {
           "topic '" + r.topic + "' with " + std::to_string(r.partitions) +
               " partitions would take the partitions tracked over max_tracked_partitions=" +
               std::to_string(config_.max_tracked_partitions) + " (" +
-              std::to_string(tracked_partitions_.load()) + " tracked now)");
+              std::to_string(topics_->tracked_partitions()) + " tracked now)");
     }
     const int64_t now = clock_.now_ms();
     auto [pit, inserted] = t->producers.try_emplace(r.producer);

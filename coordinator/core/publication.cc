@@ -86,11 +86,7 @@ std::shared_ptr<const PublishedList> Coordinator::publish(TopicLock& t, const Ho
 }
 
 void Coordinator::republish() {
-  std::vector<std::shared_ptr<Topic>> all;
-  {
-    std::shared_lock lock(topics_mu_);
-    for (const auto& [name, t] : topics_) all.push_back(t);
-  }
+  const std::vector<std::shared_ptr<Topic>> all = topics_->all();
   for (const auto& t : all) {
     TopicLock lock(*t);
     if (!t->removed.load() && t->published) placement_->on_publish(t->published);

@@ -42,11 +42,7 @@ TopicSummary summary_of(const std::string& name, const TopicSettings& settings, 
 }  // namespace
 
 std::vector<TopicSummary> Coordinator::topics() const {
-  std::vector<std::shared_ptr<Topic>> all;
-  {
-    std::shared_lock lock(topics_mu_);
-    for (auto& [name, t] : topics_) all.push_back(t);
-  }
+  const std::vector<std::shared_ptr<Topic>> all = topics_->all();
   std::vector<TopicSummary> out;
   for (const auto& t : all) {
     TopicLock lock(*t);

@@ -12,11 +12,7 @@
 namespace hotkey::coordinator {
 
 void Coordinator::tick() {
-  std::vector<std::shared_ptr<Topic>> all;
-  {
-    std::shared_lock lock(topics_mu_);
-    for (auto& [name, t] : topics_) all.push_back(t);
-  }
+  const std::vector<std::shared_ptr<Topic>> all = topics_->all();
   const int64_t now = clock_.now_ms();
   for (const auto& t : all) {
     if (!owns(t->name)) continue;
