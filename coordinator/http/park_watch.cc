@@ -293,9 +293,10 @@ void ParkWatch::continue_write(const std::shared_ptr<Ticket>& t) {
     const ssize_t n = t->conn->send_some(a, an, b, bn);
     if (n < 0) return close(t);
     if (n == 0) {
-      // A slow reader: wait until it drains, at most write_timeout.
+      // A slow reader: wait until it drains, at most write_timeout. Not for EPOLLRDHUP: a
+      // client that half-closed may still read, and the level-triggered event would spin.
       epoll_event ev{};
-      ev.events = EPOLLOUT | EPOLLRDHUP;
+      ev.events = EPOLLOUT;
       ev.data.u64 = t->id;
       (void)epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, t->conn->fd(), &ev);
       return;
