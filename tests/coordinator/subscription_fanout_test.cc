@@ -106,20 +106,6 @@ Answer read_answer(int fd) {
   }
 }
 
-void report(httplib::Client& c, const std::string& topic) {
-  auto r = c.Post("/v1/reports", report_to_json(make_report("p", topic, 8, 1, {{"a", 5}})),
-                  "application/json");
-  ASSERT_TRUE(r);
-  ASSERT_EQ(r->status, 200) << r->body;
-}
-
-uint64_t pin(httplib::Client& c, const std::string& topic, const std::string& key) {
-  json body{{"key", key}, {"reason", "test"}};
-  auto r = c.Post("/v1/topics/" + topic + "/pins", kOperator, body.dump(), "application/json");
-  EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "<no response>");
-  return r ? json::parse(r->body)["version"].get<uint64_t>() : 0;
-}
-
 double metric(Harness& h, const std::string& name) {
   const std::string text = h.metrics().serialize();
   for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
@@ -144,7 +130,7 @@ TEST(SubscriptionFanout, AChangeReachesEveryParkedRequestAndParkedOnesHoldNoThre
   cfg.max_waiters = 1000;
   Harness h(cfg, true);
   auto c = h.client();
-  for (const char* t : {"a", "b", "c"}) report(*c, t);
+  for (const char* t : {"a", "b", "c"}) post_report(*c, t);
   const size_t before = threads_now();
 
   // 400 subscriptions over {a, b, c} and 200 long-polls on b, all parked.
@@ -168,7 +154,7 @@ TEST(SubscriptionFanout, AChangeReachesEveryParkedRequestAndParkedOnesHoldNoThre
   EXPECT_EQ(scraped(*c, "hotkey_subscriptions_parked"), 400);
   EXPECT_GE(scraped(*c, "hotkey_http_connections_parked"), 600);
 
-  const uint64_t v = pin(*c, "b", "k1");
+  const uint64_t v = post_pin(*c, "b", "k1");
   for (int fd : subs) {
     const Answer a = read_answer(fd);
     ASSERT_EQ(a.status, 200) << a.head;
@@ -198,11 +184,12 @@ TEST(SubscriptionFanout, ClientsThatHangUpOrNeverReadHoldNoThreadAndDelayNobody)
   cfg.request_timeout_s = 2;
   Harness h(cfg, true);
   auto c = h.client();
-  report(*c, "a");
+  post_report(*c, "a");
   // A large list (~60 KB of JSON), so that an answer does not fit what a client that never
   // reads leaves room for.
   uint64_t v = 0;
-  for (int i = 0; i < 60; ++i) v = pin(*c, "a", "key-" + std::to_string(i) + std::string(900, 'x'));
+  for (int i = 0; i < 60; ++i)
+    v = post_pin(*c, "a", "key-" + std::to_string(i) + std::string(900, 'x'));
   const size_t before = threads_now();
 
   // 200 subscribers that never read (small receive buffers), 200 that hang up while parked,
@@ -225,7 +212,7 @@ TEST(SubscriptionFanout, ClientsThatHangUpOrNeverReadHoldNoThreadAndDelayNobody)
   for (int fd : gone) close(fd);
   ASSERT_TRUE(eventually([&] { return h.coord().board().waiters() == 400; }));
 
-  const uint64_t next = pin(*c, "a", "one-more");
+  const uint64_t next = post_pin(*c, "a", "one-more");
   for (int fd : good) {
     const Answer a = read_answer(fd);
     ASSERT_EQ(a.status, 200) << a.head;
@@ -263,7 +250,8 @@ TEST(SubscriptionFanout, ClientsSendingTheirRequestSlowlyHoldNoThread) {
   EXPECT_TRUE(eventually([&] {
     for (int fd : slow) (void)send_all(fd, "a");
     return threads_now() <= before + 1;
-  })) << threads_now() << " threads, " << before << " before";
+  })) << threads_now()
+      << " threads, " << before << " before";
   auto r = c->Get("/healthz");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
@@ -279,7 +267,7 @@ TEST(SubscriptionFanout, LimitsAnswer503WithAReason) {
   cfg.max_connections = 80;
   Harness h(cfg, true);
   auto c = h.client();
-  report(*c, "a");
+  post_report(*c, "a");
   std::vector<int> parked;
   for (int i = 0; i < 50; ++i) {
     parked.push_back(connect_to(h.port()));

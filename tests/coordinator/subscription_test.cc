@@ -22,22 +22,6 @@ using nlohmann::json;
 using test_support::eventually;
 const httplib::Headers kOperator{{"Authorization", "Bearer alice-operator-token"}};
 
-// A report makes the topic known (its partition count), so that pins can publish lists.
-void report(httplib::Client& c, const std::string& topic) {
-  auto r = c.Post("/v1/reports", report_to_json(make_report("p", topic, 8, 1, {{"a", 5}})),
-                  "application/json");
-  ASSERT_TRUE(r);
-  ASSERT_EQ(r->status, 200) << r->body;
-}
-
-// Pins `key` on `topic`; the new version.
-uint64_t pin(httplib::Client& c, const std::string& topic, const std::string& key) {
-  json body{{"key", key}, {"reason", "test"}};
-  auto r = c.Post("/v1/topics/" + topic + "/pins", kOperator, body.dump(), "application/json");
-  EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "<no response>");
-  return r ? json::parse(r->body)["version"].get<uint64_t>() : 0;
-}
-
 json subscription(const std::vector<std::pair<std::string, uint64_t>>& topics, uint64_t wait_ms) {
   json t = json::array();
   for (const auto& [topic, since] : topics) t.push_back({{"topic", topic}, {"since", since}});
@@ -67,10 +51,10 @@ using Lists = std::vector<std::pair<std::string, uint64_t>>;
 TEST(Subscription, AnswersEveryNewerTopicAtOnceAndParksOtherwise) {
   Harness h(test_config(), true);
   auto c = h.client();
-  for (const char* t : {"a", "b", "c"}) report(*c, t);
-  const uint64_t va = pin(*c, "a", "k1");
-  const uint64_t vb = pin(*c, "b", "k1");
-  const uint64_t vc = pin(*c, "c", "k1");
+  for (const char* t : {"a", "b", "c"}) post_report(*c, t);
+  const uint64_t va = post_pin(*c, "a", "k1");
+  const uint64_t vb = post_pin(*c, "b", "k1");
+  const uint64_t vc = post_pin(*c, "c", "k1");
 
   // Nothing held: every topic with a list, in request order, at once; "d" has none.
   auto r = subscribe(*c, subscription({{"c", 0}, {"d", 0}, {"a", 0}, {"b", 0}}, 60000));
@@ -96,11 +80,10 @@ TEST(Subscription, AnswersEveryNewerTopicAtOnceAndParksOtherwise) {
   for (int i : {2, 0, 1}) {
     auto sc = h.client();
     auto parked = std::async(std::launch::async, [&] {
-      return subscribe(*sc, subscription({{"a", held[0]}, {"b", held[1]}, {"c", held[2]}},
-                                         60000));
+      return subscribe(*sc, subscription({{"a", held[0]}, {"b", held[1]}, {"c", held[2]}}, 60000));
     });
     ASSERT_TRUE(eventually([&] { return h.coord().board().waiters() == 1; }));
-    held[i] = pin(*c, names[i], "k2");
+    held[i] = post_pin(*c, names[i], "k2");
     EXPECT_EQ(lists_of(parked.get()), (Lists{{names[i], held[i]}}));
   }
   EXPECT_EQ(h.coord().board().waiters(), 0u);
@@ -109,7 +92,7 @@ TEST(Subscription, AnswersEveryNewerTopicAtOnceAndParksOtherwise) {
 TEST(Subscription, AChangeWakesOnlyTheSubscriptionsHoldingItsTopic) {
   Harness h(test_config(), true);
   auto c = h.client();
-  for (const char* t : {"a", "b", "c"}) report(*c, t);
+  for (const char* t : {"a", "b", "c"}) post_report(*c, t);
   constexpr int kPerGroup = 20;
   std::atomic<int> ab_answered{0};
   std::vector<std::thread> ab;
@@ -117,8 +100,8 @@ TEST(Subscription, AChangeWakesOnlyTheSubscriptionsHoldingItsTopic) {
   for (int i = 0; i < kPerGroup; ++i) ab_clients.push_back(h.client());
   for (int i = 0; i < kPerGroup; ++i) {
     ab.emplace_back([&, i] {
-      auto r = subscribe(*ab_clients[static_cast<size_t>(i)],
-                         subscription({{"a", 0}, {"b", 0}}, 60000));
+      auto r =
+          subscribe(*ab_clients[static_cast<size_t>(i)], subscription({{"a", 0}, {"b", 0}}, 60000));
       if (r && r->status == 200 && !lists_of(r).empty()) ab_answered.fetch_add(1);
     });
   }
@@ -131,13 +114,13 @@ TEST(Subscription, AChangeWakesOnlyTheSubscriptionsHoldingItsTopic) {
     }));
   }
   ASSERT_TRUE(eventually([&] { return h.coord().board().waiters() == 2 * kPerGroup; }));
-  const uint64_t vc = pin(*c, "c", "k");
+  const uint64_t vc = post_pin(*c, "c", "k");
   for (auto& f : cs) EXPECT_EQ(lists_of(f.get()), (Lists{{"c", vc}}));
   // The a+b subscriptions are still parked.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(h.coord().board().waiters(), static_cast<uint32_t>(kPerGroup));
   EXPECT_EQ(ab_answered.load(), 0);
-  const uint64_t vb = pin(*c, "b", "k");
+  const uint64_t vb = post_pin(*c, "b", "k");
   for (auto& t : ab) t.join();
   EXPECT_EQ(ab_answered.load(), kPerGroup);
   EXPECT_GE(vb, 1u);
@@ -148,7 +131,7 @@ TEST(Subscription, AChangeWakesOnlyTheSubscriptionsHoldingItsTopic) {
 TEST(Subscription, TopicsAddedAndRemovedWhileParked) {
   Harness h(test_config(), true);
   auto c = h.client();
-  for (const char* t : {"a", "b", "c"}) report(*c, t);
+  for (const char* t : {"a", "b", "c"}) post_report(*c, t);
   auto old_client = h.client();
   auto old_parked = std::async(std::launch::async, [&] {
     return subscribe(*old_client, subscription({{"a", 0}, {"b", 0}}, 60000));
@@ -167,10 +150,10 @@ TEST(Subscription, TopicsAddedAndRemovedWhileParked) {
     return subscribe(*sc, subscription({{"a", 0}, {"c", 0}}, 60000));
   });
   ASSERT_TRUE(eventually([&] { return h.coord().board().waiters() == 1; }));
-  pin(*c, "b", "k");
+  post_pin(*c, "b", "k");
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(h.coord().board().waiters(), 1u) << "a change of a topic not held woke the request";
-  const uint64_t vc = pin(*c, "c", "k");
+  const uint64_t vc = post_pin(*c, "c", "k");
   EXPECT_EQ(lists_of(parked.get()), (Lists{{"c", vc}}));
 }
 
@@ -179,8 +162,8 @@ TEST(Subscription, TopicsAddedAndRemovedWhileParked) {
 TEST(Subscription, ATopicDroppedWhileParkedIsAnsweredWhenRecreated) {
   Harness h(test_config(), true);
   auto c = h.client();
-  report(*c, "a");
-  const uint64_t v1 = pin(*c, "a", "k");
+  post_report(*c, "a");
+  const uint64_t v1 = post_pin(*c, "a", "k");
   auto sc = h.client();
   auto parked = std::async(std::launch::async, [&] {
     return subscribe(*sc, subscription({{"a", v1}, {"z", 0}}, 60000));
@@ -190,8 +173,8 @@ TEST(Subscription, ATopicDroppedWhileParkedIsAnsweredWhenRecreated) {
   ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(h.coord().board().waiters(), 1u);
-  report(*c, "a");
-  const uint64_t v2 = pin(*c, "a", "k");
+  post_report(*c, "a");
+  const uint64_t v2 = post_pin(*c, "a", "k");
   ASSERT_GT(v2, v1);
   EXPECT_EQ(lists_of(parked.get()), (Lists{{"a", v2}}));
 }
@@ -241,7 +224,8 @@ TEST(Subscription, BadInputIsA400WithAReason) {
   Harness h(test_config(), true);
   auto c = h.client();
   json too_many = json::array();
-  for (int i = 0; i < 1025; ++i) too_many.push_back({{"topic", "t" + std::to_string(i)}, {"since", 0}});
+  for (int i = 0; i < 1025; ++i)
+    too_many.push_back({{"topic", "t" + std::to_string(i)}, {"since", 0}});
   json max_ok = too_many;
   max_ok.erase(max_ok.size() - 1);
   struct Case {
@@ -264,8 +248,7 @@ TEST(Subscription, BadInputIsA400WithAReason) {
       {R"({"topics": [{"topic": "a", "since": "3"}]})", "topics[0].since"},
       {R"({"topics": [{"topic": "a", "since": 18446744073709551616}]})", "topics[0].since"},
       {R"({"topics": [{"topic": "a"}]})", "topics[0].since"},
-      {R"({"topics": [{"topic": "a", "since": 0}, {"topic": "a", "since": 2}]})",
-       "named twice"},
+      {R"({"topics": [{"topic": "a", "since": 0}, {"topic": "a", "since": 2}]})", "named twice"},
       {R"({"topics": [{"topic": "a", "since": 0, "v": 1}]})", "unknown member \"v\""},
       {R"({"topics": [{"topic": "a", "since": 0}], "wait_ms": -5})", "wait_ms"},
       {R"({"topics": [{"topic": "a", "since": 0}], "wait_ms": "10"})", "wait_ms"},
@@ -285,11 +268,10 @@ TEST(Subscription, BadInputIsA400WithAReason) {
     } catch (...) {
       error = "<no JSON error: " + r->body + ">";
     }
-    EXPECT_NE(error.find(k.says), std::string::npos)
-        << k.body.substr(0, 80) << " -> " << error;
+    EXPECT_NE(error.find(k.says), std::string::npos) << k.body.substr(0, 80) << " -> " << error;
   }
-  auto r = c->Post("/v1/hotkeys/subscribe", R"({"topics": [{"topic": "a", "since": 0}]})",
-                   "text/plain");
+  auto r =
+      c->Post("/v1/hotkeys/subscribe", R"({"topics": [{"topic": "a", "since": 0}]})", "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 415);
   // The largest set and the largest version are fine; nothing was created by the refusals.
@@ -302,7 +284,8 @@ TEST(Subscription, BadInputIsA400WithAReason) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
   // The refusals created no topic: "a" and the 1,024 were only waited on.
-  EXPECT_EQ(json::parse(c->Get("/v1/topics")->body).dump(), json::parse(R"({"topics": []})").dump());
+  EXPECT_EQ(json::parse(c->Get("/v1/topics")->body).dump(),
+            json::parse(R"({"topics": []})").dump());
 }
 
 TEST(Subscription, ProducerTokenGuardsIt) {

@@ -3,6 +3,7 @@
 // temp dir, optional real HTTP server on a loopback port). Not thread-safe unless stated.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <filesystem>
@@ -123,6 +124,29 @@ inline const HotKey* find(const HotKeyList& list, const std::string& key) {
 }
 
 // The "error" of an HTTP answer's JSON body, or why there is none (for assertion messages).
+// The operator token test_config() accepts, as request headers.
+inline const httplib::Headers& operator_headers() {
+  static const httplib::Headers h{{"Authorization", "Bearer alice-operator-token"}};
+  return h;
+}
+
+// Posts a report that makes `topic` known (8 partitions), so that pins can publish lists.
+inline void post_report(httplib::Client& c, const std::string& topic) {
+  auto r = c.Post("/v1/reports", report_to_json(make_report("p", topic, 8, 1, {{"a", 5}})),
+                  "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+}
+
+// Pins `key` on `topic` as the operator; the new version (0 when refused).
+inline uint64_t post_pin(httplib::Client& c, const std::string& topic, const std::string& key) {
+  const nlohmann::json body{{"key", key}, {"reason", "test"}};
+  auto r =
+      c.Post("/v1/topics/" + topic + "/pins", operator_headers(), body.dump(), "application/json");
+  EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "<no response>");
+  return r ? nlohmann::json::parse(r->body)["version"].get<uint64_t>() : 0;
+}
+
 inline std::string error_of(const httplib::Result& r) {
   if (!r) return "<no response: " + httplib::to_string(r.error()) + ">";
   try {
