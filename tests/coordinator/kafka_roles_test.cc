@@ -274,6 +274,35 @@ std::vector<rd_kafka_message_t*> read_back(rd_kafka_t* reader, const std::string
   return out;
 }
 
+// One member's Kafka side on the mock cluster, the core played by a FakeCore. start() creates
+// the handles without a rebalance callback and attaches the lists writer; a test that needs the
+// group's callback creates the handles itself.
+class KafkaRoles : public ::testing::Test {
+ protected:
+  bool start() {
+    if (!h.create(kafka.cc, log, &no_rebalance, nullptr, &error)) return false;
+    h.release_log();
+    writer.attach(h.producer, kPartitions);
+    return true;
+  }
+
+  MockKafka kafka;
+  NullLog log;
+  std::string error;
+  CoordinatorConfig config = with_cluster(kafka.cc);
+  FakeCore core;
+  std::atomic<bool> stop{false};
+  kafka::Handles h;  // before the writer, which uses its producer until destroyed
+  kafka::ListsWriter writer{kafka.cc, log, "http://a"};
+
+ private:
+  static CoordinatorConfig with_cluster(const ClusterConfig& cc) {
+    CoordinatorConfig c;
+    c.cluster = cc;
+    return c;
+  }
+};
+
 struct Messages {
   std::vector<rd_kafka_message_t*> m;
   ~Messages() {
@@ -285,19 +314,10 @@ struct Messages {
 // the report-version header, and the owner's side hands it to the core's ReportSink; a record
 // on a partition the contract does not give its topic, and a report stamped before its topic's
 // delete, are skipped.
-TEST(KafkaRoles, ReportRelayForwardsToTheTopicsPartitionAndIngestsOnlyWhatTheContractAllows) {
-  MockKafka kafka;
-  NullLog log;
-  std::string error;
-  kafka::Handles h;
-  ASSERT_TRUE(h.create(kafka.cc, log, &no_rebalance, nullptr, &error)) << error;
-  h.release_log();
-  CoordinatorConfig config;
-  config.cluster = kafka.cc;
-  FakeCore core;
+TEST_F(KafkaRoles, ReportRelayForwardsToTheTopicsPartitionAndIngestsOnlyWhatTheContractAllows) {
+  ASSERT_TRUE(start()) << error;
   kafka::ReportRelay relay(config, core, core);
   relay.attach(h.producer, kPartitions);
-  std::atomic<bool> stop{false};
   Threads threads(stop);
   threads.start([&] {  // serves the producer's delivery reports
     while (!stop.load()) rd_kafka_poll(h.producer, 20);
@@ -341,19 +361,8 @@ TEST(KafkaRoles, ReportRelayForwardsToTheTopicsPartitionAndIngestsOnlyWhatTheCon
 // a tombstone through unfollow_list with the last version read, and the author of a topic's
 // newest list is its owner elsewhere; a wait begun for an operator write ends with the first
 // list that shows it.
-TEST(KafkaRoles, ListsTailerHandsOtherOwnersListsToTheCoreAndEndsWaitsOnTheListShowingAChange) {
-  MockKafka kafka;
-  NullLog log;
-  std::string error;
-  kafka::Handles h;
-  ASSERT_TRUE(h.create(kafka.cc, log, &no_rebalance, nullptr, &error)) << error;
-  h.release_log();
-  CoordinatorConfig config;
-  config.cluster = kafka.cc;
-  FakeCore core;
-  std::atomic<bool> stop{false};
-  kafka::ListsWriter writer(kafka.cc, log, "http://a");
-  writer.attach(h.producer, kPartitions);
+TEST_F(KafkaRoles, ListsTailerHandsOtherOwnersListsToTheCoreAndEndsWaitsOnTheListShowingAChange) {
+  ASSERT_TRUE(start()) << error;
   kafka::ListsTailer tailer(config, core, writer, "http://a", stop);
   tailer.attach(h.tailer, kPartitions);
   Threads threads(stop);
@@ -388,23 +397,12 @@ TEST(KafkaRoles, ListsTailerHandsOtherOwnersListsToTheCoreAndEndsWaitsOnTheListS
 // through the core's Ownership once, the checkpoint lands in the store in the apply's batch, and
 // the answer names the owner's first list that shows the write, which the tailer reads; no
 // other call reaches the core.
-TEST(KafkaRoles, StateLogWriteThroughANonOwnerCrossesIntoTheCoreOnceAndAnswersTheOwnersVersion) {
-  MockKafka kafka;
-  NullLog log;
-  std::string error;
-  kafka::Handles h;
-  ASSERT_TRUE(h.create(kafka.cc, log, &no_rebalance, nullptr, &error)) << error;
-  h.release_log();
-  CoordinatorConfig config;
-  config.cluster = kafka.cc;
+TEST_F(KafkaRoles, StateLogWriteThroughANonOwnerCrossesIntoTheCoreOnceAndAnswersTheOwnersVersion) {
+  ASSERT_TRUE(start()) << error;
   test_support::TempDir dir;
   std::unique_ptr<Store> store = Store::open(dir.path(), &error);
   ASSERT_TRUE(store) << error;
-  FakeCore core;
   core.store = store.get();
-  std::atomic<bool> stop{false};
-  kafka::ListsWriter writer(kafka.cc, log, "http://a");
-  writer.attach(h.producer, kPartitions);
   kafka::ListsTailer tailer(config, core, writer, "http://a", stop);
   tailer.attach(h.tailer, kPartitions);
   kafka::StateLog state(kafka.cc, core, core, *store, writer, tailer, log, "http://a", stop);
@@ -463,19 +461,8 @@ TEST(KafkaRoles, StateLogWriteThroughANonOwnerCrossesIntoTheCoreOnceAndAnswersTh
 // The takeover: an assigned partition is owned with an epoch above every epoch its lists
 // partition holds, each topic's newest list there is adopted through the core, and a list of a
 // topic deleted since is not adopted but handed back to be tombstoned.
-TEST(KafkaRoles, TakeoverOwnsAboveThePartitionsEpochsAdoptsItsListsAndSkipsDeletedTopics) {
-  MockKafka kafka;
-  NullLog log;
-  std::string error;
-  kafka::Handles h;
-  ASSERT_TRUE(h.create(kafka.cc, log, &no_rebalance, nullptr, &error)) << error;
-  h.release_log();
-  CoordinatorConfig config;
-  config.cluster = kafka.cc;
-  FakeCore core;
-  std::atomic<bool> stop{false};
-  kafka::ListsWriter writer(kafka.cc, log, "http://a");
-  writer.attach(h.producer, kPartitions);
+TEST_F(KafkaRoles, TakeoverOwnsAboveThePartitionsEpochsAdoptsItsListsAndSkipsDeletedTopics) {
+  ASSERT_TRUE(start()) << error;
 
   // Two topics of one partition, written by a former owner at epoch 3; one deleted since.
   std::string kept = "orders", deleted;
@@ -517,18 +504,9 @@ TEST(KafkaRoles, TakeoverOwnsAboveThePartitionsEpochsAdoptsItsListsAndSkipsDelet
 // The membership: an assignment releases the assigned partitions' topics in the core before the
 // takeover (their window is rebuilt from the reports topic), and the poll loop asks the core to
 // republish every republish interval.
-TEST(KafkaRoles, MembershipReleasesAssignedTopicsAndRepublishesThroughTheCore) {
-  MockKafka kafka;
-  kafka.cc.republish_interval_ms = 50;
-  NullLog log;
-  std::string error;
-  CoordinatorConfig config;
-  config.cluster = kafka.cc;
-  FakeCore core;
-  std::atomic<bool> stop{false};
-  kafka::ListsWriter writer(config.cluster, log, "http://a");
+TEST_F(KafkaRoles, MembershipReleasesAssignedTopicsAndRepublishesThroughTheCore) {
+  config.cluster.republish_interval_ms = 50;
   kafka::ReportRelay relay(config, core, core);
-  kafka::Handles h;
   kafka::Takeover takeover(
       config, core, log, h, writer, stop, [](const std::string&, uint64_t) {},
       [] { return std::string("member-a"); }, [] { return uint64_t{1}; });
