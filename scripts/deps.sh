@@ -14,7 +14,7 @@ PKGS=(
   curl python3 python3-venv
   python3-confluent-kafka
   valgrind
-  openjdk-17-jdk-headless maven
+  openjdk-17-jdk-headless maven unzip
 )
 # Extra groups, opted into with flags.
 BROWSER_PKGS=(chromium nodejs npm)

@@ -15,16 +15,21 @@ for f in "$A.jar" "$A-sources.jar" "$A-javadoc.jar" "$A.pom" "$DIR/maven-metadat
   [ -s "$f.sha1" ] || fail "missing $f.sha1"
 done
 grep -q "<version>$V</version>" "$DIR/maven-metadata.xml" || fail "maven-metadata.xml lacks $V"
-list() { unzip -Z1 "$1"; }
-list "$A.jar" | grep -qx 'dev/hotkey/kafka/HotkeyPartitioner.class' || fail "jar lacks HotkeyPartitioner"
-list "$A.jar" | grep -q 'Test\.class$' && fail "jar holds test classes"
-list "$A-sources.jar" | grep -qx 'dev/hotkey/kafka/internals/PartitionerCore.java' ||
+# Each listing is read whole before grep looks at it: `unzip | grep -q` under pipefail fails when
+# grep exits at its first match and unzip, still writing, dies of SIGPIPE.
+command -v unzip >/dev/null || fail "unzip is not installed"
+JAR=$(unzip -Z1 "$A.jar")
+SRC=$(unzip -Z1 "$A-sources.jar")
+DOC=$(unzip -Z1 "$A-javadoc.jar")
+grep -qx 'dev/hotkey/kafka/HotkeyPartitioner.class' <<<"$JAR" || fail "jar lacks HotkeyPartitioner"
+grep -q 'Test\.class$' <<<"$JAR" && fail "jar holds test classes"
+grep -qx 'dev/hotkey/kafka/internals/PartitionerCore.java' <<<"$SRC" ||
   fail "sources jar lacks the internals"
-list "$A-javadoc.jar" | grep -qx 'dev/hotkey/kafka/HotkeyPartitioner.html' ||
+grep -qx 'dev/hotkey/kafka/HotkeyPartitioner.html' <<<"$DOC" ||
   fail "javadoc jar lacks HotkeyPartitioner.html"
-list "$A-javadoc.jar" | grep -qx 'dev/hotkey/kafka/consumer/SubstreamMerger.html' ||
+grep -qx 'dev/hotkey/kafka/consumer/SubstreamMerger.html' <<<"$DOC" ||
   fail "javadoc jar lacks the consumer package"
-list "$A-javadoc.jar" | grep -q '^dev/hotkey/kafka/internals/' &&
+grep -q '^dev/hotkey/kafka/internals/' <<<"$DOC" &&
   fail "javadoc documents the internals package"
 python3 - "$A.pom" <<'PY' || fail "the pom's dependencies are not as documented"
 import sys, xml.etree.ElementTree as ET
