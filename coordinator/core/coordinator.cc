@@ -3,11 +3,9 @@
 #include "coordinator_topic.h"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
-#include <limits>
-#include <set>
-#include "hotkey/key_codec.h"
+#include <optional>
+#include <stdexcept>
 
 namespace hotkey::coordinator {
 
@@ -79,31 +77,13 @@ Coordinator::Coordinator(const CoordinatorConfig& config, StateStore& store, Met
     if (!st.list && !st.meta && st.pins.empty() && st.denies.empty() && st.policies.empty()) {
       continue;
     }
-    auto t = std::make_shared<Topic>(name, config_, metrics_.topic(name));
-    t->pins = std::move(st.pins);
-    t->denies = std::move(st.denies);
-    t->set_policies(std::move(st.policies));
-    t->version = st.version;
-    t->last_active_ms = started_ms_;
-    if (st.meta && !st.list) {
-      t->partitions = st.meta->partitions;
-      t->hash = st.meta->hash;
-      t->separator = st.meta->separator;
+    auto t = std::make_shared<Topic>(name, config_, metrics_.topic(name), st.version, started_ms_);
+    const int32_t partitions = st.list ? st.list->partitions : st.meta ? st.meta->partitions : 0;
+    topics_->add(t, partitions);
+    TopicLock locked(*t);
+    if (std::optional<HotKeyList> list = locked->load(std::move(st), started_ms_)) {
+      publish(locked, *list);
     }
-    if (st.list) {
-      t->partitions = st.list->partitions;
-      t->hash = st.list->hash;
-      t->separator = st.list->separator;
-      // Detected keys stay listed until fresh reports show them cold for the hold time.
-      for (const auto& k : st.list->keys) {
-        if (k.source == KeySource::kPinned) continue;
-        t->hot[k.key] = HotState{started_ms_, -1, k.share, k.source == KeySource::kBalance};
-      }
-      if (t->partitions > 0) t->window.reset_partitions(t->partitions);
-      TopicLock locked(*t);
-      publish(locked, *st.list);
-    }
-    topics_->add(std::move(t));
   }
 }
 
@@ -112,40 +92,29 @@ Coordinator::~Coordinator() {
   board_.close();
 }
 
-std::shared_ptr<Coordinator::Topic> Coordinator::find_topic(const std::string& name) const {
+std::shared_ptr<Topic> Coordinator::find_topic(const std::string& name) const {
   return topics_->find(name);
 }
 
-std::shared_ptr<Coordinator::Topic> Coordinator::get_or_create_topic(const std::string& name,
-                                                                     bool* created) {
+std::shared_ptr<Topic> Coordinator::get_or_create_topic(const std::string& name, bool* created) {
   return topics_->get_or_create(
       name,
       [&] {
-        auto t = std::make_shared<Topic>(name, config_, metrics_.topic(name));
-        t->version = store_.version_counter(name).value_or(0);
-        t->last_active_ms = clock_.now_ms();
-        return t;
+        return std::make_shared<Topic>(name, config_, metrics_.topic(name),
+                                       store_.version_counter(name).value_or(0), clock_.now_ms());
       },
       created);
 }
 
-bool Coordinator::resize_partitions(TopicLock& t, int32_t partitions, bool enforce) {
-  return topics_->resize(t, partitions, enforce);
-}
-
 void Coordinator::retire(TopicLock& t) {
-  resize_partitions(t, 0, false);
-  board_.unpublish(t->name);
-  t->m.reset();  // removes the topic's series
-  t->removed.store(true);
+  topics_->resize(t, 0, false);
+  board_.unpublish(t->name());
+  t.retire();  // removes the topic's series, then marks it removed
 }
 
 void Coordinator::discard_if_unused(const std::shared_ptr<Topic>& t) {
   topics_->erase_if(t, [&](TopicLock& topic) {
-    if (t->removed.load() || t->published || !t->no_operator_state() || !t->producers.empty() ||
-        t->first_report_ms >= 0 || t->partitions > 0) {
-      return false;
-    }
+    if (topic->removed() || !topic->untouched()) return false;
     retire(topic);
     return true;
   });
@@ -154,10 +123,7 @@ void Coordinator::discard_if_unused(const std::shared_ptr<Topic>& t) {
 StoreStatus Coordinator::drop_topic(const std::shared_ptr<Topic>& t, TopicLock& lock,
                                     std::optional<AuditEntry> audit, StoreBatch batch,
                                     const std::function<void()>& before_retire) {
-  for (const auto& [key, pin] : t->pins) batch.delete_pin(t->name, key);
-  for (const auto& [key, deny] : t->denies) batch.delete_deny(t->name, key);
-  for (const auto& [prefix, policy] : t->policies) batch.delete_policy(t->name, prefix);
-  batch.drop_topic(t->name, t->version);
+  lock->drop_records(batch);
   if (audit) batch.append_audit(std::move(*audit));
   double latency = 0;
   StoreStatus st = store_.write(batch, &latency);
@@ -174,18 +140,15 @@ StoreStatus Coordinator::drop_topic(const std::shared_ptr<Topic>& t, TopicLock& 
 bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
   if (config_.topic_idle_ttl_ms <= 0) return false;
   TopicLock lock(*t);
-  const auto idle = [&] {
-    return !t->removed.load() && t->no_operator_state() &&
-           now - t->last_active_ms > config_.topic_idle_ttl_ms;
-  };
+  const auto idle = [&] { return !lock->removed() && lock->idle(now, config_.topic_idle_ttl_ms); };
   if (!idle()) return false;
   OperatorOp op;
   op.op = "delete_topic";
-  op.topic = t->name;
-  op.reason = "idle for " + std::to_string(now - t->last_active_ms) + " ms";
+  op.topic = t->name();
+  op.reason = "idle for " + std::to_string(now - lock->last_active_ms()) + " ms";
   op.who = "system";
   op.at_ms = now;
-  op.version = std::max(t->version, t->reported_version);
+  op.version = lock->known_version();
   op.expired = true;
   lock.unlock();
   // Cluster mode (the caller owns the topic): the expiry goes through the state topic, and
@@ -193,17 +156,17 @@ bool Coordinator::expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now) {
   if (placement_->request_delete(op)) return false;
   lock.lock();
   if (!idle()) return false;
-  const uint64_t version = t->version;
-  const int64_t idle_ms = now - t->last_active_ms;
+  const uint64_t version = lock->version();
+  const int64_t idle_ms = now - lock->last_active_ms();
   StoreStatus st = drop_topic(t, lock, std::nullopt);
   if (!st.ok) {
-    log_store_error(t->name, st);
+    log_store_error(t->name(), st);
     return false;
   }
   log_.write(json{{"ts_ms", now},
                   {"level", "info"},
                   {"event", "topic_expired"},
-                  {"topic", t->name},
+                  {"topic", t->name()},
                   {"idle_ms", idle_ms},
                   {"version", version}});
   return true;
@@ -242,8 +205,8 @@ CallResult Coordinator::delete_topic(const std::string& topic, const std::string
   uint64_t known_version = 0;
   if (std::shared_ptr<Topic> t = find_topic(topic)) {
     TopicLock lock(*t);
-    known = !t->removed.load();
-    known_version = std::max(t->version, t->reported_version);
+    known = !lock->removed();
+    known_version = lock->known_version();
   }
   if (auto pub = board_.get(topic)) {
     known = true;
@@ -261,12 +224,12 @@ CallResult Coordinator::delete_topic(const std::string& topic, const std::string
   std::shared_ptr<Topic> t = find_topic(topic);
   if (!t) return unknown();
   TopicLock lock(*t);
-  if (t->removed.load()) return unknown();
-  const uint64_t version = t->version;
-  StoreStatus st =
-      drop_topic(t, lock,
-                 delete_audit(clock_.now_ms(), who, topic, reason, t->pins.size(), t->denies.size(),
-                              t->policies.size(), t->partitions, version));
+  if (lock->removed()) return unknown();
+  const uint64_t version = lock->version();
+  StoreStatus st = drop_topic(
+      t, lock,
+      delete_audit(clock_.now_ms(), who, topic, reason, lock->pins().size(), lock->denies().size(),
+                   lock->policies().size(), lock->partitions(), version));
   if (!st.ok) return error_result(Status::kUnavailable, "store", st.error);
   CallResult r;
   r.version = version;
@@ -332,10 +295,11 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
       return r;
     }
     TopicLock lock(*t);
-    if (t->removed.load()) continue;
+    if (lock->removed()) continue;
     // An expiry loses to what happened since it was requested: a pin or deny (every member
     // holds the same, so every member keeps the topic), or a report the owner took.
-    if (op.expired && (!t->no_operator_state() || (owns(topic) && t->last_active_ms > op.at_ms))) {
+    if (op.expired &&
+        (!lock->no_operator_state() || (owns(topic) && lock->last_active_ms() > op.at_ms))) {
       lock.unlock();
       if (extra) {
         StoreBatch b;
@@ -345,11 +309,12 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
       }
       return error_result(Status::kConflict, "active", "topic '" + topic + "' is active again");
     }
-    const uint64_t counter = std::max({floor, t->version, t->reported_version});
-    t->version = counter;
+    const uint64_t counter = std::max(floor, lock->known_version());
+    lock->raise_version(counter);
     std::optional<AuditEntry> a;
     if (!op.expired) {
-      a = audit(counter, t->pins.size(), t->denies.size(), t->policies.size(), t->partitions);
+      a = audit(counter, lock->pins().size(), lock->denies().size(), lock->policies().size(),
+                lock->partitions());
     }
     StoreBatch b;
     b.put_meta(deleted_mark(topic), std::to_string(counter) + " " + std::to_string(op.at_ms));
@@ -369,22 +334,10 @@ CallResult Coordinator::apply_delete(const OperatorOp& op,
 
 void Coordinator::release_topics(const std::function<bool(const std::string& topic)>& which) {
   for (const auto& t : topics_->all()) {
-    if (!which(t->name)) continue;
+    if (!which(t->name())) continue;
     TopicLock lock(*t);
-    if (!t->removed.load()) release(lock);
+    if (!lock->removed()) lock->release(config_);
   }
-}
-
-void Coordinator::release(TopicLock& t) {
-  t->window = TopicWindow(config_.epoch_ms, config_.window_epochs, config_.sketch_capacity);
-  t->producers.clear();
-  t->hot.clear();
-  t->published = nullptr;
-  t->recent_lists.clear();
-  t->first_report_ms = -1;
-  t->stats = TopicSummary{};
-  t->partition_load.clear();
-  t->replan_wanted = false;
 }
 
 uint64_t Coordinator::adopt_list(HotKeyList list) {
@@ -395,7 +348,7 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
     t = get_or_create_topic(list.topic, &created);
     if (!t) return 0;
     lock = TopicLock(*t);
-    if (!t->removed.load()) break;
+    if (!lock->removed()) break;
     lock.unlock();
   }
   const uint64_t floor = placement_->version_floor(list.topic);
@@ -404,28 +357,16 @@ uint64_t Coordinator::adopt_list(HotKeyList list) {
   // old version, so those reports' partition counts are accounted, not dropped as routed with
   // a list this member never saw.
   auto previous = std::make_shared<PublishedList>(PublishedList{list, list_to_json(list)});
-  list.version = std::max(t->version, floor) + 1;
+  list.version = std::max(lock->version(), floor) + 1;
   StoreBatch batch;
   batch.put_list(list);
   batch.put_topic_meta(list.topic, TopicMeta{list.partitions, list.hash, list.separator});
   StoreStatus st = store_.write(batch);
   if (!st.ok) log_store_error(list.topic, st);
-  t->version = list.version;
   // Reports already read into the window keep their counts when the partition count holds.
-  const bool repartition = t->partitions != list.partitions;
-  resize_partitions(lock, list.partitions, false);
-  t->hash = list.hash;
-  t->separator = list.separator;
-  const int64_t now = clock_.now_ms();
-  // As after a restart: detected keys stay listed until fresh reports show them cold.
-  for (const auto& k : list.keys) {
-    if (k.source == KeySource::kPinned) continue;
-    t->hot[k.key] = HotState{now, -1, k.share, k.source == KeySource::kBalance};
-  }
-  if (t->partitions > 0 && repartition) t->window.reset_partitions(t->partitions);
-  if (previous->list.version > 0 && previous->list.version < list.version) {
-    remember_list(t->recent_lists, previous);
-  }
+  const bool repartition = lock->partitions() != list.partitions;
+  topics_->resize(lock, list.partitions, false);
+  lock->adopt(list, previous, repartition, clock_.now_ms());
   publish(lock, list);
   return list.version;
 }

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "clock.h"
@@ -32,6 +33,11 @@
 #include "state_store.h"
 
 namespace hotkey::coordinator {
+
+class Topic;          // one topic's state and lock (topic.h)
+class TopicState;     // a topic's state and its operations
+class TopicLock;      // the only way to a topic's state
+class TopicRegistry;  // the live topics and their limits
 
 class Coordinator final : public ReportSink, public OperatorApi, public Reads, public Ownership {
  public:
@@ -122,9 +128,8 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
   // The audit entries this member wrote for pins, unpins, denies and allows of a topic while
   // another member planned it carry version 0 (the version is the owner's to choose); the first
   // followed list showing such a change gives the entry its version. Kept in memory until
-  // then, up to kMaxUnstampedAudits per topic: an entry of a change superseded before any list
-  // showed it, or written before a restart, keeps 0.
-  static constexpr size_t kMaxUnstampedAudits = 256;
+  // then, up to kMaxUnstampedAudits (256) per topic: an entry of a change superseded before any
+  // list showed it, or written before a restart, keeps 0.
 
   // ---- Wiring (the service and tests) ----
   // Cluster mode: `placement` (which outlives the coordinator's use of it) replaces the
@@ -137,11 +142,12 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
   const CoordinatorConfig& config() const { return config_; }
 
  private:
-  struct Topic;
-  class TopicLock;
-  class TopicRegistry;
   // The live topic `name`, or null (unknown, or being removed).
   std::shared_ptr<Topic> find_topic(const std::string& name) const;
+  // `read(state)` of the live topic `name` under its lock; nullopt when there is none.
+  template <typename Read>
+  auto read_topic(const std::string& name, Read&& read) const
+      -> std::optional<decltype(read(std::declval<TopicState&>()))>;
   // A refused report: counted in the metrics and, when its topic exists, on the topic's view.
   CallResult rejected(const Report& r, Status status, const std::string& reason,
                       const std::string& error);
@@ -158,9 +164,6 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
   // series and partition budget are released, and `removed` is set last, so a topic of the
   // same name created afterwards starts clean.
   void retire(TopicLock& t);
-  // Sets t->partitions and keeps the registry's tracked sum. With `enforce`, a
-  // growth beyond max_tracked_partitions is refused: false, nothing changed.
-  bool resize_partitions(TopicLock& t, int32_t partitions, bool enforce);
   // Drops the topic `t` holds: one store batch with the topic's records (and `audit`, if any),
   // then retire and, with the topic's lock released, the map entry. The store's status; on
   // failure nothing changed (and the lock is still held).
@@ -193,21 +196,16 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
     StoreStatus status;
     uint64_t version = 0;  // the published version after the re-plan (0: none)
   };
-  // The one way a list becomes `t`'s published list (the list is stored already, t->version
-  // set by the caller): remembered for the reports routed with it, on the
-  // board, handed to the placement (cluster mode: the lists topic), counted. Returns it.
+  // The one way a list becomes `t`'s published list (the list is stored already, the topic's
+  // version set): the topic's (TopicState::published_as: kept for the reports routed with it,
+  // counted), on the board, handed to the placement (cluster mode: the lists topic). Returns it.
   std::shared_ptr<const PublishedList> publish(TopicLock& t, const HotKeyList& list);
-  // Re-plans `t` and, when the list changed materially or the batch
-  // carries operator writes, persists and publishes. On a store failure nothing changed.
+  // Re-plans `t` (TopicState::plan) and, when the list changed materially or the batch carries
+  // operator writes, persists, commits (TopicState::commit) and publishes. On a store failure
+  // nothing is committed (the plan's view figures are kept).
   ReplanResult replan(TopicLock& t, Replan r);
-  // follow_list's part: the unstamped audit entries `list` shows get its version.
+  // follow_list's part: the unstamped audit entries `list` shows get its version (stored).
   void stamp_audits(TopicLock& t, const HotKeyList& list);
-  // True when `r` shows an unlisted key far enough above the hot
-  // threshold to plan before the next tick.
-  bool shows_new_hot_key(const TopicLock& t, const Report& r, const TopicSettings& s,
-                         int64_t now) const;
-  // How long after a topic's first report keys may enter on the fast path (warm-up).
-  int64_t fast_detect_after_ms() const;
   void log_store_error(const std::string& topic, const StoreStatus& st) const;
   // One topic's share of tick(); may throw (tick() catches per topic).
   void tick_topic(Topic& t, int64_t now);
@@ -232,8 +230,6 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
   CallResult forward_or_apply(const OperatorOp& op);
   // Applies an operator write here (single-node mode, or read from the state topic).
   CallResult apply_write(const OperatorOp& op, const std::function<void(StoreBatch&)>& extra);
-  // Forgets what this member knew of `t` as its owner (release_topics).
-  void release(TopicLock& t);
   // The kConflict too_many_pins refusal when pinning `key` would put more than max_hot_keys pins on
   // `topic`; nullopt when the pin fits (or replaces one).
   std::optional<CallResult> pin_limit(const std::string& topic,

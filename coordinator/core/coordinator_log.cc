@@ -13,10 +13,10 @@ namespace hotkey::coordinator {
 
 void Coordinator::log_store_error(const std::string& topic, const StoreStatus& st) const {
   log_.write(json{{"ts_ms", clock_.now_ms()},
-                    {"level", "error"},
-                    {"event", "store_error"},
-                    {"topic", topic},
-                    {"error", st.error}});
+                  {"level", "error"},
+                  {"event", "store_error"},
+                  {"topic", topic},
+                  {"error", st.error}});
 }
 
 void Coordinator::log_list_change(const HotKeyList& before, const HotKeyList& after,

@@ -18,8 +18,8 @@ size_t detected_capacity(const PlanInput& in);
 
 // Whether detection or the balance-driven selection may list `key` now: not listed, pinned,
 // denied or under a never_salt policy, with records behind it (`records` > 0: the estimate the
-// caller ranks by) and a fleet-wide `rate` (messages/s: the window's for threshold entries, the latest reports' for a
-// surge, the traffic estimate's for the selection) of at least min_rate.
+// caller ranks by) and a fleet-wide `rate` (messages/s: the window's for threshold entries, the
+// latest reports' for a surge, the traffic estimate's for the selection) of at least min_rate.
 bool eligible(const PlanInput& in, const std::map<std::string, HotState>& hot,
               const std::string& key, double records, double rate);
 

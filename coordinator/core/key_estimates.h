@@ -39,7 +39,8 @@ class KeyEstimates {
 
   // Every window key: those with a share of at least min(hot_fraction, the policies' lowest
   // hot_fraction, balance_min_fraction) / partitions by guaranteed count (highest first), then
-  // by key; after them the rest, in no order (a loop over ranked() must stop at the first key below that floor).
+  // by key; after them the rest, in no order (a loop over ranked() must stop at the first key below
+  // that floor).
   std::vector<Candidate>& ranked() { return ranked_; }
   const std::vector<Candidate>& ranked() const { return ranked_; }
   const Candidate* find(std::string_view key) const;

@@ -4,11 +4,9 @@
 #include "coordinator_topic.h"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
-#include <limits>
-#include <set>
-#include "hotkey/key_codec.h"
+#include <map>
+#include <optional>
 
 namespace hotkey::coordinator {
 
@@ -50,7 +48,7 @@ CallResult Coordinator::operator_change(
       }
     }
     topic_lock = TopicLock(*t);
-    if (!t->removed.load()) break;
+    if (!topic_lock->removed()) break;
     topic_lock.unlock();
   }
   const auto fail = [&](CallResult r) {
@@ -58,9 +56,9 @@ CallResult Coordinator::operator_change(
     if (created) discard_if_unused(t);
     return r;
   };
-  std::map<std::string, Pin> pins = t->pins;
-  std::map<std::string, Deny> denies = t->denies;
-  Policies policies = t->policies;
+  std::map<std::string, Pin> pins = topic_lock->pins();
+  std::map<std::string, Deny> denies = topic_lock->denies();
+  Policies policies = topic_lock->policies();
   StoreBatch batch;
   if (std::optional<CallResult> refusal = mutate(pins, denies, policies, batch)) {
     return fail(refuse(std::move(*refusal)));
@@ -91,7 +89,7 @@ CallResult Coordinator::operator_change(
     metrics_.set_store_healthy(false);
     return fail(error_result(Status::kUnavailable, "store", st.error));
   }
-  t->last_active_ms = clock_.now_ms();
+  topic_lock->touch(clock_.now_ms());
   CallResult r;
   r.version = version;
   return r;
@@ -119,18 +117,6 @@ std::optional<CallResult> Coordinator::policy_limit(const std::string& topic,
                           " policies, the most a topic may have: remove one first");
 }
 
-bool list_shows_change(const HotKeyList& list, const std::string& action, const std::string& key) {
-  const auto listed = std::find_if(list.keys.begin(), list.keys.end(),
-                                   [&](const HotKey& k) { return k.key == key; });
-  const bool pinned = listed != list.keys.end() && listed->source == KeySource::kPinned;
-  const bool denied = std::find(list.denied.begin(), list.denied.end(), key) != list.denied.end();
-  if (action == "pin") return pinned;
-  if (action == "unpin") return !pinned;
-  if (action == "deny") return denied && listed == list.keys.end();
-  if (action == "allow") return !denied;
-  return false;
-}
-
 bool Coordinator::follow_list(std::shared_ptr<const PublishedList> list) {
   const bool on_board = board_.publish_if_newer(list);
   // The lists tailer's thread: it takes the topic's lock only when an entry waits for a list,
@@ -138,14 +124,14 @@ bool Coordinator::follow_list(std::shared_ptr<const PublishedList> list) {
   // seconds while brokers fail); such an entry (written before this member took the topic
   // over) is stamped by a later list.
   std::shared_ptr<Topic> t = find_topic(list->list.topic);
-  if (!t || t->unstamped.load() == 0) return on_board;
+  if (!t || t->unstamped() == 0) return on_board;
   TopicLock lock(*t, std::defer_lock);
   if (owns(list->list.topic)) {
     if (!lock.try_lock()) return on_board;
   } else {
     lock.lock();
   }
-  if (!t->removed.load()) stamp_audits(lock, list->list);
+  if (!lock->removed()) stamp_audits(lock, list->list);
   return on_board;
 }
 
@@ -155,14 +141,7 @@ void Coordinator::unfollow_list(const std::string& topic, uint64_t last) {
 }
 
 void Coordinator::stamp_audits(TopicLock& t, const HotKeyList& list) {
-  StoreBatch batch;
-  std::erase_if(t->unstamped_audits, [&](AuditEntry& a) {
-    if (!list_shows_change(list, a.action, a.key)) return false;
-    a.version = list.version;
-    batch.restamp_audit(a);
-    return true;
-  });
-  t->unstamped.store(t->unstamped_audits.size());
+  StoreBatch batch = t->stamp_audits(list);
   if (!batch.empty()) metrics_.set_store_healthy(store_.write(batch).ok);
 }
 
@@ -272,13 +251,15 @@ CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
   if (op.op == "pin") {
     if (std::shared_ptr<Topic> t = find_topic(op.topic)) {
       TopicLock lock(*t);
-      if (std::optional<CallResult> full = pin_limit(op.topic, t->pins, op.key)) return *full;
+      if (std::optional<CallResult> full = pin_limit(op.topic, lock->pins(), op.key)) {
+        return *full;
+      }
     }
   }
   if (op.op == "policy_add") {
     if (std::shared_ptr<Topic> t = find_topic(op.topic)) {
       TopicLock lock(*t);
-      if (std::optional<CallResult> full = policy_limit(op.topic, t->policies, op.key)) {
+      if (std::optional<CallResult> full = policy_limit(op.topic, lock->policies(), op.key)) {
         return *full;
       }
     }
@@ -288,9 +269,9 @@ CallResult Coordinator::forward_or_apply(const OperatorOp& op) {
     bool present = false;
     if (t) {
       TopicLock lock(*t);
-      present = op.op == "unpin"   ? t->pins.contains(op.key)
-                : op.op == "allow" ? t->denies.contains(op.key)
-                                   : t->policies.contains(op.key);
+      present = op.op == "unpin"   ? lock->pins().contains(op.key)
+                : op.op == "allow" ? lock->denies().contains(op.key)
+                                   : lock->policies().contains(op.key);
     }
     if (!present) {
       return not_found(op.op == "unpin" ? "pin" : op.op == "allow" ? "deny" : "policy", op.topic);

@@ -15,8 +15,8 @@
 
 #include "config.h"
 #include "hotkey/hotkey_list.h"
-#include "policy_index.h"
 #include "hotkey/space_saving.h"
+#include "policy_index.h"
 #include "state_store.h"
 #include "topic_window.h"
 

@@ -5,8 +5,8 @@
 // any policy is asked (the planner's callers), a policy before detection.
 #pragma once
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>

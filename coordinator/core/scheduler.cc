@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
-#include <limits>
-#include <set>
-#include "hotkey/key_codec.h"
+#include <map>
+#include <optional>
 
 namespace hotkey::coordinator {
 
@@ -15,14 +13,14 @@ void Coordinator::tick() {
   const std::vector<std::shared_ptr<Topic>> all = topics_->all();
   const int64_t now = clock_.now_ms();
   for (const auto& t : all) {
-    if (!owns(t->name)) continue;
+    if (!owns(t->name())) continue;
     if (expire_if_idle(t, now)) continue;
     // One topic's failure (a plan that throws) is logged, counted and skipped: the topic
     // keeps its published list, and the other topics are planned as usual.
     try {
       tick_topic(*t, now);
     } catch (const std::exception& e) {
-      plan_failed(t->name, e.what());
+      plan_failed(t->name(), e.what());
     }
   }
   metrics_.set_store_healthy(store_.healthy());
@@ -30,55 +28,20 @@ void Coordinator::tick() {
 }
 
 void Coordinator::tick_topic(Topic& topic, int64_t now) {
-  Topic* t = &topic;
-  TopicLock lock(*t);
-  if (t->removed.load()) return;
-  int32_t live_partitions = 0;
-  uint64_t oldest = std::numeric_limits<uint64_t>::max(), newest = 0;
-  for (auto it = t->producers.begin(); it != t->producers.end();) {
-    if (now - it->second.last_seen_ms > config_.producer_timeout_ms) {
-      it = t->producers.erase(it);
-    } else {
-      live_partitions = std::max(live_partitions, it->second.partitions);
-      // A report routed with a producer's local table names the list it was built on.
-      const uint64_t v = it->second.last_list_version & ~kLocalTableVersionBit;
-      oldest = std::min(oldest, v);
-      newest = std::max(newest, v);
-      ++it;
-    }
-  }
+  TopicLock t(topic);
+  if (t->removed()) return;
+  const int32_t live_partitions = t->prune_producers(now, config_.producer_timeout_ms);
   // Partition counts only shrink when no live producer still sees the larger count.
-  if (live_partitions > 0 && live_partitions != t->partitions) {
-    resize_partitions(lock, live_partitions, false);
+  if (live_partitions > 0 && live_partitions != t->partitions()) {
+    topics_->resize(t, live_partitions, false);
   }
-  t->m->producers(t->producers.size(), t->producers.empty() ? 0 : oldest, newest);
   StoreBatch batch;
-  std::map<std::string, Pin> pins = t->pins;
-  bool expired = false;
-  for (auto it = pins.begin(); it != pins.end();) {
-    if (it->second.expires_at_ms > 0 && it->second.expires_at_ms <= now) {
-      batch.delete_pin(t->name, it->first);
-      AuditEntry a;
-      a.at_ms = now;
-      a.who = "system";
-      a.action = "pin_expired";
-      a.topic = t->name;
-      a.key = it->first;
-      a.detail = json{{"reason", it->second.reason}, {"by", it->second.by}}.dump(
-          -1, ' ', false, json::error_handler_t::replace);
-      batch.append_audit(std::move(a));
-      it = pins.erase(it);
-      expired = true;
-    } else {
-      ++it;
-    }
-  }
-  Replan r{
-      std::move(batch),   expired ? "pin_expired" : "detection", expired ? &pins : nullptr, nullptr,
-      std::nullopt,
-      /*triggered=*/false};
-  StoreStatus st = replan(lock, std::move(r)).status;
-  if (!st.ok) log_store_error(t->name, st);
+  std::optional<std::map<std::string, Pin>> pins = t->expire_pins(now, batch);
+  Replan r{std::move(batch),   pins ? "pin_expired" : "detection", pins ? &*pins : nullptr, nullptr,
+           std::nullopt,
+           /*triggered=*/false};
+  StoreStatus st = replan(t, std::move(r)).status;
+  if (!st.ok) log_store_error(t->name(), st);
 }
 
 int64_t Coordinator::plan_triggered() {
@@ -93,18 +56,14 @@ int64_t Coordinator::plan_triggered() {
   const int64_t now = clock_.now_ms();
   int64_t next = -1;
   std::vector<std::shared_ptr<Topic>> later;
-  for (const auto& t : wanted) {
-    if (!owns(t->name)) continue;
-    TopicLock lock(*t);
-    if (t->removed.load() || !t->replan_wanted) continue;  // dropped, or a tick planned it
+  for (const auto& topic : wanted) {
+    if (!owns(topic->name())) continue;
+    TopicLock t(*topic);
+    if (t->removed() || !t->replan_wanted()) continue;  // dropped, or a tick planned it
     // Only triggered plans count against the gap: a regular tick just before a surge's first
     // reports must not hold its plan back by another quarter tick.
-    int64_t wait = now >= t->triggered_hold_ms ? 0 : t->triggered_hold_ms - now;
-    if (wait > 0 && t->surge_evidence()) {
-      wait = now >= t->triggered_floor_ms ? 0 : t->triggered_floor_ms - now;
-    }
-    if (wait > 0) {
-      later.push_back(t);
+    if (const int64_t wait = t->triggered_wait(now); wait > 0) {
+      later.push_back(topic);
       next = next < 0 ? wait : std::min(next, wait);
       continue;
     }
@@ -115,18 +74,18 @@ int64_t Coordinator::plan_triggered() {
     // Either hold ends early (after min_gap / 16) once a quarter of the producers' reports
     // showed an unlisted key far above the threshold since this plan (ingest counts them):
     // a fleet-wide surge's early reports arrive within tens of ms of each other.
-    t->triggered_hold_ms = now + min_gap;
-    t->triggered_floor_ms = now + std::max<int64_t>(min_gap / 16, 1);
+    const int64_t floor = std::max<int64_t>(min_gap / 16, 1);
+    t->hold_triggered(now, min_gap, floor);
     try {
-      const uint64_t before = t->published ? t->published->list.version : 0;
+      const uint64_t before = t->published_version();
       ReplanResult res = replan(
-          lock, Replan{StoreBatch{}, "surge", nullptr, nullptr, std::nullopt, /*triggered=*/true});
-      if (!res.status.ok) log_store_error(t->name, res.status);
+          t, Replan{StoreBatch{}, "surge", nullptr, nullptr, std::nullopt, /*triggered=*/true});
+      if (!res.status.ok) log_store_error(t->name(), res.status);
       if (res.status.ok && res.version == before) {
-        t->triggered_hold_ms = now + std::max<int64_t>(min_gap / 4, 1);
+        t->hold_triggered(now, std::max<int64_t>(min_gap / 4, 1), floor);
       }
     } catch (const std::exception& e) {
-      plan_failed(t->name, e.what());
+      plan_failed(t->name(), e.what());
     }
   }
   if (!later.empty()) {

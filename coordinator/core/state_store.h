@@ -116,8 +116,8 @@ class StoreBatch {
   struct PutAudit {
     AuditEntry entry;
   };
-  using Op = std::variant<PutList, PutTopicMeta, PutPin, DeletePin, PutDeny, DeleteDeny,
-                          PutPolicy, DeletePolicy, DropTopic, PutMeta, PutAudit>;
+  using Op = std::variant<PutList, PutTopicMeta, PutPin, DeletePin, PutDeny, DeleteDeny, PutPolicy,
+                          DeletePolicy, DropTopic, PutMeta, PutAudit>;
 
   // The list and its version counter. Throws DecodeError (and queues nothing) for a list that
   // breaks the invariants a load checks (list_invariant_limits), so nothing is ever written

@@ -1,34 +1,36 @@
-// The topic registry (coordinator_topic.h): the live topics by name, max_topics and the
+// The topic registry (topic.h): the live topics by name, max_topics and the
 // tracked-partitions budget.
-#include "coordinator_topic.h"
+#include "topic.h"
 
 #include <algorithm>
 
 namespace hotkey::coordinator {
 
-void Coordinator::TopicRegistry::add(std::shared_ptr<Topic> t) {
-  tracked_partitions_ += static_cast<uint64_t>(std::max(t->partitions, 0));
+void TopicRegistry::add(std::shared_ptr<Topic> t, int32_t partitions) {
+  {
+    TopicLock topic(*t);
+    resize(topic, partitions, false);
+  }
   std::unique_lock lock(mu_);
-  std::string name = t->name;
+  std::string name = t->name();
   topics_.emplace(std::move(name), std::move(t));
 }
 
-std::shared_ptr<Coordinator::Topic> Coordinator::TopicRegistry::find(
-    const std::string& name) const {
+std::shared_ptr<Topic> TopicRegistry::find(const std::string& name) const {
   std::shared_lock lock(mu_);
   auto it = topics_.find(name);
-  if (it == topics_.end() || it->second->removed.load()) return nullptr;
+  if (it == topics_.end() || it->second->removed()) return nullptr;
   return it->second;
 }
 
-std::shared_ptr<Coordinator::Topic> Coordinator::TopicRegistry::get_or_create(
+std::shared_ptr<Topic> TopicRegistry::get_or_create(
     const std::string& name, const std::function<std::shared_ptr<Topic>()>& make, bool* created) {
   *created = false;
   if (auto t = find(name)) return t;
   std::unique_lock lock(mu_);
   auto it = topics_.find(name);
   if (it != topics_.end()) {
-    if (!it->second->removed.load()) return it->second;
+    if (!it->second->removed()) return it->second;
     topics_.erase(it);  // dropped; its remover erases it too when it gets here first
   }
   if (topics_.size() >= max_topics_) return nullptr;
@@ -38,7 +40,7 @@ std::shared_ptr<Coordinator::Topic> Coordinator::TopicRegistry::get_or_create(
   return t;
 }
 
-std::vector<std::shared_ptr<Coordinator::Topic>> Coordinator::TopicRegistry::all() const {
+std::vector<std::shared_ptr<Topic>> TopicRegistry::all() const {
   std::vector<std::shared_ptr<Topic>> out;
   std::shared_lock lock(mu_);
   out.reserve(topics_.size());
@@ -46,8 +48,8 @@ std::vector<std::shared_ptr<Coordinator::Topic>> Coordinator::TopicRegistry::all
   return out;
 }
 
-bool Coordinator::TopicRegistry::resize(TopicLock& t, int32_t partitions, bool enforce) {
-  const uint64_t now = static_cast<uint64_t>(std::max(t->partitions, 0));
+bool TopicRegistry::resize(TopicLock& t, int32_t partitions, bool enforce) {
+  const uint64_t now = static_cast<uint64_t>(std::max(t->partitions_, 0));
   const uint64_t want = static_cast<uint64_t>(std::max(partitions, 0));
   if (want > now) {
     uint64_t tracked = tracked_partitions_.load();
@@ -57,21 +59,21 @@ bool Coordinator::TopicRegistry::resize(TopicLock& t, int32_t partitions, bool e
   } else {
     tracked_partitions_ -= now - want;
   }
-  t->partitions = partitions;
+  t->partitions_ = partitions;
   return true;
 }
 
-void Coordinator::TopicRegistry::erase(const std::shared_ptr<Topic>& t) {
+void TopicRegistry::erase(const std::shared_ptr<Topic>& t) {
   std::unique_lock lock(mu_);
-  auto it = topics_.find(t->name);
+  auto it = topics_.find(t->name());
   if (it != topics_.end() && it->second == t) topics_.erase(it);
 }
 
-void Coordinator::TopicRegistry::erase_if(const std::shared_ptr<Topic>& t,
-                                          const std::function<bool(TopicLock&)>& drop) {
+void TopicRegistry::erase_if(const std::shared_ptr<Topic>& t,
+                             const std::function<bool(TopicLock&)>& drop) {
   std::unique_lock lock(mu_);
   TopicLock topic_lock(*t);
-  auto it = topics_.find(t->name);
+  auto it = topics_.find(t->name());
   if (it == topics_.end() || it->second != t) return;
   if (drop(topic_lock)) topics_.erase(it);
 }

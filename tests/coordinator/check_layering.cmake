@@ -88,6 +88,18 @@ foreach(folder IN LISTS folders)
   endforeach()
 endforeach()
 
+# The core's internal headers (a topic's state and lock) stay inside core/: every other folder,
+# the service included, reaches topics through the Coordinator's interfaces.
+foreach(folder store metrics kafka http service)
+  file(GLOB files ${COORDINATOR_DIR}/${folder}/*.h ${COORDINATOR_DIR}/${folder}/*.cc)
+  foreach(f IN LISTS files)
+    file(STRINGS ${f} internal REGEX "^#include \"(topic|coordinator_topic)\\.h\"")
+    if(internal)
+      string(APPEND failed "\n${f} includes a core-internal header (${internal})")
+    endif()
+  endforeach()
+endforeach()
+
 foreach(folder http kafka metrics)
   file(GLOB files ${COORDINATOR_DIR}/${folder}/*.h ${COORDINATOR_DIR}/${folder}/*.cc)
   foreach(f IN LISTS files)
