@@ -126,9 +126,9 @@ public final class HotkeyConfig {
           Importance.LOW, "Space-Saving capacity per topic"),
       new Row(ROUTING_MODE_CONFIG, Type.STRING, "rekey", null,
           Validators.oneOf("rekey", "route"), Importance.HIGH,
-          "rekey: the interceptor writes `key<sep><salt>` and the merge headers; route: the"
-              + " partitioner sends the record, key unchanged and without headers, to the salt's"
-              + " partition"),
+          "rekey: the interceptor writes `key<sep><salt>`, marked by the merge contract"
+              + " (`hotkey.merge.contract`); route: the partitioner sends the record, key"
+              + " unchanged and without headers, to the salt's partition"),
       new Row(SALT_POLICY_CONFIG, Type.STRING, "wrr", null,
           Validators.oneOf("wrr", "value_hash", "random"), Importance.LOW,
           "which salt a hot record takes"),

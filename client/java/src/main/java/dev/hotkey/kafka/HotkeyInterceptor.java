@@ -5,7 +5,7 @@ import dev.hotkey.kafka.internals.InterceptorCore;
 /**
  * {@code interceptor.classes}: in rekey mode (the default) a record whose key is on the topic's
  * hot-key list leaves {@code onSend} as a new record with the salted key
- * {@code <key><separator><salt>} and the merge headers of {@link MergeContract}, so Kafka's
+ * {@code <key><separator><salt>}, marked as {@link MergeContract} says, so Kafka's
  * murmur2 of the salted key puts it on the salt's partition and any tool can recompute it. Keys
  * of type String (with StringSerializer, UTF-8), byte[] and Bytes are rekeyed; the partitioner
  * routes any other listed key in route mode. In route mode this interceptor changes nothing.
