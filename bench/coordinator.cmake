@@ -24,7 +24,8 @@ hotkey_cost_guard(plan_instructions plan_cost_check plan_budget 900)
 # coordinator with default settings, POST /v1/hotkeys/subscribe or per-topic long-polls; and a
 # hotkey::Client's threads and connections with many topics. See docs/BENCHMARKS.md.
 add_executable(subscription_fleet_bench ${CMAKE_CURRENT_LIST_DIR}/subscription_fleet_bench.cc)
+find_package(ZLIB REQUIRED)  # --gzip: the simulated producers inflate their answers
 target_link_libraries(subscription_fleet_bench PRIVATE
   hotkey::client hotkey::common hotkey::test_support PkgConfig::HTTPLIB
-  nlohmann_json::nlohmann_json hotkey_warnings)
+  nlohmann_json::nlohmann_json ZLIB::ZLIB hotkey_warnings)
 add_dependencies(subscription_fleet_bench hotkey-coordinator)

@@ -13,6 +13,8 @@
 //                            [--procs 8] [--idle-s 5] [--coordinator PATH]
 //                            [--config '{"max_waiters": 12000}']   (a config file's JSON)
 //                            [--pins K]   (change only the first K topics; default all)
+//                            [--gzip none|half|all]   (producers sending Accept-Encoding: gzip;
+//                            half: the even ones, so both are measured side by side in one run)
 //   subscription_fleet_bench --client-topics 200   (a hotkey::Client's threads and connections
 //                            with its topics on one subscription, and on per-topic long-polls
 //                            through a front that answers the subscription 404)
@@ -44,6 +46,7 @@
 
 #include "hotkey/client/client.h"
 #include "support/coordinator_process.h"
+#include "support/gunzip.h"
 #include "support/reports.h"
 #include "support/temp_dir.h"
 
@@ -66,9 +69,14 @@ struct Options {
   int procs = 8;
   int idle_s = 5;
   int client_topics = 0;
-  std::string config;  // JSON of a config file; empty: default settings
-  int pins = 0;        // topics changed (the first ones); 0: every topic
+  std::string config;         // JSON of a config file; empty: default settings
+  int pins = 0;               // topics changed (the first ones); 0: every topic
+  std::string gzip = "none";  // producers asking gzip: none, half (even indexes) or all
 };
+
+bool asks_gzip(const Options& o, int producer) {
+  return o.gzip == "all" || (o.gzip == "half" && producer % 2 == 0);
+}
 
 std::string topic_name(int i) { return "fleet" + std::to_string(i); }
 
@@ -166,6 +174,7 @@ class Child {
 
   void request(Conn* c) {
     Producer& p = producers_[static_cast<size_t>(c->producer)];
+    const char* encoding = asks_gzip(o_, first_ + c->producer) ? "Accept-Encoding: gzip\r\n" : "";
     if (c->topic < 0) {
       json topics = json::array();
       for (int t = 0; t < o_.topics; ++t) {
@@ -174,12 +183,13 @@ class Child {
       const std::string body = json{{"topics", topics}, {"wait_ms", 60000}}.dump();
       c->out =
           "POST /v1/hotkeys/subscribe HTTP/1.1\r\nHost: x\r\nContent-Type: "
-          "application/json\r\nContent-Length: " +
-          std::to_string(body.size()) + "\r\n\r\n" + body;
+          "application/json\r\n" +
+          std::string(encoding) + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+          body;
     } else {
       c->out = "GET /v1/hotkeys?topic=" + topic_name(c->topic) +
                "&since=" + std::to_string(p.since[static_cast<size_t>(c->topic)]) +
-               "&wait_ms=60000 HTTP/1.1\r\nHost: x\r\n\r\n";
+               "&wait_ms=60000 HTTP/1.1\r\nHost: x\r\n" + encoding + "\r\n";
     }
     c->out_at = 0;
   }
@@ -241,8 +251,17 @@ class Child {
     }
     if (c->in.size() < head_end + 4 + length) return false;
     const int status = std::atoi(head.c_str() + 9);
-    const std::string body = c->in.substr(head_end + 4, length);
+    std::string body = c->in.substr(head_end + 4, length);
     c->in.erase(0, head_end + 4 + length);
+    if (head.find("\r\nContent-Encoding: gzip\r\n") != std::string::npos) {
+      auto plain = hotkey::test_support::gunzip(body);
+      if (!plain) {
+        ++errors_;
+        return true;
+      }
+      body.swap(*plain);
+      ++gzipped_;
+    }
     const int64_t at = now_ns();
     Producer& p = producers_[static_cast<size_t>(c->producer)];
     if (status == 503) {
@@ -291,7 +310,7 @@ class Child {
 
   int finish() {
     std::ostringstream out;
-    out << "C " << refused_ << " " << errors_ << " " << reissued_ << "\n";
+    out << "C " << refused_ << " " << errors_ << " " << reissued_ << " " << gzipped_ << "\n";
     for (size_t i = 0; i < producers_.size(); ++i) {
       out << "P " << first_ + static_cast<int>(i) << " " << producers_[i].refused;
       for (int64_t g : producers_[i].got_ns) out << " " << g;
@@ -314,7 +333,7 @@ class Child {
   std::vector<Producer> producers_;
   int ep_ = -1;
   int done_ = 0;
-  uint64_t refused_ = 0, errors_ = 0, reissued_ = 0;
+  uint64_t refused_ = 0, errors_ = 0, reissued_ = 0, gzipped_ = 0;
 };
 
 // ---- the coordinator's process: threads, RSS, CPU ----------------------------------------
@@ -490,18 +509,20 @@ int fleet(const Options& o) {
     }
   }
   const ProcSample delivered = sample(coord->pid());
-  uint64_t refused = 0, errors = 0, reissued = 0;
+  uint64_t refused = 0, errors = 0, reissued = 0, gzipped = 0;
   int complete = 0, refused_producers = 0, producers_seen = 0;
   std::vector<double> to_all_ms, delivery_ms, ack_ms;
+  std::vector<double> ack_ms_by[2];  // [asks gzip]
   for (const std::string& r : results) {
     std::istringstream in(r);
     for (std::string tag; in >> tag;) {
       if (tag == "C") {
-        uint64_t a, b, c;
-        in >> a >> b >> c;
+        uint64_t a, b, c, d;
+        in >> a >> b >> c >> d;
         refused += a;
         errors += b;
         reissued += c;
+        gzipped += d;
         continue;
       }
       int idx, was_refused;
@@ -523,6 +544,7 @@ int fleet(const Options& o) {
         // From the pin's acknowledgement (the bench holds it); an answer that came first is 0.
         ack_ms.push_back(
             std::max(0.0, static_cast<double>(g - pin_end[static_cast<size_t>(t)]) / 1e6));
+        ack_ms_by[asks_gzip(o, idx) ? 1 : 0].push_back(ack_ms.back());
       }
       if (all) {
         ++complete;
@@ -557,6 +579,17 @@ int fleet(const Options& o) {
       {"pin_ack_to_answer_ms",
        {{"p50", pct(ack_ms, 0.5)}, {"p99", pct(ack_ms, 0.99)}, {"max", pct(ack_ms, 1.0)}}},
       {"deliveries", delivery_ms.size()},
+      {"gzip", o.gzip},
+      {"answers_gzip", gzipped},
+      // Side by side in one run (--gzip half): the same, per group of producers.
+      {"pin_ack_to_answer_ms_identity",
+       {{"p50", pct(ack_ms_by[0], 0.5)},
+        {"p99", pct(ack_ms_by[0], 0.99)},
+        {"n", ack_ms_by[0].size()}}},
+      {"pin_ack_to_answer_ms_gzip",
+       {{"p50", pct(ack_ms_by[1], 0.5)},
+        {"p99", pct(ack_ms_by[1], 0.99)},
+        {"n", ack_ms_by[1].size()}}},
       // The coordinator's CPU from the first pin until every answer was read (the pins,
       // waking, writing, and the re-subscriptions), per delivered answer.
       {"coordinator_cpu_us_per_delivery",
@@ -699,6 +732,8 @@ int main(int argc, char** argv) {
       o.config = v;
     else if (a == "--pins")
       o.pins = std::atoi(v.c_str());
+    else if (a == "--gzip")
+      o.gzip = v;
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -706,6 +741,10 @@ int main(int argc, char** argv) {
   }
   if (o.mode != "subscribe" && o.mode != "per-topic") {
     std::fprintf(stderr, "--mode is subscribe or per-topic\n");
+    return 2;
+  }
+  if (o.gzip != "none" && o.gzip != "half" && o.gzip != "all") {
+    std::fprintf(stderr, "--gzip is none, half or all\n");
     return 2;
   }
   if (o.pins <= 0 || o.pins > o.topics) o.pins = o.topics;

@@ -31,7 +31,8 @@ HttpServer::HttpServer(const HttpCore& core, Metrics& metrics)
           ParkWatch::Limits{std::chrono::seconds(core.config.write_timeout_s),
                             std::chrono::seconds(std::min(core.config.keep_alive_timeout_s,
                                                           core.config.request_timeout_s))},
-          [this] { metrics_.set_waiters(core_.board.waiters()); })),
+          [this] { metrics_.set_waiters(core_.board.waiters()); },
+          [this] { metrics_.parked_answer_gzipped(); })),
       server_(make_server(core.config)) {
   const CoordinatorConfig& c = core_.config;
   ConnectionPool::Limits limits;

@@ -163,7 +163,8 @@ void get_hotkeys(const RouteContext& ctx, Call& c) {
     a->etag = "\"" + std::to_string(current ? current->list.version : 0) + "\"";
     return std::shared_ptr<const ParkWatch::Answer>(std::move(a));
   };
-  auto answer = ctx.parking.wait(board, {ListBoard::Want{topic, *since}}, wait_ms, false, build);
+  auto answer = ctx.parking.wait(board, {ListBoard::Want{topic, *since}}, wait_ms, false,
+                                 ParkWatch::accepted(req), build);
   if (answer) send_answer(*answer, res);
 }
 
@@ -252,7 +253,8 @@ void post_subscribe(const RouteContext& ctx, Call& c) {
     }
     return subscription_answer(r.lists, stale);
   };
-  auto answer = ctx.parking.wait(ctx.board, *wants, wait_ms, true, std::move(build));
+  auto answer = ctx.parking.wait(ctx.board, *wants, wait_ms, true, ParkWatch::accepted(c.req),
+                                 std::move(build));
   if (answer) send_answer(*answer, c.res);
 }
 

@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <httplib.h>
 #include <array>
 #include <cerrno>
 #include <condition_variable>
@@ -16,6 +17,7 @@ namespace hotkey::coordinator {
 struct ParkWatch::Ticket {
   ListBoard* board = nullptr;
   bool subscription = false;
+  Encoding encoding = Encoding::kIdentity;
   Build build;
   Clock::time_point wait_until;
   std::weak_ptr<ListBoard::Reader> reader;
@@ -32,6 +34,7 @@ struct ParkWatch::Ticket {
   Stage stage = Stage::kWaiting;
   uint64_t id = 0;
   std::shared_ptr<const Answer> answer;
+  const std::string* body = nullptr;  // answer's body in `encoding`
   std::string head;
   size_t sent = 0;
   Clock::time_point deadline;
@@ -53,10 +56,16 @@ const char* status_line(int status) {
 }
 
 // The status line and headers, as httplib and the server's post-routing hook write them.
-std::string head_of(const ParkWatch::Answer& a, const std::string& connection_header) {
+std::string head_of(const ParkWatch::Answer& a, const ParkWatch::Answer::Coded& coded,
+                    const std::string& connection_header) {
   std::string h = status_line(a.status);
   if (!a.body.empty()) h += "Content-Type: application/json\r\n";
-  h += "Content-Length: " + std::to_string(a.body.size()) + "\r\n";
+  if (*coded.content_encoding != '\0') {
+    h += "Content-Encoding: ";
+    h += coded.content_encoding;
+    h += "\r\n";
+  }
+  h += "Content-Length: " + std::to_string(coded.body->size()) + "\r\n";
   if (!a.etag.empty()) h += "ETag: " + a.etag + "\r\n";
   if (a.retry_after) h += "Retry-After: 1\r\n";
   h += connection_header;
@@ -68,8 +77,34 @@ std::string head_of(const ParkWatch::Answer& a, const std::string& connection_he
 
 }  // namespace
 
-ParkWatch::ParkWatch(Limits limits, std::function<void()> on_change)
-    : limits_(limits), on_change_(std::move(on_change)) {
+ParkWatch::Encoding ParkWatch::accepted(const httplib::Request& req) {
+  // httplib's test for its JSON answers (detail::encoding_type): a substring match, q-values
+  // unread. Its brotli (chosen when "br" appears) is left to answers given at once.
+  return req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos
+             ? Encoding::kGzip
+             : Encoding::kIdentity;
+}
+
+ParkWatch::Answer::Coded ParkWatch::Answer::coded(Encoding encoding,
+                                                  const std::function<void()>& compressed) const {
+  // As httplib: an empty body (304) is never compressed, a small one is.
+  if (encoding == Encoding::kIdentity || body.empty()) return Coded{&body, ""};
+  std::call_once(gzip_once_, [&] {
+    httplib::detail::gzip_compressor c;
+    gzip_ok_ = c.compress(body.data(), body.size(), true, [this](const char* data, size_t n) {
+      gzip_.append(data, n);
+      return true;
+    });
+    if (!gzip_ok_) gzip_.clear();
+    if (compressed) compressed();
+  });
+  if (!gzip_ok_) return Coded{&body, ""};
+  return Coded{&gzip_, "gzip"};
+}
+
+ParkWatch::ParkWatch(Limits limits, std::function<void()> on_change,
+                     std::function<void()> on_compressed)
+    : limits_(limits), on_change_(std::move(on_change)), on_compressed_(std::move(on_compressed)) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (epoll_fd_ < 0 || wake_fd_ < 0) return;  // wait() then keeps the handler's thread
@@ -94,10 +129,11 @@ size_t ParkWatch::connections() const {
 std::shared_ptr<const ParkWatch::Answer> ParkWatch::wait(ListBoard& board,
                                                          const std::vector<ListBoard::Want>& wants,
                                                          uint64_t wait_ms, bool subscription,
-                                                         Build build) {
+                                                         Encoding encoding, Build build) {
   auto t = std::make_shared<Ticket>();
   t->board = &board;
   t->subscription = subscription;
+  t->encoding = encoding;
   t->build = std::move(build);
   ListBoard::Parked p =
       board.park(wants, wait_ms > 0, [this, t](const ListBoard::AnyResult& r) { deliver(t, r); });
@@ -267,14 +303,16 @@ void ParkWatch::start_write(const std::shared_ptr<Ticket>& t) {
   if (on_change_) on_change_();
   t->answer = t->build(r);
   t->build = nullptr;
-  t->head = head_of(*t->answer, t->conn->connection_header());
+  const Answer::Coded coded = t->answer->coded(t->encoding, on_compressed_);
+  t->body = coded.body;
+  t->head = head_of(*t->answer, coded, t->conn->connection_header());
   t->sent = 0;
   set_deadline(t, Clock::now() + limits_.write_timeout);
   continue_write(t);
 }
 
 void ParkWatch::continue_write(const std::shared_ptr<Ticket>& t) {
-  const std::string& body = t->answer->body;
+  const std::string& body = *t->body;
   const size_t total = t->head.size() + body.size();
   while (t->sent < total) {
     const char* a = nullptr;
@@ -304,6 +342,7 @@ void ParkWatch::continue_write(const std::shared_ptr<Ticket>& t) {
     t->sent += static_cast<size_t>(n);
   }
   t->answer.reset();
+  t->body = nullptr;
   t->head.clear();
   bool stopping = false;
   {

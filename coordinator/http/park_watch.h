@@ -25,6 +25,10 @@
 
 #include "list_board.h"
 
+namespace httplib {
+struct Request;
+}  // namespace httplib
+
 namespace hotkey::coordinator {
 namespace connection {
 class Detached;
@@ -32,6 +36,14 @@ class Detached;
 
 class ParkWatch {
  public:
+  // The content coding a parked request's answer is sent with (accepted()): gzip when its
+  // Accept-Encoding contains "gzip" (httplib's own test), else identity. Not brotli, which
+  // httplib prefers for answers given at once when "br" appears: at httplib's quality 11 it
+  // costs ~50 ms for a 100-key list (gzip 0.3 ms), on the thread that writes every parked
+  // answer (docs/BENCHMARKS.md, "List subscriptions").
+  enum class Encoding : uint8_t { kIdentity, kGzip };
+  static Encoding accepted(const httplib::Request& req);
+
   // A long-poll's answer, built once and possibly shared by every request woken by the same
   // publication.
   struct Answer {
@@ -39,6 +51,22 @@ class ParkWatch {
     std::string body;  // JSON; empty: no body (304)
     std::string etag;  // the ETag header's value (with its quotes), or empty
     bool retry_after = false;
+
+    // The body in `encoding` and its Content-Encoding ("" for identity): compressed by
+    // httplib's own gzip compressor (the bytes httplib sends for the same answer given at
+    // once) the first time a parked request asking for it is answered, then shared by every
+    // later one: a publication's answer is compressed once, however many requests it answers.
+    // `compressed` is called after each compression. Thread-safe.
+    struct Coded {
+      const std::string* body;
+      const char* content_encoding;
+    };
+    Coded coded(Encoding encoding, const std::function<void()>& compressed) const;
+
+   private:
+    mutable std::once_flag gzip_once_;
+    mutable std::string gzip_;
+    mutable bool gzip_ok_ = false;  // else sent as identity (as httplib does when it fails)
   };
   // Builds the answer from the board's result. Called once per request: on the worker for an
   // answer at once, else on the watch thread.
@@ -50,7 +78,10 @@ class ParkWatch {
     std::chrono::milliseconds idle_timeout{5000};
   };
 
-  explicit ParkWatch(Limits limits, std::function<void()> on_change = {});
+  // `on_compressed`: called on the watch thread each time an answer's body is compressed
+  // (Answer::coded), for the metric.
+  explicit ParkWatch(Limits limits, std::function<void()> on_change = {},
+                     std::function<void()> on_compressed = {});
   // stop()
   ~ParkWatch();
   ParkWatch(const ParkWatch&) = delete;
@@ -60,9 +91,11 @@ class ParkWatch {
   // null when the request is parked: its connection leaves the worker once the handler returns
   // (the handler leaves its response alone) and the watch thread answers it. Where the
   // connection cannot leave its thread, the handler's thread waits instead.
-  // `subscription`: counted in subscriptions().
+  // `subscription`: counted in subscriptions(). `encoding`: the request's accepted(), for an
+  // answer written by the watch thread (an answer returned is encoded by httplib).
   std::shared_ptr<const Answer> wait(ListBoard& board, const std::vector<ListBoard::Want>& wants,
-                                     uint64_t wait_ms, bool subscription, Build build);
+                                     uint64_t wait_ms, bool subscription, Encoding encoding,
+                                     Build build);
 
   // A connection waiting for its next request (or its first; http_connection.h's IdleKeeper):
   // held without a worker until bytes arrive (then resumed), it hangs up, or idle_timeout.
@@ -97,6 +130,7 @@ class ParkWatch {
 
   const Limits limits_;
   const std::function<void()> on_change_;
+  const std::function<void()> on_compressed_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;  // an eventfd: queued work or stop
 

@@ -146,6 +146,13 @@ Metrics::Metrics()
                         .Register(*registry_)
                         .Add({})) {
   store_healthy_->Set(1);
+  auto& compressed = BuildCounter()
+                         .Name("hotkey_http_parked_answers_compressed_total")
+                         .Help(
+                             "Parked requests' answers compressed for their Accept-Encoding, "
+                             "by encoding: once per answer shared by a publication's requests")
+                         .Register(*registry_);
+  parked_gzip_ = &compressed.Add({{"encoding", "gzip"}});
   // Labelled series that rules and panels use exist from the first scrape.
   for (const char* reason : kReportRejectionReasons) rejected_.Add({{"reason", reason}});
   for (const auto& [reason, scope] :

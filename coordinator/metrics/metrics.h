@@ -47,6 +47,9 @@ class Metrics final : public MetricsSink {
     subscriptions_parked_->Set(subscriptions);
     connections_parked_->Set(connections);
   }
+  // A parked request's answer compressed with gzip for its Accept-Encoding: once per answer,
+  // however many parked requests it answers.
+  void parked_answer_gzipped() { parked_gzip_->Increment(); }
   // A connection closed for spending request_timeout_s outside handlers (slow-loris).
   void connection_cut() { connections_cut_->Increment(); }
 
@@ -78,6 +81,7 @@ class Metrics final : public MetricsSink {
   prometheus::Gauge* connections_;
   prometheus::Gauge* subscriptions_parked_;
   prometheus::Gauge* connections_parked_;
+  prometheus::Counter* parked_gzip_ = nullptr;
   prometheus::Counter* connections_cut_;
   prometheus::Counter* store_records_skipped_;
   prometheus::Counter* plan_errors_;

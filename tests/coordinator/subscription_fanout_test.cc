@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "support/eventually.h"
+#include "support/gunzip.h"
 #include "test_util.h"
 
 namespace hotkey::coordinator::test {
@@ -55,18 +56,20 @@ bool send_all(int fd, const std::string& s) {
   return send(fd, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
 }
 
-std::string subscribe_request(const std::vector<std::string>& topics, uint64_t wait_ms) {
+// `headers`: more header lines, each with its CRLF.
+std::string subscribe_request(const std::vector<std::string>& topics, uint64_t wait_ms,
+                              const std::string& headers = "") {
   json t = json::array();
   for (const auto& topic : topics) t.push_back({{"topic", topic}, {"since", 0}});
   const std::string body = json{{"topics", t}, {"wait_ms", wait_ms}}.dump();
-  return "POST /v1/hotkeys/subscribe HTTP/1.1\r\nHost: c\r\nContent-Type: application/json\r\n"
-         "Content-Length: " +
-         std::to_string(body.size()) + "\r\n\r\n" + body;
+  return "POST /v1/hotkeys/subscribe HTTP/1.1\r\nHost: c\r\nContent-Type: application/json\r\n" +
+         headers + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
-std::string long_poll_request(const std::string& topic, uint64_t wait_ms) {
+std::string long_poll_request(const std::string& topic, uint64_t wait_ms,
+                              const std::string& headers = "") {
   return "GET /v1/hotkeys?topic=" + topic + "&since=0&wait_ms=" + std::to_string(wait_ms) +
-         " HTTP/1.1\r\nHost: c\r\n\r\n";
+         " HTTP/1.1\r\nHost: c\r\n" + headers + "\r\n";
 }
 
 struct Answer {
@@ -114,6 +117,19 @@ double metric(Harness& h, const std::string& name) {
     }
   }
   return -1;
+}
+
+// A gzip body inflated by zlib; "<not gzip>" when it is not one whole gzip stream.
+std::string gunzip(const std::string& in) {
+  return test_support::gunzip(in).value_or("<not gzip>");
+}
+
+std::string header(const std::string& head, const std::string& name) {
+  const std::string line = "\r\n" + name + ": ";
+  const size_t at = head.find(line);
+  if (at == std::string::npos) return "";
+  const size_t from = at + line.size();
+  return head.substr(from, head.find("\r\n", from) - from);
 }
 
 // A gauge as GET /metrics answers it (the route refreshes the parked counts).
@@ -303,6 +319,99 @@ TEST(SubscriptionFanout, LimitsAnswer503WithAReason) {
   close(fd);
   for (int f : idle) close(f);
   for (int f : parked) close(f);
+}
+
+// Parked answers are gzip-encoded when the request accepts gzip, byte for byte as httplib
+// encodes the same answer given at once; identity otherwise, brotli included (docs/API.md,
+// "Encoding of list answers"); and a publication's answer is compressed once, however many
+// parked requests it answers.
+TEST(SubscriptionFanout, ParkedAnswersAreCompressedAsAcceptedOncePerList) {
+  CoordinatorConfig cfg = test_config();
+  cfg.max_waiters = 1000;
+  Harness h(cfg, true);
+  auto c = h.client();
+  post_report(*c, "a");
+  const std::string gzip = "Accept-Encoding: gzip, deflate\r\n";
+  const std::string br = "Accept-Encoding: br\r\n";
+  // 30 long-polls and 30 subscriptions asking gzip (the last ones "gzip, br"), one each asking
+  // brotli only and asking nothing.
+  std::vector<int> gzip_polls, gzip_subs;
+  for (int i = 0; i < 30; ++i) {
+    gzip_polls.push_back(connect_to(h.port()));
+    gzip_subs.push_back(connect_to(h.port()));
+    const std::string ask = i < 29 ? gzip : "Accept-Encoding: gzip, br\r\n";
+    ASSERT_TRUE(send_all(gzip_polls.back(), long_poll_request("a", 60000, ask)));
+    ASSERT_TRUE(send_all(gzip_subs.back(), subscribe_request({"a"}, 60000, ask)));
+  }
+  const int plain_poll = connect_to(h.port());
+  const int plain_sub = connect_to(h.port());
+  const int br_poll = connect_to(h.port());
+  const int br_sub = connect_to(h.port());
+  ASSERT_TRUE(send_all(plain_poll, long_poll_request("a", 60000)));
+  ASSERT_TRUE(send_all(plain_sub, subscribe_request({"a"}, 60000)));
+  ASSERT_TRUE(send_all(br_poll, long_poll_request("a", 60000, br)));
+  ASSERT_TRUE(send_all(br_sub, subscribe_request({"a"}, 60000, br)));
+  ASSERT_TRUE(eventually([&] { return h.coord().board().waiters() == 64; }));
+
+  const uint64_t v = post_pin(*c, "a", "k1");
+  const Answer poll = read_answer(plain_poll);
+  const Answer sub = read_answer(plain_sub);
+  ASSERT_EQ(poll.status, 200) << poll.head;
+  ASSERT_EQ(sub.status, 200) << sub.head;
+  EXPECT_EQ(header(poll.head, "Content-Encoding"), "") << poll.head;
+  EXPECT_EQ(header(sub.head, "Content-Encoding"), "") << sub.head;
+  EXPECT_EQ(json::parse(poll.body)["version"].get<uint64_t>(), v);
+  EXPECT_EQ(json::parse(sub.body)["lists"][0]["version"].get<uint64_t>(), v);
+
+  // The same version asked at once with gzip: httplib's own compression of the same body.
+  const int now = connect_to(h.port());
+  ASSERT_TRUE(send_all(now, "GET /v1/hotkeys?topic=a HTTP/1.1\r\nHost: c\r\n" + gzip + "\r\n"));
+  const Answer at_once = read_answer(now);
+  close(now);
+  ASSERT_EQ(header(at_once.head, "Content-Encoding"), "gzip") << at_once.head;
+  ASSERT_EQ(gunzip(at_once.body), poll.body);
+
+  for (int fd : gzip_polls) {
+    const Answer a = read_answer(fd);
+    ASSERT_EQ(a.status, 200) << a.head;
+    ASSERT_EQ(header(a.head, "Content-Encoding"), "gzip") << a.head;
+    EXPECT_EQ(header(a.head, "Content-Type"), "application/json");
+    EXPECT_EQ(header(a.head, "ETag"), "\"" + std::to_string(v) + "\"");
+    EXPECT_EQ(gunzip(a.body), poll.body);
+    EXPECT_EQ(a.body, at_once.body);
+  }
+  for (int fd : gzip_subs) {
+    const Answer a = read_answer(fd);
+    ASSERT_EQ(a.status, 200) << a.head;
+    ASSERT_EQ(header(a.head, "Content-Encoding"), "gzip") << a.head;
+    EXPECT_EQ(gunzip(a.body), sub.body);
+  }
+  const Answer br_poll_answer = read_answer(br_poll);
+  const Answer br_sub_answer = read_answer(br_sub);
+  EXPECT_EQ(header(br_poll_answer.head, "Content-Encoding"), "") << br_poll_answer.head;
+  EXPECT_EQ(header(br_sub_answer.head, "Content-Encoding"), "") << br_sub_answer.head;
+  EXPECT_EQ(br_poll_answer.body, poll.body);
+  EXPECT_EQ(br_sub_answer.body, sub.body);
+
+  // One compression per answer: the long-polls' and the subscriptions' (60 gzip readers).
+  EXPECT_EQ(metric(h, "hotkey_http_parked_answers_compressed_total{encoding=\"gzip\"}"), 2);
+
+  // Kept alive: the next parked answer on a gzip connection is compressed too.
+  const std::string body =
+      json{{"topics", {{{"topic", "a"}, {"since", v}}}}, {"wait_ms", 60000}}.dump();
+  ASSERT_TRUE(send_all(gzip_subs.front(),
+                       "POST /v1/hotkeys/subscribe HTTP/1.1\r\nHost: c\r\nContent-Type: "
+                       "application/json\r\n" +
+                           gzip + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+                           body));
+  ASSERT_TRUE(eventually([&] { return h.coord().board().waiters() == 1; }));
+  const uint64_t v2 = post_pin(*c, "a", "k2");
+  const Answer next = read_answer(gzip_subs.front());
+  ASSERT_EQ(header(next.head, "Content-Encoding"), "gzip") << next.head;
+  EXPECT_EQ(json::parse(gunzip(next.body))["lists"][0]["version"].get<uint64_t>(), v2);
+  for (int fd : gzip_polls) close(fd);
+  for (int fd : gzip_subs) close(fd);
+  for (int fd : {plain_poll, plain_sub, br_poll, br_sub}) close(fd);
 }
 
 }  // namespace
