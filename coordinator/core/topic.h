@@ -81,9 +81,6 @@ inline constexpr int64_t kFastDetectAfterMs = 0;
 // Version 0: the producer routes with no list (every key to its home partition).
 inline const HotKeyList kNoList{};
 
-// True when `list` shows the operator change `action` (pin, unpin, deny, allow) of `key`.
-bool list_shows_change(const HotKeyList& list, const std::string& action, const std::string& key);
-
 // What one report did to its topic (TopicState::ingest).
 struct Ingested {
   bool duplicate = false;  // a retry of a report already counted: nothing changed
