@@ -249,6 +249,14 @@ void KafkaCluster::stop() {
   if (d.loop_thread.joinable()) d.loop_thread.join();
   if (d.tail_thread.joinable()) d.tail_thread.join();
   if (d.state_thread.joinable()) d.state_thread.join();
+  // A group consumer that joined but was never assigned cannot be destroyed with librdkafka
+  // 2.0.2 (Membership::consumer_destroyable): left to the process's exit.
+  if (!d.membership.consumer_destroyable() && d.handles.consumer) {
+    log_now(d.log, {{"level", "warn"},
+                    {"event", "group_consumer_left_undestroyed"},
+                    {"reason", "stopped before its first assignment (librdkafka issue 4312)"}});
+    d.handles.consumer = nullptr;
+  }
 }
 
 }  // namespace hotkey::coordinator

@@ -53,12 +53,19 @@ class Membership {
   void run();
 
   uint64_t generation() const { return rebalances_.load(); }
+  // False when the group consumer joined (subscribed) but never had an assignment: librdkafka
+  // 2.0.2 aborts destroying it then (issue 4312), so it is left undestroyed at exit. run()
+  // waits for the first assignment within the drain bound before leaving the group.
+  bool consumer_destroyable() const;
   std::string member_id() const;
 
  private:
   void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                     rd_kafka_topic_partition_list_t* parts);
   void lose_ownership(const std::vector<int32_t>& parts);
+  // One poll of the group consumer (a report to the relay, rebalances served) and of the
+  // producer's delivery reports.
+  void poll_once(int timeout_ms);
   // Forgets what this member knew of the topics of partitions `parts`.
   void release_topics(const std::vector<int32_t>& parts);
 
@@ -73,6 +80,7 @@ class Membership {
   const std::atomic<bool>& stop_;
 
   std::atomic<uint64_t> rebalances_{0};
+  std::atomic<bool> subscribed_{false};
   mutable std::mutex id_mu_;
   std::string member_id_;
 };

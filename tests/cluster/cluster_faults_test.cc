@@ -160,5 +160,24 @@ TEST(Cluster, SigtermExitsWithinTheDrainBoundWhenBrokersAreSlowOrGone) {
   stop_timed(b, "down");
 }
 
+// A member stopped before the group gave it its first assignment (a rolling restart that stops
+// a member it just started, a pod scaled down at once) exits as after any other SIGTERM, not by
+// librdkafka 2.0.2's abort destroying a cooperative-sticky consumer that joined but has no
+// assignor state yet (librdkafka issue 4312, fixed in 2.3.0). The mock cluster forms a group
+// about 3 s after its first member joins: members stopped 0-3.5 s after start cover the time
+// before the join, between the join and the first assignment, and after it. Before the fix,
+// 3 of these 8 exited 134 (SIGABRT).
+TEST(Cluster, SigtermBeforeTheFirstAssignmentExitsCleanly) {
+  Scenario<MockKafka> s({.topics = data_topics(4), .members = 0});
+  for (int delay_ms : {0, 500, 1000, 1500, 2000, 2500, 3000, 3500}) {
+    Node& n = s.add_member("m" + std::to_string(delay_ms));
+    std::this_thread::sleep_for(milliseconds(delay_ms));
+    const int status = n.terminate();
+    EXPECT_EQ(status, 0) << "stopped " << delay_ms << " ms after start: exit status " << status
+                         << " (134: SIGABRT)\n"
+                         << n.problems();
+  }
+}
+
 }  // namespace
 }  // namespace hotkey::coordinator::cluster_test
