@@ -423,6 +423,29 @@ class KafkaRoles : public ::testing::Test {
     return store != nullptr;
   }
 
+  // This member's lists tailer over the fixture's handles (not yet running).
+  std::unique_ptr<kafka::ListsTailer> lists_tailer() {
+    auto t = std::make_unique<kafka::ListsTailer>(config, core, writer, "http://a", stop);
+    t->attach(h.tailer, kPartitions);
+    return t;
+  }
+  // This member's state log over the fixture's handles and store (open_store), resumed from its
+  // checkpoint and seeded; null and `error` when the seed fails.
+  std::unique_ptr<kafka::StateLog> state_log(kafka::ListsTailer& tailer) {
+    auto s = std::make_unique<kafka::StateLog>(kafka.cc, core, core, *store, writer, tailer, log,
+                                               "http://a", stop);
+    s->attach(h.producer, h.state, 1);
+    s->resume();
+    if (!s->seed(&error)) return nullptr;
+    return s;
+  }
+  // Serves the producer's delivery reports on a thread of `threads`.
+  void serve_producer(Threads& threads) {
+    threads.start([this] {
+      while (!stop.load()) rd_kafka_poll(h.producer, 20);
+    });
+  }
+
   MockKafka kafka;
   NullLog log;
   std::string error;
@@ -458,9 +481,7 @@ TEST_F(KafkaRoles, ReportRelayForwardsToTheTopicsPartitionAndIngestsOnlyWhatTheC
   kafka::ReportRelay relay(config, core, core);
   relay.attach(h.producer, kPartitions);
   Threads threads(stop);
-  threads.start([&] {  // serves the producer's delivery reports
-    while (!stop.load()) rd_kafka_poll(h.producer, 20);
-  });
+  serve_producer(threads);
   const Report r = test_support::make_report("p1", "orders", 12, 1, {{"k", 10}});
   const Report gone = test_support::make_report("p1", "gone", 12, 1, {{"k", 10}});
   CallResult fr = relay.forward(r, {});
@@ -502,8 +523,8 @@ TEST_F(KafkaRoles, ReportRelayForwardsToTheTopicsPartitionAndIngestsOnlyWhatTheC
 // list that shows it.
 TEST_F(KafkaRoles, ListsTailerHandsOtherOwnersListsToTheCoreAndEndsWaitsOnTheListShowingAChange) {
   ASSERT_TRUE(start()) << error;
-  kafka::ListsTailer tailer(config, core, writer, "http://a", stop);
-  tailer.attach(h.tailer, kPartitions);
+  std::unique_ptr<kafka::ListsTailer> tailer_ptr = lists_tailer();
+  kafka::ListsTailer& tailer = *tailer_ptr;
   Threads threads(stop);
   threads.start([&] { tailer.run(); });
 
@@ -539,18 +560,15 @@ TEST_F(KafkaRoles, ListsTailerHandsOtherOwnersListsToTheCoreAndEndsWaitsOnTheLis
 TEST_F(KafkaRoles, StateLogWriteThroughANonOwnerCrossesIntoTheCoreOnceAndAnswersTheOwnersVersion) {
   ASSERT_TRUE(start()) << error;
   ASSERT_TRUE(open_store()) << error;
-  kafka::ListsTailer tailer(config, core, writer, "http://a", stop);
-  tailer.attach(h.tailer, kPartitions);
-  kafka::StateLog state(kafka.cc, core, core, *store, writer, tailer, log, "http://a", stop);
-  state.attach(h.producer, h.state, 1);
-  state.resume();
-  ASSERT_TRUE(state.seed(&error)) << error;
+  std::unique_ptr<kafka::ListsTailer> tailer_ptr = lists_tailer();
+  kafka::ListsTailer& tailer = *tailer_ptr;
+  std::unique_ptr<kafka::StateLog> state_ptr = state_log(tailer);
+  ASSERT_TRUE(state_ptr) << error;
+  kafka::StateLog& state = *state_ptr;
   Threads threads(stop);
   threads.start([&] { tailer.run(); });
   threads.start([&] { state.run(); });
-  threads.start([&] {
-    while (!stop.load()) rd_kafka_poll(h.producer, 20);
-  });
+  serve_producer(threads);
 
   // b owns the topic: its list (without the pin yet) is read first.
   const std::string topic = "orders";
@@ -777,14 +795,8 @@ TEST_F(KafkaRoles, StateLogSeedWritesWhatOnlyThisMemberHoldsOnceAndAppliesIt) {
           "http://b");
   ASSERT_EQ(state_records(h.reader, kafka.cc), 1);
 
-  kafka::ListsTailer tailer(config, core, writer, "http://a", stop);
-  tailer.attach(h.tailer, kPartitions);
-  {
-    kafka::StateLog state(kafka.cc, core, core, *store, writer, tailer, log, "http://a", stop);
-    state.attach(h.producer, h.state, 1);
-    state.resume();
-    ASSERT_TRUE(state.seed(&error)) << error;
-  }
+  std::unique_ptr<kafka::ListsTailer> tailer = lists_tailer();
+  ASSERT_TRUE(state_log(*tailer)) << error;
   // Applied in the topic's order: the other member's record (the resume), then the seed's.
   std::vector<std::string> applied;
   for (const OperatorOp& op : core.applied) applied.push_back(op.op + " " + op.key + " " + op.who);
@@ -800,10 +812,7 @@ TEST_F(KafkaRoles, StateLogSeedWritesWhatOnlyThisMemberHoldsOnceAndAppliesIt) {
   EXPECT_EQ(store->meta("cluster/state_offset/" + kafka.cc.state_topic + "/0").value_or(""), "4");
 
   // The next start of this data directory: resumes after the checkpoint and seeds nothing.
-  kafka::StateLog again(kafka.cc, core, core, *store, writer, tailer, log, "http://a", stop);
-  again.attach(h.producer, h.state, 1);
-  again.resume();
-  ASSERT_TRUE(again.seed(&error)) << error;
+  ASSERT_TRUE(state_log(*tailer)) << error;
   EXPECT_EQ(core.applied.size(), 4u);
   EXPECT_EQ(state_records(h.reader, kafka.cc), 4);
 }
@@ -815,17 +824,13 @@ TEST_F(KafkaRoles, StateLogSeedWritesWhatOnlyThisMemberHoldsOnceAndAppliesIt) {
 TEST_F(KafkaRoles, StateLogRequestDeleteWritesTheDeleteOnceAndTheCoreAppliesIt) {
   ASSERT_TRUE(start()) << error;
   ASSERT_TRUE(open_store()) << error;
-  kafka::ListsTailer tailer(config, core, writer, "http://a", stop);
-  tailer.attach(h.tailer, kPartitions);
-  kafka::StateLog state(kafka.cc, core, core, *store, writer, tailer, log, "http://a", stop);
-  state.attach(h.producer, h.state, 1);
-  state.resume();
-  ASSERT_TRUE(state.seed(&error)) << error;
+  std::unique_ptr<kafka::ListsTailer> tailer = lists_tailer();
+  std::unique_ptr<kafka::StateLog> state_ptr = state_log(*tailer);
+  ASSERT_TRUE(state_ptr) << error;
+  kafka::StateLog& state = *state_ptr;
   Threads threads(stop);
   threads.start([&] { state.run(); });
-  threads.start([&] {
-    while (!stop.load()) rd_kafka_poll(h.producer, 20);
-  });
+  serve_producer(threads);
 
   OperatorOp expiry{"delete_topic", "idle",          "", 0, 0, 0, "idle for 1h",
                     "member-a",     kafka::wall_ms()};
