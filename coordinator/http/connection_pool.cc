@@ -355,14 +355,16 @@ void ConnectionPool::resume(std::unique_ptr<Detached> connection, int sock,
       // Its request's bytes are there: the workers running serve it soon, none is started
       // for it (a publication resumes thousands of subscriptions at once).
       pool.push_job_locked(Job{std::move(fn), std::move(conn)}, false);
+      // Notified under the lock: this runs on the park watch's thread, and the pool (whose
+      // destructor takes the lock first) must not be destroyed between the push and the notify
+      // (TSan: pthread_cond_signal here racing pthread_cond_destroy in ~ConnectionPool).
+      pool.cv_.notify_one();
     }
   }
   if (conn) {
     fn = nullptr;  // ends the connection
     pool.finish(conn);
-    return;
   }
-  pool.cv_.notify_one();
 }
 
 ConnectionPool::Refusal ConnectionPool::refusal() { return tl_refusal; }
