@@ -439,6 +439,31 @@ class KafkaRoles : public ::testing::Test {
     if (!s->seed(&error)) return nullptr;
     return s;
   }
+  // This member's group side: the report relay, the takeover and the membership, whose
+  // rebalance callback the handles are created with (start_member).
+  struct Member {
+    explicit Member(KafkaRoles& f)
+        : relay(f.config, f.core, f.core),
+          takeover(
+              f.config, f.core, f.log, f.h, f.writer, f.stop, [](const std::string&, uint64_t) {},
+              [] { return std::string("member-a"); }, [] { return uint64_t{1}; }),
+          membership(f.config, f.core, f.log, f.h, f.writer, relay, takeover, f.stop) {}
+    kafka::ReportRelay relay;
+    kafka::Takeover takeover;
+    kafka::Membership membership;
+  };
+  // Creates the handles with the membership's rebalance callback and attaches the writer and
+  // relay (instead of start()); null and `error` when the handles cannot be made.
+  std::unique_ptr<Member> start_member() {
+    auto m = std::make_unique<Member>(*this);
+    if (!h.create(config.cluster, log, &kafka::Membership::rebalance_cb, &m->membership, &error)) {
+      return nullptr;
+    }
+    h.release_log();
+    writer.attach(h.producer, kPartitions);
+    m->relay.attach(h.producer, kPartitions);
+    return m;
+  }
   // Serves the producer's delivery reports on a thread of `threads`.
   void serve_producer(Threads& threads) {
     threads.start([this] {
@@ -660,25 +685,10 @@ TEST_F(KafkaRoles, TakeoverOwnsAboveThePartitionsEpochsAdoptsItsListsAndSkipsDel
 // republish every republish interval.
 TEST_F(KafkaRoles, MembershipReleasesAssignedTopicsAndRepublishesThroughTheCore) {
   config.cluster.republish_interval_ms = 50;
-  kafka::ReportRelay relay(config, core, core);
-  kafka::Takeover takeover(
-      config, core, log, h, writer, stop, [](const std::string&, uint64_t) {},
-      [] { return std::string("member-a"); }, [] { return uint64_t{1}; });
-  kafka::Membership membership(config, core, log, h, writer, relay, takeover, stop);
-  ASSERT_TRUE(h.create(config.cluster, log, &kafka::Membership::rebalance_cb, &membership, &error))
-      << error;
-  h.release_log();
-  writer.attach(h.producer, kPartitions);
-  relay.attach(h.producer, kPartitions);
-  // One topic per partition, known to the core.
-  for (int32_t p = 0; p < kPartitions; ++p) {
-    for (int i = 0;; ++i) {
-      const std::string t = "m" + std::to_string(i);
-      if (topic_partition(t, kPartitions) != p) continue;
-      core.known_topics.push_back(t);
-      break;
-    }
-  }
+  std::unique_ptr<Member> m = start_member();
+  ASSERT_TRUE(m) << error;
+  kafka::Membership& membership = m->membership;
+  core.known_topics = topics_per_partition("m", 1);  // one topic per partition
   ASSERT_TRUE(membership.subscribe(&error)) << error;
   Threads threads(stop);
   threads.start([&] { membership.run(); });
@@ -707,21 +717,14 @@ TEST_F(KafkaRoles, MembershipRevokeReleasesExactlyTheRevokedPartitionsTopics) {
   config.cluster.librdkafka["session.timeout.ms"] = kGroupSessionMs;
   config.cluster.librdkafka["heartbeat.interval.ms"] = kGroupHeartbeatMs;
   config.cluster.drain_timeout_ms = 200;  // the leave at the end is not what this test is about
-  kafka::ReportRelay relay(config, core, core);
-  kafka::Takeover takeover(
-      config, core, log, h, writer, stop, [](const std::string&, uint64_t) {},
-      [] { return std::string("member-a"); }, [] { return uint64_t{1}; });
-  kafka::Membership membership(config, core, log, h, writer, relay, takeover, stop);
-  ASSERT_TRUE(h.create(config.cluster, log, &kafka::Membership::rebalance_cb, &membership, &error))
-      << error;
-  h.release_log();
-  writer.attach(h.producer, kPartitions);
-  relay.attach(h.producer, kPartitions);
+  std::unique_ptr<Member> m = start_member();
+  ASSERT_TRUE(m) << error;
+  kafka::Membership& membership = m->membership;
   core.known_topics = topics_per_partition("r", 2);
   ASSERT_TRUE(membership.subscribe(&error)) << error;
   Threads threads(stop);
   threads.start([&] { membership.run(); });
-  threads.start([&] { takeover.run(); });
+  threads.start([&] { m->takeover.run(); });
   // The only member: every partition is assigned (its topics released) and owned.
   ASSERT_TRUE(
       eventually([&] { return static_cast<int32_t>(writer.owned().size()) == kPartitions; }, 20s));
