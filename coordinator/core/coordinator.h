@@ -177,21 +177,9 @@ class Coordinator final : public ReportSink, public OperatorApi, public Reads, p
   CallResult apply_delete(const OperatorOp& op, const std::function<void(StoreBatch&)>& extra);
   // Drops `t` when it had no report, pin, deny or operator change for topic_idle_ttl_ms.
   bool expire_if_idle(const std::shared_ptr<Topic>& t, int64_t now);
-  // One re-plan of a topic: what changes with it and what is committed with its list.
-  struct Replan {
-    StoreBatch batch;   // records committed atomically with the list (operator writes...)
-    std::string cause;  // the list-change log's cause: detection, surge, pin, pin_expired...
-    // The topic's pins / denies after the change (null: unchanged); they replace the topic's
-    // only once the batch is stored.
-    const std::map<std::string, Pin>* pins = nullptr;
-    const std::map<std::string, Deny>* denies = nullptr;
-    // The operator's entry, stamped with the version in force after the change.
-    std::optional<AuditEntry> audit;
-    // A report-triggered plan: publishes only when the listed keys change.
-    bool triggered = false;
-    // The topic's policies after the change (null: unchanged), like pins and denies.
-    const Policies* policies = nullptr;
-  };
+  // One re-plan of a topic: what changes with it and what is committed with its list
+  // (coordinator_topic.h).
+  struct Replan;
   struct ReplanResult {
     StoreStatus status;
     uint64_t version = 0;  // the published version after the re-plan (0: none)

@@ -75,8 +75,9 @@ CallResult Coordinator::operator_change(
   StoreStatus st;
   try {
     ReplanResult done =
-        replan(topic_lock, Replan{std::move(batch), action, &pins, &denies, std::move(a),
-                                  /*triggered=*/false, &policies});
+        replan(topic_lock, Replan{std::move(batch), action,
+                                  OperatorChange{&pins, &denies, &policies}, std::move(a),
+                                  /*triggered=*/false});
     st = std::move(done.status);
     version = done.version;
   } catch (const std::exception& e) {

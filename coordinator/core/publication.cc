@@ -35,9 +35,7 @@ Coordinator::ReplanResult Coordinator::replan(TopicLock& t, Replan r) {
   req.owner = owns(t->name());
   req.triggered = r.triggered;
   req.log_surge = config_.log_surge_plans;
-  req.pins = r.pins;
-  req.denies = r.denies;
-  req.policies = r.policies;
+  req.change = r.change;
   Planned planned = t->plan(req);
   // Producers ahead of every version issued here (a restored backup): publish above them.
   const bool behind_fleet = t->reported_version() > t->version();

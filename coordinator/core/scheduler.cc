@@ -37,8 +37,8 @@ void Coordinator::tick_topic(Topic& topic, int64_t now) {
   }
   StoreBatch batch;
   std::optional<std::map<std::string, Pin>> pins = t->expire_pins(now, batch);
-  Replan r{std::move(batch),   pins ? "pin_expired" : "detection", pins ? &*pins : nullptr, nullptr,
-           std::nullopt,
+  Replan r{std::move(batch), pins ? "pin_expired" : "detection",
+           OperatorChange{pins ? &*pins : nullptr, nullptr, nullptr}, std::nullopt,
            /*triggered=*/false};
   StoreStatus st = replan(t, std::move(r)).status;
   if (!st.ok) log_store_error(t->name(), st);
@@ -79,7 +79,7 @@ int64_t Coordinator::plan_triggered() {
     try {
       const uint64_t before = t->published_version();
       ReplanResult res = replan(
-          t, Replan{StoreBatch{}, "surge", nullptr, nullptr, std::nullopt, /*triggered=*/true});
+          t, Replan{StoreBatch{}, "surge", OperatorChange{}, std::nullopt, /*triggered=*/true});
       if (!res.status.ok) log_store_error(t->name(), res.status);
       if (res.status.ok && res.version == before) {
         t->hold_triggered(now, std::max<int64_t>(min_gap / 4, 1), floor);

@@ -362,9 +362,9 @@ Planned TopicState::plan(const PlanRequest& req) {
   double rate = 0;
   for (const auto& [id, p] : producers_) rate += p.rate;
   in.rate = rate;
-  in.pins = req.pins ? req.pins : &pins_;
-  in.denies = req.denies ? req.denies : &denies_;
-  in.policies = PolicyIndex(req.policies ? *req.policies : policies_);
+  in.pins = req.change.pins ? req.change.pins : &pins_;
+  in.denies = req.change.denies ? req.change.denies : &denies_;
+  in.policies = PolicyIndex(req.change.policies ? *req.change.policies : policies_);
   in.published = published_ ? &published_->list : nullptr;
   in.now_ms = now;
   in.detect = first_report_ms_ >= 0 && now - first_report_ms_ >= req.warmup_ms;
@@ -401,9 +401,9 @@ Planned TopicState::plan(const PlanRequest& req) {
 HotKeyList TopicState::commit(Planned& planned, const PlanRequest& req, bool material,
                               uint64_t version) {
   hot_ = std::move(planned.hot);
-  if (req.pins) pins_ = *req.pins;
-  if (req.denies) denies_ = *req.denies;
-  if (req.policies) set_policies(*req.policies);
+  if (req.change.pins) pins_ = *req.change.pins;
+  if (req.change.denies) denies_ = *req.change.denies;
+  if (req.change.policies) set_policies(*req.change.policies);
   if (!material) return {};
   version_ = version;
   m_->list_changed();

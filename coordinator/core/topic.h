@@ -88,6 +88,14 @@ struct Ingested {
   bool enqueue = false;    // ... of a topic not yet on its list
 };
 
+// An operator's change to a topic (null: unchanged): its pins, denies and policies after the
+// change. A plan uses them; they become the topic's only with the plan's commit, once stored.
+struct OperatorChange {
+  const std::map<std::string, Pin>* pins = nullptr;
+  const std::map<std::string, Deny>* denies = nullptr;
+  const Policies* policies = nullptr;
+};
+
 // What a plan is asked to do (TopicState::plan).
 struct PlanRequest {
   const TopicSettings* settings = nullptr;
@@ -99,10 +107,7 @@ struct PlanRequest {
   bool owner = true;
   bool triggered = false;  // a report-triggered plan: publishes only when the listed keys change
   bool log_surge = false;  // CoordinatorConfig::log_surge_plans
-  // The operator's change (null: the topic's own).
-  const std::map<std::string, Pin>* pins = nullptr;
-  const std::map<std::string, Deny>* denies = nullptr;
-  const Policies* policies = nullptr;
+  OperatorChange change;   // none: the topic's own pins, denies and policies
 };
 
 // A plan's outcome, not yet committed (TopicState::commit).
